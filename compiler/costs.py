@@ -1,0 +1,58 @@
+"""The cost pass and its sums: each node gets its op's Cost; totals multiply by multiplicity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import networkx as nx
+import sympy as sp
+
+from .ops import REGISTRY, Cost, CostContext
+from .ir import OpNode
+from .precision import FORMATS
+
+
+def annotate(graph: nx.DiGraph, options: dict[str, str], act_format: str = "bf16") -> nx.DiGraph:
+    """Attach `cost` (per instance, per call) to every node; the graph is otherwise unchanged."""
+    for node_id, data in graph.nodes(data=True):
+        op: OpNode = data["op"]
+        states = tuple(graph.nodes[s]["op"].args for s in op.states)
+        context = CostContext(act_bytes=FORMATS[act_format], states=states, options=options)
+        data["cost"] = REGISTRY[op.kind].cost(op.args, context)
+    return graph
+
+
+def ops(graph: nx.DiGraph) -> list[OpNode]:
+    return [data["op"] for _, data in graph.nodes(data=True)]
+
+
+def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True) -> sp.Expr:
+    """Σ multiplicity · cost over the ops `keep` accepts."""
+    return sp.Add(*(data["op"].multiplicity * getattr(data["cost"], field)
+                    for _, data in graph.nodes(data=True) if keep(data["op"])))
+
+
+def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
+    """Totals of one field grouped by `key`; `names` fixes the order and keeps empty groups."""
+    groups: dict[str, sp.Expr] = {name: sp.Integer(0) for name in names}
+    for _, data in graph.nodes(data=True):
+        name = key(data["op"])
+        groups[name] = groups.get(name, sp.Integer(0)) + data["op"].multiplicity * getattr(data["cost"], field)
+    return groups
+
+
+def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:
+    """The total written as Σ multiplicity·(inner sum), the chapter's 36(... ) + ... form, unevaluated."""
+    inner: dict[sp.Expr, sp.Expr] = {}
+    for _, data in graph.nodes(data=True):
+        value = getattr(data["cost"], field)
+        if value != 0:
+            multiplicity = data["op"].multiplicity
+            inner[multiplicity] = inner.get(multiplicity, sp.Integer(0)) + value
+    terms = [sp.Mul(mult, sp.expand(body), evaluate=False) if mult != 1 else sp.expand(body)
+             for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)]
+    return sp.Add(*terms, evaluate=False) if terms else sp.Integer(0)
+
+
+def node_cost(graph: nx.DiGraph, node_id: str) -> Cost:
+    return graph.nodes[node_id]["cost"]

@@ -1,0 +1,120 @@
+"""The one bridge from expression AST to sympy: `to_sympy(expr, env)`; never eval or sympify."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import sympy as sp
+
+from archcost.dsl import ast
+from archcost.dsl.errors import Diagnostic, did_you_mean
+
+from . import symbols
+
+MAX_DEPTH = 200
+MAX_DIGITS = 40          # integers beyond 10^40 are typos or attacks, not model dimensions
+MAX_EXPONENT = 256
+
+FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
+    "min": (sp.Min, None),
+    "max": (sp.Max, None),
+    "floor": (sp.floor, 1),
+    "ceil": (sp.ceiling, 1),
+}
+
+
+class Problem(Exception):
+    """A user error found while resolving; carries its diagnostic until it is collected."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+class Env:
+    """Names visible in one scope; unbound names become dimension symbols, remembered with their span."""
+
+    def __init__(self, values: Mapping[str, sp.Basic], problem: Callable[..., Problem], first_use: dict):
+        self.values = dict(values)
+        self.problem = problem
+        self.first_use = first_use
+
+    def child(self, values: Mapping[str, sp.Basic]) -> "Env":
+        return Env(values, self.problem, self.first_use)
+
+    def lookup(self, name: ast.Name) -> sp.Basic:
+        if name.id in self.values:
+            return self.values[name.id]
+        if name.id in symbols.SCENARIO:
+            return symbols.SCENARIO[name.id]
+        symbol = symbols.dimension(name.id)
+        self.first_use.setdefault(symbol, name.span)
+        return symbol
+
+
+def to_sympy(expr: ast.Expr, env: Env, depth: int = 0) -> sp.Basic:
+    """Convert an expression to sympy in `env`; raise Problem for what cannot be a value."""
+    if depth > MAX_DEPTH:
+        raise env.problem("E211", f"expression nested deeper than {MAX_DEPTH} levels", expr.span)
+    match expr:
+        case ast.Num():
+            return _number(expr, env)
+        case ast.Bool():
+            return sp.true if expr.value else sp.false
+        case ast.Name():
+            return env.lookup(expr)
+        case ast.Neg():
+            return -_numeric(expr.operand, env, depth)
+        case ast.BinOp():
+            return _binop(expr, env, depth)
+        case ast.Call():
+            return _call(expr, env, depth)
+        case ast.Tuple():
+            raise env.problem("E211", "a tuple is not a number", expr.span)
+    raise AssertionError(expr)
+
+
+def _number(expr: ast.Num, env: Env) -> sp.Rational:
+    if len(expr.text.split(".")[0]) > MAX_DIGITS:
+        raise env.problem("E211", f"number longer than {MAX_DIGITS} digits", expr.span)
+    return sp.Rational(expr.text)  # exact: "0.5" -> 1/2, never a float
+
+
+def _numeric(expr: ast.Expr, env: Env, depth: int) -> sp.Expr:
+    value = to_sympy(expr, env, depth + 1)
+    if isinstance(value, sp.logic.boolalg.BooleanAtom):
+        raise env.problem("E211", "a boolean is not a number", expr.span)
+    return value
+
+
+def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
+    left = _numeric(expr.left, env, depth)
+    right = _numeric(expr.right, env, depth)
+    if expr.op in ("/", "//") and right == 0:
+        raise env.problem("E211", "division by zero", expr.right.span)
+    match expr.op:
+        case "+":
+            return left + right
+        case "-":
+            return left - right
+        case "*":
+            return left * right
+        case "/":
+            return left / right
+        case "//":
+            return sp.floor(left / right)
+        case "^":
+            if right.is_number and abs(right) > MAX_EXPONENT:
+                raise env.problem("E211", f"exponent larger than {MAX_EXPONENT}", expr.right.span)
+            return left**right
+    raise AssertionError(expr.op)
+
+
+def _call(expr: ast.Call, env: Env, depth: int) -> sp.Expr:
+    if expr.func not in FUNCTIONS:
+        raise env.problem("E211", f"unknown function `{expr.func}`", expr.span,
+                          hint=did_you_mean(expr.func, FUNCTIONS))
+    func, arity = FUNCTIONS[expr.func]
+    if arity is not None and len(expr.args) != arity or not expr.args:
+        raise env.problem("E211", f"`{expr.func}` takes {arity or 'one or more'} argument(s)", expr.span)
+    return func(*(_numeric(a, env, depth) for a in expr.args))

@@ -1,0 +1,61 @@
+"""The resolved model: op instances with bound arguments, widths and multiplicities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import sympy as sp
+
+from archcost.dsl.errors import Span
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A named value flowing between ops: who produced it, its rows and its width."""
+
+    producer: str | None  # op id; None for the token ids entering the model
+    rows: sp.Expr
+    width: sp.Expr | None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A block instance or a repeated stack, drawn as one box; `times` multiplies what is inside."""
+
+    id: str
+    label: str
+    kind: str  # block | repeat
+    parent: str | None
+    times: sp.Expr = sp.Integer(1)
+
+
+@dataclass(frozen=True)
+class OpNode:
+    """One op instance: a node of the cost graph, standing for `multiplicity` identical copies."""
+
+    id: str
+    kind: str
+    label: str
+    component: str
+    multiplicity: sp.Expr
+    args: SimpleNamespace = field(compare=False)
+    in_width: sp.Expr | None
+    out_width: sp.Expr | None
+    rows: sp.Expr
+    inputs: tuple[str, ...]
+    states: tuple[str, ...]
+    cluster: str | None
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass
+class ModelIR:
+    name: str
+    nodes: list[OpNode]
+    clusters: dict[str, Cluster]
+    first_use: dict[sp.Symbol, Span | None]
+    sources: object = field(repr=False)
+
+    def node(self, node_id: str) -> OpNode:
+        return next(n for n in self.nodes if n.id == node_id)

@@ -1,0 +1,22 @@
+"""Model IR to the cost graph: a networkx DiGraph, node = op instance, edge = tensor or state."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from .ir import ModelIR
+
+
+def lower(ir: ModelIR) -> nx.DiGraph:
+    """One node per op instance (a repeated op stays one node with its multiplicity)."""
+    graph = nx.DiGraph(model=ir.name, clusters=ir.clusters)
+    for node in ir.nodes:
+        graph.add_node(node.id, op=node)
+    for node in ir.nodes:
+        for source in node.inputs:
+            producer = graph.nodes[source]["op"]
+            graph.add_edge(source, node.id, kind="tensor", rows=producer.rows, width=producer.out_width)
+        for state in node.states:
+            cache = graph.nodes[state]["op"]
+            graph.add_edge(state, node.id, kind="state", rows=None, width=cache.in_width)
+    return graph

@@ -1,0 +1,10 @@
+"""The closed set of primitive ops, looked up by kind."""
+
+from __future__ import annotations
+
+from . import attend, cache, elementwise, linear, lookup
+from .base import COST_FIELDS, Arg, Cost, CostContext, OpSpec
+
+REGISTRY: dict[str, OpSpec] = {m.SPEC.kind: m.SPEC for m in (linear, lookup, attend, cache, elementwise)}
+
+__all__ = ["REGISTRY", "COST_FIELDS", "Arg", "Cost", "CostContext", "OpSpec"]

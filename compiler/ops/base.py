@@ -1,0 +1,84 @@
+"""What every primitive op declares: its arguments, its widths, and a cost function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from types import SimpleNamespace
+from typing import Any
+
+import sympy as sp
+
+ZERO = sp.Integer(0)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Per-instance costs of one call, in the scenario's letters; zero unless an op says otherwise."""
+
+    params: sp.Expr = ZERO
+    weight_bytes: sp.Expr = ZERO
+    flops_matrix: sp.Expr = ZERO
+    flops_nonmatrix: sp.Expr = ZERO
+    context_flops: sp.Expr = ZERO          # part of flops_matrix: query-context interaction
+    state_bytes: sp.Expr = ZERO            # held after the call, all requests of the batch
+    state_per_token: sp.Expr = ZERO        # growth of one request's state per position
+    read_weights: sp.Expr = ZERO           # shared weights, read once per call
+    read_lookups: sp.Expr = ZERO           # table rows gathered per token
+    read_state: sp.Expr = ZERO
+    read_activations: sp.Expr = ZERO
+    write_state: sp.Expr = ZERO
+    write_activations: sp.Expr = ZERO
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return Cost(**{f: getattr(self, f) + getattr(other, f) for f in COST_FIELDS})
+
+    def scaled(self, factor: sp.Expr) -> "Cost":
+        return Cost(**{f: getattr(self, f) * factor for f in COST_FIELDS})
+
+    def map(self, fn: Callable[[sp.Expr], sp.Expr]) -> "Cost":
+        return Cost(**{f: fn(getattr(self, f)) for f in COST_FIELDS})
+
+
+COST_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cost))
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument an op accepts. kind: signature | dim | expr | bool | enum | dtype | state."""
+
+    name: str
+    kind: str
+    default: Any = None
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class CostContext:
+    """What a cost function may know beyond its own arguments."""
+
+    act_bytes: sp.Expr
+    states: tuple[SimpleNamespace, ...] = ()  # arguments of the caches an `attend` reads
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """A primitive op kind: the only place where a cost rule lives."""
+
+    kind: str
+    doc: str
+    args: tuple[Arg, ...]
+    widths: Callable[[SimpleNamespace], tuple[sp.Expr | None, sp.Expr | None]]
+    cost: Callable[[SimpleNamespace, CostContext], Cost]
+    positional: tuple[str, ...] = ()
+    produces: bool = True          # False for sinks such as `cache`
+    input_rule: str = "concat"     # concat: sources side by side; each: every source has the width
+
+    def arg(self, name: str) -> Arg | None:
+        return next((a for a in self.args if a.name == name), None)
+
+    def with_doc(self, doc: str) -> "OpSpec":
+        return replace(self, doc=doc)

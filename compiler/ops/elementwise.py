@@ -1,0 +1,44 @@
+"""`elementwise`: per-token vector work (norms, activations, RoPE, residual adds, gating).
+
+Seed 002 Table 2-1 "Chuẩn hóa, RoPE, activation và kết nối dư": weights are small vectors and
+the FLOPs are non-matrix, kept apart from the matrix FLOPs the chapter's totals count.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from .. import symbols
+from .base import Arg, Cost, CostContext, OpSpec
+
+
+def widths(a: SimpleNamespace):
+    return a.width, a.width
+
+
+def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    return Cost(
+        params=a.params,
+        weight_bytes=a.params * a.dtype,
+        flops_nonmatrix=a.rows * a.flops,
+        read_weights=a.params * a.dtype,
+        read_activations=a.rows * a.width * a.inputs * ctx.act_bytes,
+        write_activations=a.rows * a.width * ctx.act_bytes,
+    )
+
+
+SPEC = OpSpec(
+    kind="elementwise",
+    doc=__doc__,
+    input_rule="each",
+    args=(
+        Arg("width", "dim", required=True, doc="width of each input and of the output"),
+        Arg("flops", "expr", 0, doc="non-matrix FLOPs per row"),
+        Arg("params", "expr", 0, doc="vector parameters, e.g. a norm's scale"),
+        Arg("inputs", "dim", 1, doc="tensors read, e.g. 2 for a residual add"),
+        Arg("rows", "expr", symbols.m, doc="rows processed"),
+        Arg("dtype", "dtype", "weights", doc="storage format of the parameters"),
+    ),
+    widths=widths,
+    cost=cost,
+)

@@ -1,0 +1,51 @@
+"""`linear`: `count` matrix products [rows, in] × [in, out] (÷ groups for block-diagonal ones).
+
+Seed 002 §2.1.2: N_W = k·n weights, F = 2·m·k·n FLOPs, M_W = b_W·k·n bytes; Table 2-1 rows.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from .. import symbols
+from .base import ZERO, Arg, Cost, CostContext, OpSpec
+
+
+def widths(a: SimpleNamespace):
+    width_in, width_out = a.signature
+    return width_in * a.count, width_out * a.count
+
+
+def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    width_in, width_out = a.signature
+    matrix_weights = width_in * width_out * a.count / a.groups
+    bias_weights = width_out * a.count if a.bias else ZERO
+    weights = matrix_weights + bias_weights
+    params = ZERO if a.tied else weights  # a tied head reuses the embedding table
+    return Cost(
+        params=params,
+        weight_bytes=params * a.dtype,
+        flops_matrix=2 * a.rows * matrix_weights,            # a multiply and an add per MAC
+        flops_nonmatrix=a.rows * bias_weights,                # one add per output for the bias
+        read_weights=weights * a.dtype,                       # every weight once per call
+        read_activations=a.rows * width_in * a.count * ctx.act_bytes,
+        write_activations=a.rows * width_out * a.count * ctx.act_bytes,
+    )
+
+
+SPEC = OpSpec(
+    kind="linear",
+    doc=__doc__,
+    positional=("signature",),
+    args=(
+        Arg("signature", "signature", required=True, doc="input width -> output width of one matrix"),
+        Arg("count", "dim", 1, doc="independent matrices of this shape, e.g. 96 per-head projections"),
+        Arg("groups", "dim", 1, doc="block-diagonal groups: in·out/groups weights"),
+        Arg("bias", "bool", False, doc="adds `out` bias weights per matrix"),
+        Arg("rows", "expr", symbols.m, doc="rows through the matrix: m, or m_out for the vocabulary head"),
+        Arg("tied", "bool", False, doc="weights shared with a lookup table: no params, still read"),
+        Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
+    ),
+    widths=widths,
+    cost=cost,
+)

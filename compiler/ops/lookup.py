@@ -1,0 +1,40 @@
+"""`lookup`: gather one row of an `entries × width` table per token (embeddings, positions).
+
+Seed 002 §2.1.2, Table 2-1: the table counts as params, a lookup costs no matrix FLOPs; §2.2.2
+Example 2-2: rows are read per token, not the whole table per batch.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from .. import symbols
+from .base import Arg, Cost, CostContext, OpSpec
+
+
+def widths(a: SimpleNamespace):
+    return None, a.signature[1]  # reads token ids, not a feature tensor
+
+
+def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    entries, width = a.signature
+    return Cost(
+        params=entries * width,
+        weight_bytes=entries * width * a.dtype,
+        read_lookups=a.rows * width * a.dtype,         # one row per token
+        write_activations=a.rows * width * ctx.act_bytes,
+    )
+
+
+SPEC = OpSpec(
+    kind="lookup",
+    doc=__doc__,
+    positional=("signature",),
+    args=(
+        Arg("signature", "signature", required=True, doc="table entries -> row width"),
+        Arg("rows", "expr", symbols.m, doc="rows gathered: one per token"),
+        Arg("dtype", "dtype", "weights", doc="storage format of the table"),
+    ),
+    widths=widths,
+    cost=cost,
+)

@@ -1,0 +1,48 @@
+"""Spec to cost graph in one call: load → resolve → lower → costs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import networkx as nx
+import sympy as sp
+
+from archcost.dsl.loader import load_file, load_text
+
+from . import costs
+from .ir import ModelIR
+from .lower import lower
+from .resolve import resolve
+from .scenario import Options
+
+
+@dataclass
+class Compiled:
+    """A model's cost graph with the options it was costed under."""
+
+    ir: ModelIR
+    graph: nx.DiGraph
+    options: Options
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    def total(self, field: str, keep=lambda op: True) -> sp.Expr:
+        return costs.total(self.graph, field, keep)
+
+
+def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset()) -> Compiled:
+    return _compile(load_file(path), options, keep)
+
+
+def compile_text(text: str, options: Options = Options(), keep: frozenset[str] = frozenset(),
+                 name: str = "<text>", base: Path | None = None) -> Compiled:
+    return _compile(load_text(text, name=name, base=base), options, keep)
+
+
+def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:
+    ir = resolve(program, keep)
+    graph = costs.annotate(lower(ir), options.cost_options())
+    return Compiled(ir=ir, graph=graph, options=options)

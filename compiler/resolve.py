@@ -1,0 +1,453 @@
+"""AST to model IR: bind parameters, expand blocks, check arity, widths and dimensions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
+
+import sympy as sp
+
+from archcost.dsl import ast
+from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
+from archcost.dsl.loader import Program
+
+from . import precision, symbols
+from .expr import Env, Problem, to_sympy
+from .ir import Cluster, ModelIR, OpNode, Tensor
+from .ops import REGISTRY, OpSpec
+
+COMPONENTS = ("embedding_output", "attention", "dense_ffn", "routed_experts", "engram", "other")
+FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
+MAX_NODES = 100_000
+
+
+@dataclass
+class Scope:
+    """Everything a statement sees: names, tensors, and where its ops land in the graph."""
+
+    env: Env
+    module: str
+    path: tuple[str, ...]
+    multiplicity: sp.Expr
+    component: str
+    roles: dict[str, str]
+    tensors: dict[str, Tensor]
+    current: Tensor
+    cluster: str | None
+    call_chain: tuple[str, ...] = ()
+    labels: dict[str, int] = field(default_factory=dict)
+    last_cache: str | None = None
+
+    def unique(self, label: str) -> str:
+        count = self.labels.get(label, 0) + 1
+        self.labels[label] = count
+        return label if count == 1 else f"{label}_{count}"
+
+    def qualify(self, label: str) -> str:
+        return ".".join((*self.path, label))
+
+
+def resolve(program: Program, keep: frozenset[str] = frozenset()) -> ModelIR:
+    """Resolve the entry module's model; raise ArchError with every problem found."""
+    return _Resolver(program, keep).run()
+
+
+class _Resolver:
+    def __init__(self, program: Program, keep: frozenset[str]):
+        self.program = program
+        self.sources = program.sources
+        self.keep = keep
+        self.nodes: list[OpNode] = []
+        self.clusters: dict[str, Cluster] = {}
+        self.problems: list[Diagnostic] = []
+        self.first_use: dict[sp.Symbol, Span | None] = {}
+        self.blocks = self._index_blocks()
+
+    # --- entry --------------------------------------------------------------------------
+
+    def run(self) -> ModelIR:
+        model = self._the_model()
+        roles = dict(precision.DEFAULT_ROLES)
+        scope = Scope(env=Env({}, self.problem, self.first_use), module=self.program.entry.path, path=(),
+                      multiplicity=sp.Integer(1), component="other", roles=roles,
+                      tensors={"tokens": Tensor(None, symbols.m, None)},
+                      current=Tensor(None, symbols.m, None), cluster=None)
+        self._body(model.body, scope, model_level=True)
+        if self.problems:
+            raise ArchError(self.problems)
+        return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters,
+                       first_use=self.first_use, sources=self.sources)
+
+    def problem(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Problem:
+        return Problem(self.sources.diagnostic(code, message, span, hint))
+
+    def _the_model(self) -> ast.ModelDef:
+        models = self.program.entry.models
+        if not models:
+            raise ArchError([self.sources.diagnostic("E104", "no `model` in this file", None,
+                                                     hint="a spec holds one `model \"Name\" { ... }`")])
+        if len(models) > 1:
+            raise ArchError([self.sources.diagnostic("E105", "more than one `model` in one file", models[1].span)])
+        return models[0]
+
+    def _index_blocks(self) -> dict[str, dict[str, ast.BlockDef]]:
+        """module path -> {block name -> definition} for every block that module can call."""
+        defined: dict[str, dict[str, ast.BlockDef]] = {}
+        for path, module in self.program.modules.items():
+            own: dict[str, ast.BlockDef] = {}
+            for block in module.blocks:
+                if block.name in own:
+                    self.problems.append(self.sources.diagnostic(
+                        "E212", f"block `{block.name}` is defined twice in this file", block.span))
+                own[block.name] = block
+            defined[path] = own
+        return {path: self._visible(path, defined) for path in self.program.modules}
+
+    def _visible(self, path: str, defined: dict[str, dict[str, ast.BlockDef]]) -> dict[str, ast.BlockDef]:
+        visible: dict[str, ast.BlockDef] = {}
+        for other in reversed(self.program.visible_modules(path)):
+            visible.update(defined[other])  # a file's own blocks shadow the ones it uses
+        return visible
+
+    # --- statements ---------------------------------------------------------------------
+
+    def _body(self, body: list[ast.Stmt], scope: Scope, model_level: bool = False) -> None:
+        for stmt in body:
+            try:
+                self._stmt(stmt, scope, model_level)
+            except Problem as problem:
+                self.problems.append(problem.diagnostic)
+
+    def _stmt(self, stmt: ast.Stmt, scope: Scope, model_level: bool) -> None:
+        match stmt:
+            case ast.Binding():
+                self._binding(stmt, scope, model_level)
+            case ast.Precision():
+                self._precision(stmt, scope)
+            case ast.Component():
+                if stmt.name not in COMPONENTS:
+                    raise self.problem("E209", f"unknown component class `{stmt.name}`", stmt.span,
+                                       hint=did_you_mean(stmt.name, COMPONENTS) or f"one of {', '.join(COMPONENTS)}")
+                scope.component = stmt.name
+            case ast.Repeat():
+                self._repeat(stmt, scope)
+            case ast.If():
+                self._if(stmt, scope)
+            case ast.BlockCall():
+                self._block_call(stmt, scope)
+            case ast.Op():
+                self._op(stmt, scope)
+
+    def _binding(self, stmt: ast.Binding, scope: Scope, model_level: bool) -> None:
+        if stmt.name in symbols.RESERVED:
+            raise self.problem("E208", f"`{stmt.name}` is a scenario letter and cannot be bound", stmt.span,
+                               hint="B, S, P, G, m, m_out, H, N_pair, N_rect describe the request")
+        if model_level and stmt.name in self.keep:
+            return  # --keep: leave this dimension symbolic
+        scope.env.values[stmt.name] = to_sympy(stmt.value, scope.env)
+
+    def _precision(self, stmt: ast.Precision, scope: Scope) -> None:
+        for setting in stmt.settings:
+            if setting.format not in precision.FORMATS:
+                raise self.problem("E210", f"unknown number format `{setting.format}`", setting.span,
+                                   hint=did_you_mean(setting.format, precision.FORMATS)
+                                   or f"one of {', '.join(precision.FORMATS)}")
+            scope.roles[setting.role] = setting.format
+
+    def _repeat(self, stmt: ast.Repeat, scope: Scope) -> None:
+        count = to_sympy(stmt.count, scope.env)
+        if isinstance(count, sp.logic.boolalg.BooleanAtom) or (count.is_number and not (count.is_integer and count > 0)):
+            raise self.problem("E302", f"repeat count `{count}` is not a positive integer", stmt.count.span)
+        label = scope.unique(stmt.label or "layers")
+        cluster_id = scope.qualify(label)
+        self.clusters[cluster_id] = Cluster(cluster_id, label, "repeat", scope.cluster, count)
+        inner = replace(scope, env=scope.env.child(scope.env.values), path=(*scope.path, label),
+                        multiplicity=scope.multiplicity * count, roles=dict(scope.roles),
+                        tensors=dict(scope.tensors), cluster=cluster_id, labels={}, last_cache=None)
+        self._body(stmt.body, inner)
+        before, after = scope.current.width, inner.current.width
+        if before is not None and after is not None and _differs(before, after):
+            raise self.problem("E303", f"repeated body turns width {before} into {after}; "
+                               "layer i+1 could not read layer i", stmt.span)
+        scope.current = inner.current
+        scope.tensors[label] = inner.current
+
+    def _if(self, stmt: ast.If, scope: Scope) -> None:
+        condition = to_sympy(stmt.condition, scope.env)
+        if condition not in (sp.true, sp.false):
+            raise self.problem("E304", f"condition `{condition}` is not true or false", stmt.condition.span)
+        self._body(stmt.body if condition == sp.true else stmt.orelse, scope)
+
+    # --- block calls --------------------------------------------------------------------
+
+    def _block_call(self, stmt: ast.BlockCall, scope: Scope) -> None:
+        block = self._find_block(stmt, scope)
+        if block.name in scope.call_chain:
+            chain = " -> ".join([*scope.call_chain, block.name])
+            raise self.problem("E213", f"block `{block.name}` calls itself ({chain})", stmt.span)
+        flow, args = _split_flow(stmt.args)
+        values = self._bind_block_args(block, args, scope, stmt)
+        source = self._source(flow, scope, stmt.span)
+        label = scope.unique(stmt.label or block.name)
+        cluster_id = scope.qualify(label)
+        self.clusters[cluster_id] = Cluster(cluster_id, label if label == block.name else f"{label}: {block.name}",
+                                            "block", scope.cluster)
+        inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
+                      multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
+                      tensors={"input": source}, current=source, cluster=cluster_id,
+                      call_chain=(*scope.call_chain, block.name))
+        self._body(block.body, inner)
+        self._bind_output(flow, scope, label, inner.current)
+
+    def _find_block(self, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:
+        visible = self.blocks[scope.module]
+        passed = scope.env.values.get(stmt.name)
+        if isinstance(passed, sp.Symbol):
+            handed_in = visible.get(passed.name) or self._any_block(passed.name)
+            if handed_in is not None:
+                return handed_in  # a block handed in as an argument, e.g. `norm = layernorm`
+        if stmt.name in visible:
+            return visible[stmt.name]
+        if stmt.name in REGISTRY:
+            raise self.problem("E200", f"`{stmt.name}` is a primitive op, not a block", stmt.span,
+                               hint=f"write it as `{stmt.name} NAME: ...`")
+        raise self.problem("E200", f"unknown block `{stmt.name}`", stmt.span,
+                           hint=did_you_mean(stmt.name, visible) or "is a `use` line missing?")
+
+    def _any_block(self, name: str) -> ast.BlockDef | None:
+        for path in sorted(self.blocks):
+            if name in self.blocks[path]:
+                return self.blocks[path][name]
+        return None
+
+    def _module_of(self, block: ast.BlockDef) -> str:
+        return next(path for path, module in self.program.modules.items() if any(b is block for b in module.blocks))
+
+    def _bind_block_args(self, block: ast.BlockDef, args: list[ast.Arg], scope: Scope,
+                         stmt: ast.BlockCall) -> dict[str, sp.Basic]:
+        names = [p.name for p in block.params]
+        given = _match_args(args, names, f"block `{block.name}`", self.problem, stmt.span)
+        values: dict[str, sp.Basic] = {}
+        for param in block.params:
+            if isinstance(given.get(param.name), ast.Signature):
+                raise self.problem("E211", f"`{param.name}` takes a value, not `in -> out`", given[param.name].span)
+            if param.name in given:
+                values[param.name] = to_sympy(given[param.name], scope.env)
+            elif param.default is not None:
+                values[param.name] = to_sympy(param.default, scope.env.child(values))
+            else:
+                raise self.problem("E202", f"missing argument `{param.name}` of block `{block.name}`", stmt.span,
+                                   hint=f"`{block.name}({', '.join(names)})`")
+        return values
+
+    # --- ops ----------------------------------------------------------------------------
+
+    def _op(self, stmt: ast.Op, scope: Scope) -> None:
+        spec = REGISTRY.get(stmt.op)
+        if spec is None:
+            blocks = self.blocks[scope.module]
+            hint = (f"`{stmt.op}` is a block: call it as `{stmt.op}(...)`" if stmt.op in blocks
+                    else did_you_mean(stmt.op, REGISTRY))
+            raise self.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
+        flow, args = _split_flow(stmt.args)
+        values = self._bind_op_args(spec, args, scope, stmt)
+        in_width, out_width = spec.widths(values)
+        label = scope.unique(stmt.label or stmt.op)
+        node_id = scope.qualify(label)
+        sources = self._sources(flow, scope, stmt.span)
+        self._check_widths(spec, in_width, sources, stmt, label)
+        states = self._states(spec, values, scope, stmt)
+        rows = getattr(values, "rows", symbols.m)
+        node = OpNode(id=node_id, kind=spec.kind, label=label, component=scope.component,
+                      multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
+                      rows=rows, inputs=tuple(dict.fromkeys(s.producer for s in sources if s.producer)),
+                      states=states, cluster=scope.cluster, span=stmt.span)
+        if len(self.nodes) >= MAX_NODES:
+            raise self.problem("E211", f"more than {MAX_NODES} ops", stmt.span)
+        self.nodes.append(node)
+        if spec.kind == "cache":
+            scope.last_cache = node_id
+            scope.tensors[label] = Tensor(node_id, rows, in_width)
+        if spec.produces:
+            self._bind_output(flow, scope, label, Tensor(node_id, rows, out_width))
+
+    def _bind_op_args(self, spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) -> SimpleNamespace:
+        names = [a.name for a in spec.args]
+        given = _match_args(args, names, f"op `{spec.kind}`", self.problem, stmt.span, spec.positional)
+        values = {}
+        for arg in spec.args:
+            if arg.name not in given:
+                if arg.required:
+                    raise self.problem("E202", f"missing argument `{arg.name}` of `{spec.kind}`", stmt.span,
+                                       hint=arg.doc or None)
+                values[arg.name] = self._default(arg, scope)
+                continue
+            values[arg.name] = self._value(arg, given[arg.name], scope, spec)
+        return SimpleNamespace(**values)
+
+    def _default(self, arg, scope: Scope):
+        if arg.kind == "dtype":
+            return precision.FORMATS[scope.roles[arg.default]]
+        if arg.kind in ("bool",):
+            return bool(arg.default)
+        if isinstance(arg.default, int):
+            return sp.Integer(arg.default)
+        return arg.default
+
+    def _value(self, arg, expr, scope: Scope, spec: OpSpec):
+        if arg.kind == "signature":
+            if not isinstance(expr, ast.Signature):
+                raise self.problem("E211", f"`{spec.kind}` needs `in -> out` widths", expr.span)
+            return (self._dim(expr.source, scope), self._dim(expr.target, scope))
+        if isinstance(expr, ast.Signature):
+            raise self.problem("E211", f"`{arg.name}` takes a value, not `in -> out`", expr.span)
+        if arg.kind == "state":
+            return self._state_name(expr, scope)
+        value = to_sympy(expr, scope.env)
+        match arg.kind:
+            case "dim":
+                return self._check_dim(value, expr)
+            case "expr":
+                return self._check_number(value, expr)
+            case "bool":
+                if value not in (sp.true, sp.false):
+                    raise self.problem("E211", f"`{arg.name}` takes true or false, not `{value}`", expr.span)
+                return value == sp.true
+            case "enum":
+                return self._enum(arg, value, expr)
+            case "dtype":
+                return self._dtype(value, expr, scope)
+        raise AssertionError(arg.kind)
+
+    def _dim(self, expr: ast.Expr, scope: Scope) -> sp.Expr:
+        return self._check_dim(to_sympy(expr, scope.env), expr)
+
+    def _check_number(self, value, expr) -> sp.Expr:
+        if isinstance(value, sp.logic.boolalg.BooleanAtom):
+            raise self.problem("E211", f"expected a number, got `{value}`", expr.span)
+        return value
+
+    def _check_dim(self, value, expr) -> sp.Expr:
+        value = self._check_number(value, expr)
+        if value.is_number and not value > 0:
+            raise self.problem("E301", f"dimension `{_show(expr)}` is {value}; sizes must be positive", expr.span)
+        return value
+
+    def _enum(self, arg, value, expr) -> str:
+        name = value.name if isinstance(value, sp.Symbol) else str(value)
+        if name not in arg.choices:
+            raise self.problem("E211", f"`{arg.name}` is one of {', '.join(arg.choices)}, not `{name}`", expr.span,
+                               hint=did_you_mean(name, arg.choices))
+        self.first_use.pop(value, None)  # an enum word is not a dimension
+        return name
+
+    def _dtype(self, value, expr, scope: Scope) -> sp.Expr:
+        name = value.name if isinstance(value, sp.Symbol) else str(value)
+        self.first_use.pop(value, None)
+        fmt = scope.roles.get(name, name)
+        if fmt not in precision.FORMATS:
+            raise self.problem("E210", f"unknown number format or precision role `{name}`", expr.span,
+                               hint=did_you_mean(name, [*precision.FORMATS, *scope.roles]))
+        return precision.FORMATS[fmt]
+
+    def _state_name(self, expr, scope: Scope) -> str:
+        if not isinstance(expr, ast.Name) or expr.id not in scope.tensors:
+            raise self.problem("E207", f"`state` names a cache in this block", expr.span)
+        return scope.tensors[expr.id].producer
+
+    def _states(self, spec: OpSpec, values: SimpleNamespace, scope: Scope, stmt: ast.Op) -> tuple[str, ...]:
+        if spec.arg("state") is None:
+            return ()
+        chosen = values.state or scope.last_cache
+        if chosen is None:
+            raise self.problem("E207", f"`{spec.kind}` reads a cache, and none is declared before it", stmt.span,
+                               hint="declare `cache NAME: per_token, width = ...` first, or pass `state = NAME`")
+        return (chosen,)
+
+    # --- data flow ----------------------------------------------------------------------
+
+    def _sources(self, flow: dict[str, ast.Keyword], scope: Scope, span) -> list[Tensor]:
+        chosen = flow.get("on") or flow.get("from")
+        if chosen is None:
+            return [scope.current]
+        items = chosen.value.items if isinstance(chosen.value, ast.Tuple) else [chosen.value]
+        return [self._tensor(item, scope) for item in items]
+
+    def _source(self, flow: dict[str, ast.Keyword], scope: Scope, span) -> Tensor:
+        sources = self._sources(flow, scope, span)
+        if len(sources) == 1:
+            return sources[0]
+        widths = [s.width for s in sources]
+        width = None if any(w is None for w in widths) else sp.Add(*widths)
+        return Tensor(sources[-1].producer, sources[-1].rows, width)
+
+    def _tensor(self, item: ast.Expr, scope: Scope) -> Tensor:
+        if not isinstance(item, ast.Name):
+            raise self.problem("E207", "`from`/`on` take a tensor name or a tuple of names", item.span)
+        if item.id not in scope.tensors:
+            raise self.problem("E207", f"unknown tensor `{item.id}`", item.span,
+                               hint=did_you_mean(item.id, scope.tensors) or
+                               f"names in this block: {', '.join(sorted(scope.tensors))}")
+        return scope.tensors[item.id]
+
+    def _bind_output(self, flow: dict[str, ast.Keyword], scope: Scope, label: str, tensor: Tensor) -> None:
+        scope.tensors[label] = tensor
+        scope.current = tensor
+        target = flow.get("on")
+        if target is not None and isinstance(target.value, ast.Name):
+            scope.tensors[target.value.id] = tensor  # an in-place transform takes over the name
+
+    def _check_widths(self, spec: OpSpec, in_width, sources: list[Tensor], stmt: ast.Op, label: str) -> None:
+        if in_width is None or any(s.width is None for s in sources):
+            return
+        produced = [s.width for s in sources] if spec.input_rule == "each" else [sp.Add(*(s.width for s in sources))]
+        for width in produced:
+            if _differs(in_width, width):
+                names = ", ".join(_producer_label(s) for s in sources)
+                raise self.problem("E300", f"width mismatch: `{spec.kind} {label}` reads width {in_width} "
+                                   f"but its input ({names}) has width {width}", stmt.span)
+
+
+def _split_flow(args: list[ast.Arg]) -> tuple[dict[str, ast.Keyword], list[ast.Arg]]:
+    flow = {a.name: a for a in args if isinstance(a, ast.Keyword) and a.name in FLOW_ARGS}
+    return flow, [a for a in args if not (isinstance(a, ast.Keyword) and a.name in FLOW_ARGS)]
+
+
+def _match_args(args: list[ast.Arg], names: list[str], what: str, problem, span,
+                positional: tuple[str, ...] | None = None) -> dict[str, ast.Expr | ast.Signature]:
+    """Map positional and keyword arguments onto parameter names, checking arity."""
+    order = list(positional) if positional is not None else names
+    given: dict[str, ast.Expr | ast.Signature] = {}
+    slots = iter(order)
+    for arg in args:
+        if isinstance(arg, ast.Keyword):
+            if arg.name not in names:
+                raise problem("E201", f"{what} has no argument `{arg.name}`", arg.span,
+                              hint=did_you_mean(arg.name, [*names, *FLOW_ARGS]) or f"it takes: {', '.join(names)}")
+            name, value = arg.name, arg.value
+        else:
+            name = next(slots, None)
+            if name is None:
+                raise problem("E203", f"too many positional arguments for {what}", arg.span,
+                              hint=f"it takes: {', '.join(order) or 'keyword arguments only'}")
+            value = arg if isinstance(arg, ast.Signature) else arg.value
+        if name in given:
+            raise problem("E204", f"argument `{name}` of {what} given twice", arg.span)
+        given[name] = value
+    return given
+
+
+def _differs(a: sp.Expr, b: sp.Expr) -> bool:
+    """True only when the two widths are provably different (their difference is a nonzero number)."""
+    difference = sp.expand(a - b)
+    return bool(difference.is_number and difference != 0)
+
+
+def _producer_label(tensor: Tensor) -> str:
+    return tensor.producer.rsplit(".", 1)[-1] if tensor.producer else "tokens"
+
+
+def _show(expr: ast.Expr) -> str:
+    from archcost.dsl.printer import format_expr
+
+    return format_expr(expr)

@@ -1,0 +1,67 @@
+"""Scenario algebra: the book's letters (m, m_out, N_pair, H) in terms of B, S, P, G per phase."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import sympy as sp
+from pydantic import BaseModel, ConfigDict
+
+from .symbols import B, G, H, N_pair, N_rect, P, S, causal_pairs, m, m_out, rectangle_pairs
+
+Phase = Literal["prefill", "decode", "call", "request"]
+PHASES: tuple[str, ...] = ("prefill", "decode", "call", "request")
+
+# Quantities that are levels at the end of the phase, not flows summed over its calls.
+LEVELS = frozenset({"params", "weight_bytes", "state_bytes", "state_per_token"})
+
+_j = sp.Symbol("j", nonnegative=True, integer=True)
+
+
+class Options(BaseModel):
+    """Counting conventions a run selects; every output names them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    logits: Literal["last", "all"] = "last"          # m_out = B (last token of each request) or m
+    attention: Literal["as-written", "causal", "rectangle"] = "as-written"
+
+    def cost_options(self) -> dict[str, str]:
+        return {} if self.attention == "as-written" else {"attention": self.attention}
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    B: int = 1
+    S: int = 0
+    P: int = 1
+    G: int = 1
+
+    def values(self) -> dict[sp.Symbol, int]:
+        return {B: self.B, S: self.S, P: self.P, G: self.G}
+
+
+def call_form(expr: sp.Expr, options: Options) -> sp.Expr:
+    """One call of B requests, each with S cached positions and P new ones."""
+    logits_rows = B if options.logits == "last" else B * P
+    return expr.xreplace({m: B * P, m_out: logits_rows, N_pair: causal_pairs(B, S, P),
+                          N_rect: rectangle_pairs(B, S, P), H: S + P})
+
+
+def at_phase(expr: sp.Expr, phase: str, options: Options, level: bool = False) -> sp.Expr:
+    """`expr` (per call, in m, m_out, N_pair, H) as a closed form in B, S, P, G for `phase`."""
+    call = call_form(expr, options)
+    if phase in ("call", "prefill"):
+        return call
+    if phase == "decode":
+        return call.xreplace({P: 1})
+    if level:  # what is held once the request's last decode has run: H = S + P + G - 1
+        return call.xreplace({S: S + P + G - 2, P: 1})
+    return call + decode_sum(call)
+
+
+def decode_sum(call: sp.Expr) -> sp.Expr:
+    """Σ over the G − 1 decodes of a request: decode j sees S + P + j cached positions."""
+    step = call.xreplace({S: S + P + _j, P: 1})
+    return sp.expand(sp.summation(sp.expand(step), (_j, 0, G - 2)))

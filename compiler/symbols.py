@@ -1,0 +1,35 @@
+"""The scenario's letters (B, S, P, G, m, m_out, H, N_pair) as sympy symbols, one place."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+B = sp.Symbol("B", positive=True, integer=True)        # requests in the batch
+S = sp.Symbol("S", nonnegative=True, integer=True)     # context already cached per request
+P = sp.Symbol("P", positive=True, integer=True)        # new tokens per request in this call
+G = sp.Symbol("G", positive=True, integer=True)        # tokens returned by a request
+m = sp.Symbol("m", positive=True, integer=True)        # rows through projections: B*P
+m_out = sp.Symbol("m_out", positive=True, integer=True)  # rows through the vocabulary head
+H = sp.Symbol("H", positive=True, integer=True)        # positions held after the call: S + P
+N_pair = sp.Symbol("N_pair", positive=True, integer=True)  # causal query-key pairs per layer
+N_rect = sp.Symbol("N_rect", positive=True, integer=True)  # full-rectangle pairs: B*P*(S+P)
+
+SCENARIO = {s.name: s for s in (B, S, P, G, m, m_out, H, N_pair, N_rect)}
+
+# Letters a spec may not bind: they belong to the request, not to the architecture.
+RESERVED = frozenset(SCENARIO)
+
+
+def dimension(name: str) -> sp.Symbol:
+    """The symbol for an architecture dimension left unbound in a spec."""
+    return sp.Symbol(name, positive=True, integer=True)
+
+
+def causal_pairs(batch, cached, new):
+    """N_pair = B(PS + P(P+1)/2): each new query sees the cache and the new tokens up to itself."""
+    return batch * (new * cached + new * (new + 1) / 2)
+
+
+def rectangle_pairs(batch, cached, new):
+    """B·P·(S+P): every query scored against every position, the mask applied after."""
+    return batch * new * (cached + new)

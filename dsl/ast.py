@@ -1,0 +1,176 @@
+"""The syntax tree of a `.arch` file: plain pydantic data with source spans, no sympy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import Span
+
+
+class Node(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    span: Span | None = Field(default=None, repr=False, compare=False)
+
+
+# --- expressions -------------------------------------------------------------------------
+
+
+class Num(Node):
+    kind: Literal["num"] = "num"
+    text: str  # digits as written, underscores removed: exact, never a float
+
+
+class Name(Node):
+    kind: Literal["name"] = "name"
+    id: str
+
+
+class Bool(Node):
+    kind: Literal["bool"] = "bool"
+    value: bool
+
+
+class BinOp(Node):
+    kind: Literal["binop"] = "binop"
+    op: Literal["+", "-", "*", "/", "//", "^"]
+    left: "Expr"
+    right: "Expr"
+
+
+class Neg(Node):
+    kind: Literal["neg"] = "neg"
+    operand: "Expr"
+
+
+class Call(Node):
+    kind: Literal["call"] = "call"
+    func: str
+    args: list["Expr"]
+
+
+class Tuple(Node):
+    kind: Literal["tuple"] = "tuple"
+    items: list["Expr"]
+
+
+Expr = Annotated[Union[Num, Name, Bool, BinOp, Neg, Call, Tuple], Field(discriminator="kind")]
+
+
+# --- arguments ---------------------------------------------------------------------------
+
+
+class Positional(Node):
+    kind: Literal["positional"] = "positional"
+    value: Expr
+
+
+class Keyword(Node):
+    kind: Literal["keyword"] = "keyword"
+    name: str
+    value: Expr
+
+
+class Signature(Node):
+    """`in -> out`: the width a matrix-like op reads and the width it writes."""
+
+    kind: Literal["signature"] = "signature"
+    source: Expr
+    target: Expr
+
+
+Arg = Annotated[Union[Positional, Keyword, Signature], Field(discriminator="kind")]
+
+
+# --- statements --------------------------------------------------------------------------
+
+
+class Binding(Node):
+    kind: Literal["binding"] = "binding"
+    name: str
+    value: Expr
+
+
+class Setting(Node):
+    role: str
+    format: str
+
+
+class Precision(Node):
+    kind: Literal["precision"] = "precision"
+    settings: list[Setting]
+
+
+class Component(Node):
+    kind: Literal["component"] = "component"
+    name: str
+
+
+class Repeat(Node):
+    kind: Literal["repeat"] = "repeat"
+    count: Expr
+    label: str | None = None
+    body: list["Stmt"]
+
+
+class If(Node):
+    kind: Literal["if"] = "if"
+    condition: Expr
+    body: list["Stmt"]
+    orelse: list["Stmt"] = []
+
+
+class BlockCall(Node):
+    kind: Literal["block_call"] = "block_call"
+    name: str
+    args: list[Arg]
+    label: str | None = None
+
+
+class Op(Node):
+    kind: Literal["op"] = "op"
+    op: str
+    label: str | None = None
+    args: list[Arg]
+
+
+Stmt = Annotated[
+    Union[Binding, Precision, Component, Repeat, If, BlockCall, Op], Field(discriminator="kind")
+]
+
+
+# --- top level ---------------------------------------------------------------------------
+
+
+class Param(Node):
+    name: str
+    default: Expr | None = None
+
+
+class BlockDef(Node):
+    name: str
+    params: list[Param]
+    body: list[Stmt]
+
+
+class ModelDef(Node):
+    name: str
+    body: list[Stmt]
+
+
+class Use(Node):
+    target: str  # `std.attention.gqa` or a relative path such as `./blocks.arch`
+    is_path: bool
+
+
+class Module(Node):
+    path: str
+    uses: list[Use] = []
+    blocks: list[BlockDef] = []
+    models: list[ModelDef] = []
+
+
+for _cls in (BinOp, Neg, Call, Tuple, Repeat, If):
+    _cls.model_rebuild()

@@ -1,0 +1,121 @@
+"""Reads a spec and every file it `use`s, with cycle detection; returns parsed modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from . import ast
+from .errors import ArchError, Sources
+from .parser import parse
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_USE_DEPTH = 64
+
+
+def stdlib_root() -> Path:
+    return Path(str(resources.files("archcost.stdlib")))
+
+
+@dataclass
+class Program:
+    """An entry module and the modules it uses, keyed by resolved path, in load order."""
+
+    entry: ast.Module
+    modules: dict[str, ast.Module]
+    imports: dict[str, list[str]]  # module path -> paths it uses directly
+    sources: Sources = field(repr=False)
+
+    def visible_modules(self, path: str) -> list[str]:
+        """The module itself and everything it uses, transitively, in a fixed order."""
+        seen: list[str] = []
+        stack = [path]
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.append(current)
+            stack.extend(reversed(self.imports.get(current, [])))
+        return seen
+
+
+def load_file(path: str | Path) -> Program:
+    """Load a spec from disk."""
+    file = Path(path)
+    try:
+        text = _read(file)
+    except OSError as exc:
+        sources = Sources()
+        raise ArchError([sources.diagnostic("E101", f"cannot read `{file}`: {exc.strerror or exc}", None)]) from None
+    return load_text(text, name=str(file), base=file.parent)
+
+
+def load_text(text: str, name: str = "<text>", base: Path | None = None) -> Program:
+    """Load a spec given as text; relative `use` paths resolve against `base`."""
+    sources = Sources()
+    loader = _Loader(sources)
+    entry = loader.load(text, name, base or Path.cwd(), chain=())
+    return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources)
+
+
+def _read(file: Path) -> str:
+    if file.stat().st_size > MAX_FILE_BYTES:
+        raise OSError(0, f"file larger than {MAX_FILE_BYTES} bytes")
+    return file.read_text(encoding="utf-8")
+
+
+class _Loader:
+    def __init__(self, sources: Sources):
+        self.sources = sources
+        self.modules: dict[str, ast.Module] = {}
+        self.imports: dict[str, list[str]] = {}
+
+    def load(self, text: str, name: str, base: Path, chain: tuple[str, ...]) -> ast.Module:
+        self.sources.add(name, text)
+        module = parse(text, name)
+        self.modules[name] = module
+        self.imports[name] = []
+        for use in module.uses:
+            self.imports[name].append(self._follow(use, base, chain + (name,)))
+        return module
+
+    def _follow(self, use: ast.Use, base: Path, chain: tuple[str, ...]) -> str:
+        target = self._locate(use, base)
+        key = str(target)
+        if key in chain:
+            cycle = " -> ".join([*chain[chain.index(key):], key])
+            raise ArchError([self.sources.diagnostic("E103", f"cyclic `use`: {cycle}", use.span)])
+        if key in self.modules:
+            return key
+        if len(chain) > MAX_USE_DEPTH:
+            raise ArchError([self.sources.diagnostic("E103", f"`use` nested deeper than {MAX_USE_DEPTH} files", use.span)])
+        try:
+            text = _read(target)
+        except OSError as exc:
+            raise ArchError([self.sources.diagnostic("E101", f"cannot read `{target}`: {exc.strerror or exc}", use.span)]) from None
+        self.load(text, key, target.parent, chain)
+        return key
+
+    def _locate(self, use: ast.Use, base: Path) -> Path:
+        if use.is_path:
+            target = (base / use.target).resolve()
+        else:
+            parts = use.target.split(".")
+            if parts[0] != "std" or len(parts) < 2:
+                raise ArchError([self.sources.diagnostic(
+                    "E102", f"`use {use.target}`: library paths start with `std.`", use.span,
+                    hint="use a quoted relative path for your own files, e.g. `use \"./blocks.arch\"`")])
+            target = stdlib_root().joinpath(*parts[1:]).with_suffix(".arch")
+        if not target.is_file():
+            raise ArchError([self.sources.diagnostic("E102", f"`use` of a missing file: `{use.target}`", use.span,
+                                                     hint=self._near(use, target))])
+        return target
+
+    def _near(self, use: ast.Use, target: Path) -> str | None:
+        from .errors import did_you_mean
+
+        if use.is_path or not target.parent.is_dir():
+            return None
+        names = [p.stem for p in target.parent.glob("*.arch")]
+        return did_you_mean(target.stem, names)

@@ -1,0 +1,211 @@
+"""Text to AST: the lark LALR parser and the transformer that builds `dsl.ast` nodes."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ast
+from .errors import ArchError, Diagnostic, Span
+
+# Terminal names as a person would type them, for "expected one of ..." messages.
+_TERMINAL_TEXT = {
+    "LPAR": "(", "RPAR": ")", "LBRACE": "{", "RBRACE": "}", "COMMA": ",", "COLON": ":",
+    "EQUAL": "=", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "__ANON_0": "//",
+    "CIRCUMFLEX": "^", "DOT": ".", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+    "$END": "end of file",
+}
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    grammar = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def keywords() -> list[str]:
+    """The language's reserved words, read from the grammar so editors cannot drift from it."""
+    return sorted(t.pattern.value for t in _parser().terminals if t.pattern.type == "str" and t.pattern.value.isalpha())
+
+
+def _span(file: str, meta) -> ast.Span | None:
+    if getattr(meta, "empty", True):
+        return None
+    return Span(file=file, line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
+
+
+def _token_span(file: str, tok: Token) -> Span:
+    return Span(file=file, line=tok.line, column=tok.column, end_line=tok.end_line or tok.line,
+                end_column=tok.end_column or tok.column + 1)
+
+
+def _binop(op: str):
+    def method(self, meta, children):
+        return ast.BinOp(op=op, left=children[0], right=children[1], span=self._s(meta))
+    return method
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Rule name = AST class: one method per grammar rule."""
+
+    def __init__(self, file: str):
+        super().__init__()
+        self.file = file
+
+    def _s(self, meta):
+        return _span(self.file, meta)
+
+    # expressions
+    def number(self, meta, children):
+        return ast.Num(text=str(children[0]).replace("_", ""), span=self._s(meta))
+
+    def true(self, meta, _):
+        return ast.Bool(value=True, span=self._s(meta))
+
+    def false(self, meta, _):
+        return ast.Bool(value=False, span=self._s(meta))
+
+    def name(self, meta, children):
+        return ast.Name(id=str(children[0]), span=self._s(meta))
+
+    def call(self, meta, children):
+        func, *args = children
+        return ast.Call(func=str(func), args=[a for a in args if a is not None], span=self._s(meta))
+
+    def tuple(self, meta, children):
+        return ast.Tuple(items=list(children), span=self._s(meta))
+
+    def neg(self, meta, children):
+        return ast.Neg(operand=children[0], span=self._s(meta))
+
+    add, sub, mul, div, floordiv, pow = (_binop(o) for o in ("+", "-", "*", "/", "//", "^"))
+
+    # arguments
+    def positional(self, meta, children):
+        return ast.Positional(value=children[0], span=self._s(meta))
+
+    def keyword(self, meta, children):
+        return ast.Keyword(name=str(children[0]), value=children[1], span=self._s(meta))
+
+    def signature(self, meta, children):
+        return ast.Signature(source=children[0], target=children[1], span=self._s(meta))
+
+    # statements
+    def body(self, meta, children):
+        return list(children)
+
+    def binding(self, meta, children):
+        return ast.Binding(name=str(children[0]), value=children[1], span=self._s(meta))
+
+    def setting(self, meta, children):
+        return ast.Setting(role=str(children[0]), format=str(children[1]), span=self._s(meta))
+
+    def precision(self, meta, children):
+        return ast.Precision(settings=list(children), span=self._s(meta))
+
+    def component(self, meta, children):
+        return ast.Component(name=str(children[0]), span=self._s(meta))
+
+    def repeat(self, meta, children):
+        count, label, body = children
+        return ast.Repeat(count=count, label=_opt(label), body=body, span=self._s(meta))
+
+    def if_stmt(self, meta, children):
+        condition, body, orelse = children
+        return ast.If(condition=condition, body=body, orelse=orelse or [], span=self._s(meta))
+
+    def block_call(self, meta, children):
+        name, *args, label = children
+        return ast.BlockCall(name=str(name), args=[a for a in args if a is not None],
+                             label=_opt(label), span=self._s(meta))
+
+    def op(self, meta, children):
+        kind, label, *args = children
+        return ast.Op(op=str(kind), label=_opt(label), args=args, span=self._s(meta))
+
+    # top level
+    def param(self, meta, children):
+        return ast.Param(name=str(children[0]), default=children[1], span=self._s(meta))
+
+    def block_def(self, meta, children):
+        name, *params, body = children
+        return ast.BlockDef(name=str(name), params=[p for p in params if p is not None], body=body,
+                            span=self._s(meta))
+
+    def model_def(self, meta, children):
+        return ast.ModelDef(name=str(children[0])[1:-1], body=children[1], span=self._s(meta))
+
+    def dotted(self, meta, children):
+        return ".".join(str(c) for c in children)
+
+    def use(self, meta, children):
+        target = children[0]
+        if isinstance(target, Token):
+            return ast.Use(target=str(target)[1:-1], is_path=True, span=self._s(meta))
+        return ast.Use(target=target, is_path=False, span=self._s(meta))
+
+    def start(self, meta, children):
+        return (
+            [c for c in children if isinstance(c, ast.Use)],
+            [c for c in children if isinstance(c, ast.BlockDef)],
+            [c for c in children if isinstance(c, ast.ModelDef)],
+        )
+
+
+def _opt(token) -> str | None:
+    return None if token is None else str(token)
+
+
+def parse(text: str, file: str = "<text>") -> ast.Module:
+    """Parse one file's text; raise ArchError (E100) at the first syntax error."""
+    try:
+        tree = _parser().parse(text)
+        uses, blocks, models = _ToAst(file).transform(tree)
+    except UnexpectedInput as exc:
+        raise ArchError([_syntax_diagnostic(exc, text, file)]) from None
+    except VisitError as exc:  # lark wraps transformer errors; unwrap in this one place
+        raise exc.orig_exc from None
+    return ast.Module(path=file, uses=uses, blocks=blocks, models=models)
+
+
+def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
+    lines = text.splitlines()
+    line = max(1, getattr(exc, "line", 1) or 1)
+    column = max(1, getattr(exc, "column", 1) or 1)
+    end_column = column + 1
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        message = f"unexpected `{exc.token}`"
+        end_column = exc.token.end_column or end_column
+    elif isinstance(exc, UnexpectedCharacters):
+        message = f"unexpected character `{text[exc.pos_in_stream]}`"
+    else:
+        message = "unexpected end of file"
+        line = max(1, len(lines))
+        column = len(lines[-1]) + 1 if lines else 1
+        end_column = column + 1
+    expected = _expected(exc)
+    span = Span(file=file, line=line, column=column, end_line=line, end_column=end_column)
+    source_line = lines[line - 1] if 0 < line <= len(lines) else ""
+    hint = f"expected one of {expected}" if expected else None
+    return Diagnostic(code="E100", message=message, span=span, source_line=source_line, hint=hint)
+
+
+def _expected(exc: UnexpectedInput) -> str:
+    accepted = getattr(exc, "accepts", None) or getattr(exc, "expected", None) or set()
+    if isinstance(exc, UnexpectedEOF):
+        accepted = exc.expected
+    texts = sorted({_terminal_text(t) for t in accepted})
+    return " ".join(f"`{t}`" for t in texts[:8])
+
+
+def _terminal_text(name: str) -> str:
+    if name in _TERMINAL_TEXT:
+        return _TERMINAL_TEXT[name]
+    terminal = next((t for t in _parser().terminals if t.name == name), None)
+    if terminal is not None and terminal.pattern.type == "str":
+        return terminal.pattern.value
+    return name.lower()
