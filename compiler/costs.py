@@ -49,9 +49,14 @@ def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:
         if value != 0:
             multiplicity = data["op"].multiplicity
             inner[multiplicity] = inner.get(multiplicity, sp.Integer(0)) + value
-    terms = [sp.Mul(mult, sp.expand(body), evaluate=False) if mult != 1 else sp.expand(body)
-             for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)]
+    terms = [_times(mult, sp.expand(body)) for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)]
     return sp.Add(*terms, evaluate=False) if terms else sp.Integer(0)
+
+
+def _times(multiplicity: sp.Expr, body: sp.Expr) -> sp.Expr:
+    if multiplicity == 1:
+        return body
+    return sp.Mul(multiplicity, body, evaluate=False)
 
 
 def node_cost(graph: nx.DiGraph, node_id: str) -> Cost:

@@ -15,7 +15,8 @@ def lower(ir: ModelIR) -> nx.DiGraph:
     for node in ir.nodes:
         for source in node.inputs:
             producer = graph.nodes[source]["op"]
-            graph.add_edge(source, node.id, kind="tensor", rows=producer.rows, width=producer.out_width)
+            # a consumer may read fewer rows than were produced: the head reads m_out of m
+            graph.add_edge(source, node.id, kind="tensor", rows=node.rows, width=producer.out_width)
         for state in node.states:
             cache = graph.nodes[state]["op"]
             graph.add_edge(state, node.id, kind="state", rows=None, width=cache.in_width)

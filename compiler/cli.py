@@ -1,0 +1,164 @@
+"""The `archcost` command: check, formula, eval, compare, diagram."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from archcost.dsl.errors import ArchError
+
+from .evaluate import evaluate
+from .pipeline import Compiled, compile_file
+from .render import formula, tables
+from .render.units import grouped, human_bytes, human_count
+from .scenario import PHASES, Options, Scenario
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except ArchError as error:
+        print(error.render(), file=sys.stderr)
+        return EXIT_USER_ERROR
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # a bug of ours: say so plainly, without a traceback
+        print(f"archcost: internal error: {type(error).__name__}: {error}\n"
+              "this is a bug in archcost, not in your spec; please report it with the spec", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="archcost", description=__doc__)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="validate specs and print a one-screen summary")
+    check.add_argument("specs", nargs="+", metavar="SPEC")
+    check.set_defaults(run=_check)
+
+    show = commands.add_parser("formula", help="print closed forms of M, F, R")
+    show.add_argument("spec", metavar="SPEC")
+    show.add_argument("--quantity", action="append", choices=("M", "F", "R"),
+                      help="which of M (storage), F (FLOPs), R (bytes moved); repeatable; default all")
+    show.add_argument("--phase", choices=PHASES, default="call")
+    show.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
+    show.add_argument("--keep", default="", metavar="NAMES",
+                      help="comma-separated dimensions to leave symbolic, e.g. d,vocab")
+    _options_flags(show)
+    show.set_defaults(run=_formula)
+
+    run = commands.add_parser("eval", help="evaluate every quantity for one request shape")
+    run.add_argument("spec", metavar="SPEC")
+    run.add_argument("--phase", choices=PHASES, required=True)
+    _scenario_flags(run, P=1)
+    run.add_argument("--json", action="store_true", help="machine output: base units, stable keys")
+    _options_flags(run)
+    run.set_defaults(run=_eval)
+
+    compare = commands.add_parser("compare", help="compare models side by side, one row per model")
+    compare.add_argument("specs", nargs="+", metavar="SPEC")
+    compare.add_argument("--phase", choices=PHASES, default="prefill")
+    _scenario_flags(compare, P=8192)
+    compare.add_argument("--table", choices=("summary", "params"), default="summary",
+                         help="summary: size and cost of the call; params: the chapter's Table 2-B")
+    compare.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
+    _options_flags(compare)
+    compare.set_defaults(run=_compare)
+
+    draw = commands.add_parser("diagram", help="draw the computation graph (.dot, .svg or .png)")
+    draw.add_argument("spec", metavar="SPEC")
+    draw.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
+    draw.set_defaults(run=_diagram)
+    return parser
+
+
+def _scenario_flags(parser: argparse.ArgumentParser, P: int) -> None:
+    parser.add_argument("--B", type=int, default=1, help="requests in the batch (default 1)")
+    parser.add_argument("--S", type=int, default=0, help="positions already cached per request (default 0)")
+    parser.add_argument("--P", type=int, default=P, help=f"new tokens per request in the call (default {P})")
+    parser.add_argument("--G", type=int, default=1, help="tokens returned per request, for --phase request")
+
+
+def _options_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--logits", choices=("last", "all"), default="last",
+                        help="rows through the vocabulary head: the last token of each request, or all")
+    parser.add_argument("--attention", choices=("as-written", "causal", "rectangle"), default="as-written",
+                        help="pairs an attention computes: as each spec says, causal-effective, or the full rectangle")
+
+
+def _options(args) -> Options:
+    return Options(logits=args.logits, attention=args.attention)
+
+
+def _scenario(args) -> Scenario:
+    return Scenario(B=args.B, S=args.S, P=args.P, G=args.G)
+
+
+def _compile(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
+    options = _options(args) if args is not None and hasattr(args, "logits") else Options()
+    return compile_file(path, options=options, keep=keep)
+
+
+def _check(args) -> int:
+    for path in args.specs:
+        compiled = _compile(path)
+        report = evaluate(compiled, "decode", Scenario())
+        stacks = [c for c in compiled.ir.clusters.values() if c.kind == "repeat"]
+        print(f"{compiled.name} ({path}): ok")
+        print(f"  params              {grouped(report.params):>20}   {human_count(report.params)}")
+        print(f"  weight_bytes        {grouped(report.weight_bytes):>20}   {human_bytes(report.weight_bytes)}")
+        print(f"  kv_bytes_per_token  {grouped(report.kv_bytes_per_token):>20}   "
+              f"{human_bytes(report.kv_bytes_per_token)}")
+        print(f"  ops                 {len(compiled.ir.nodes):>20}   in "
+              + (", ".join(f"{c.label} ×{c.times}" for c in stacks) or "no repeated stack"))
+    return 0
+
+
+def _formula(args) -> int:
+    keep = frozenset(n.strip() for n in args.keep.split(",") if n.strip())
+    compiled = _compile(args.spec, args, keep)
+    print(formula.render(compiled, args.quantity or ["M", "F", "R"], args.phase, args.latex), end="")
+    return 0
+
+
+def _eval(args) -> int:
+    report = evaluate(_compile(args.spec, args), args.phase, _scenario(args))
+    if args.json:
+        print(json.dumps(report.model_dump(exclude_none=True), indent=2))
+    else:
+        print(tables.report_text(report), end="")
+    return 0
+
+
+def _compare(args) -> int:
+    reports = [evaluate(_compile(path, args), args.phase, _scenario(args)) for path in args.specs]
+    if args.format == "json":
+        print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))
+        return 0
+    table = (tables.params_table if args.table == "params" else tables.summary_table)(reports)
+    print({"text": table.text, "markdown": table.markdown, "csv": table.csv}[args.format](), end="")
+    return 0
+
+
+def _diagram(args) -> int:
+    from .render import dot
+
+    suffix = args.output.suffix.lower()
+    if suffix not in (".dot", ".svg", ".png"):
+        from archcost.dsl.errors import Diagnostic
+
+        raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{args.output}`: use .dot, .svg or .png")])
+    dot.write(_compile(args.spec), args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

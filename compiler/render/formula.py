@@ -1,0 +1,76 @@
+"""Closed forms of M, F, R as text or LaTeX, grouped the way the chapter writes them."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .. import costs
+from ..pipeline import Compiled
+from ..resolve import COMPONENTS
+from ..scenario import at_phase
+
+QUANTITIES: dict[str, tuple[tuple[str, str], ...]] = {
+    "M": (("params", "parameters"), ("weight_bytes", "bytes of weights"),
+          ("state_bytes", "bytes of context state held after the call (B requests, H = S + P)"),
+          ("state_per_token", "bytes of state per position per request (kv_bytes_per_token)")),
+    "F": (("flops_matrix", "matrix FLOPs"), ("flops_nonmatrix", "non-matrix FLOPs"),
+          ("context_flops", "query-context FLOPs (part of the matrix FLOPs)")),
+    "R": (("read_weights", "bytes of shared weights read"), ("read_lookups", "bytes of table rows gathered"),
+          ("read_state", "bytes of context state read"), ("read_activations", "bytes of activations read"),
+          ("write_state", "bytes of context state written"), ("write_activations", "bytes of activations written")),
+}
+
+LEGEND = {
+    "call": "m = B·P rows, m_out = rows through the head, N_pair = B(P·S + P(P+1)/2), "
+            "N_rect = B·P·(S+P), H = S + P",
+    "prefill": "B requests, S cached positions, P new tokens each",
+    "decode": "B requests, S cached positions, one new token each",
+    "request": "prefill of P tokens after S cached, then G − 1 decodes",
+}
+
+
+def formulas(compiled: Compiled, quantity: str, phase: str = "call") -> list[tuple[str, str, sp.Expr]]:
+    """(name, description, expression) for each field of M, F or R."""
+    rows = []
+    for field, description in QUANTITIES[quantity]:
+        if phase == "call":
+            expr = costs.grouped(compiled.graph, field)
+        else:
+            level = field in ("params", "weight_bytes", "state_bytes", "state_per_token")
+            expr = sp.factor_terms(sp.expand(at_phase(compiled.total(field), phase, compiled.options, level)))
+        rows.append((field, description, expr))
+    return rows
+
+
+def by_component(compiled: Compiled, field: str) -> list[tuple[str, sp.Expr]]:
+    groups = costs.by(compiled.graph, field, lambda op: op.component, COMPONENTS)
+    return [(name, sp.expand(expr)) for name, expr in groups.items() if expr != 0]
+
+
+def show(expr: sp.Expr, latex: bool = False) -> str:
+    if latex:
+        return sp.latex(expr, order="none", mul_symbol="dot")
+    return sp.sstr(expr, order="none")
+
+
+def render(compiled: Compiled, quantities: list[str], phase: str, latex: bool = False) -> str:
+    lines = [f"{compiled.name}: closed forms, phase `{phase}` ({LEGEND[phase]})",
+             f"options: {_options(compiled)}", ""]
+    for quantity in quantities:
+        lines.append(f"{quantity}:")
+        for field, description, expr in formulas(compiled, quantity, phase):
+            total = f" = {show(sp.Integer(expr.doit()) if expr.doit().is_Integer else expr.doit(), latex)}" \
+                if expr.is_number and not expr.is_Atom else ""
+            lines.append(f"  {field} = {show(expr, latex)}{total}")
+            lines.append(f"      # {description}")
+        if phase == "call" and quantity in ("M", "F"):
+            field = "params" if quantity == "M" else "flops_matrix"
+            lines.append(f"  {field} by component:")
+            for name, expr in by_component(compiled, field):
+                lines.append(f"    {name:<17} {show(expr, latex)}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _options(compiled: Compiled) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in compiled.options.model_dump().items())

@@ -1,0 +1,109 @@
+"""Tables a person reads: the side-by-side comparison, the check summary, an evaluation."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from ..evaluate import Report
+from ..resolve import COMPONENTS
+from .units import BINARY, grouped, human_bytes, human_count, human_flops
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str]
+
+    def text(self) -> str:
+        widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
+        line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+                                       for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        rule = "  ".join("-" * w for w in widths)
+        body = [self.title, "", line(self.header), rule, *map(line, self.rows)]
+        return "\n".join(body + ([""] + self.notes if self.notes else [])) + "\n"
+
+    def markdown(self) -> str:
+        out = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
+               "|" + "|".join("---" if i == 0 else "---:" for i in range(len(self.header))) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in self.rows]
+        return "\n".join(out + ([""] + self.notes if self.notes else [])) + "\n"
+
+    def csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerows([self.header, *self.rows])
+        return buffer.getvalue()
+
+
+def _scenario_text(report: Report) -> str:
+    shape = ", ".join(f"{k} = {v:,}" for k, v in report.scenario.items())
+    return f"phase {report.phase} ({shape})"
+
+
+def summary_table(reports: list[Report]) -> Table:
+    """One row per model: size, state growth and the cost of the chosen call."""
+    first = reports[0]
+    header = ["model", "params (B)", "weights (GB)", "KV/token (KiB)", "state (GiB)",
+              "matrix (TFLOPs)", "context (GFLOPs)", "non-matrix (GFLOPs)", "weights read (GB)", "state read (GiB)"]
+    rows = [[r.model, f"{r.params / 1e9:,.3f}", f"{r.weight_bytes / 1e9:,.2f}",
+             f"{r.kv_bytes_per_token / BINARY['KiB']:,.1f}", f"{r.state_bytes / BINARY['GiB']:,.3f}",
+             f"{r.flops_matrix / 1e12:,.2f}", f"{r.context_flops / 1e9:,.2f}",
+             f"{r.flops_nonmatrix / 1e9:,.2f}", f"{r.read_bytes['weights'] / 1e9:,.2f}",
+             f"{r.read_bytes['state'] / BINARY['GiB']:,.3f}"] for r in reports]
+    notes = ["GB = 10^9 bytes, GiB = 2^30 bytes. State is what the batch holds after the call.",
+             f"options: {_options(first)}"]
+    return Table(f"Cost comparison, {_scenario_text(first)}", header, rows, notes)
+
+
+def params_table(reports: list[Report]) -> Table:
+    """The chapter's Table 2-B: parameters in six classes, in billions."""
+    header = ["model", "total", *COMPONENTS]
+    rows = [[r.model, f"{r.params / 1e9:,.3f}",
+             *(_billions(r.params_by_component.get(c, 0)) for c in COMPONENTS)] for r in reports]
+    return Table("Parameters by class (billions of logical parameters)", header, rows,
+                 ["'<0.001' marks a class with fewer than a million parameters."])
+
+
+def _billions(value: float) -> str:
+    if value == 0:
+        return "0"
+    return "<0.001" if value < 5e5 else f"{value / 1e9:,.3f}"
+
+
+def _options(report: Report) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in report.options.items())
+
+
+def report_text(report: Report) -> str:
+    """`archcost eval` for a person: every quantity with exact base units and a readable unit."""
+    lines = [f"{report.model}: {_scenario_text(report)}", f"options: {_options(report)}", ""]
+    item = lambda name, value, human: lines.append(f"  {name:<22} {grouped(value):>26}   {human}")  # noqa: E731
+    item("params", report.params, human_count(report.params))
+    item("weight_bytes", report.weight_bytes, human_bytes(report.weight_bytes))
+    item("flops", report.flops, human_flops(report.flops))
+    item("flops_matrix", report.flops_matrix, human_flops(report.flops_matrix))
+    item("flops_nonmatrix", report.flops_nonmatrix, human_flops(report.flops_nonmatrix))
+    item("context_flops", report.context_flops, human_flops(report.context_flops))
+    item("state_bytes", report.state_bytes, human_bytes(report.state_bytes))
+    item("kv_bytes_per_token", report.kv_bytes_per_token, human_bytes(report.kv_bytes_per_token))
+    for key, value in report.read_bytes.items():
+        item(f"read_bytes.{key}", value, human_bytes(value))
+    for key, value in report.write_bytes.items():
+        item(f"write_bytes.{key}", value, human_bytes(value))
+    if report.prefill is not None and report.decode is not None:
+        lines.append("")
+        for part_name, part in (("prefill", report.prefill), ("decodes", report.decode)):
+            item(f"{part_name}.flops_matrix", part.flops_matrix, human_flops(part.flops_matrix))
+            item(f"{part_name}.read_state", part.read_bytes_state, human_bytes(part.read_bytes_state))
+            item(f"{part_name}.write_state", part.write_bytes_state, human_bytes(part.write_bytes_state))
+        item("context_token_reads", report.context_token_reads, "positions read by decodes")
+        item("positions_retained", report.positions_retained, "S + P + G − 1")
+    lines += ["", "  params by component:"]
+    for name, value in report.params_by_component.items():
+        if value:
+            lines.append(f"    {name:<20} {grouped(value):>26}   {human_count(value)}")
+    return "\n".join(lines) + "\n"
