@@ -193,3 +193,10 @@ def _plain(value) -> Number:
     if value.is_Rational or value.is_number:
         return float(value)
     raise AssertionError(value)
+
+
+def state_bytes_at(compiled: Compiled, history: int, batch: int = 1) -> Number:
+    """Context state held by `batch` requests of `history` positions each (the chapter's M(H))."""
+    from .symbols import H
+
+    return _plain(compiled.total("state_bytes").xreplace({H: history, B: batch}))

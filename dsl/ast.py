@@ -10,9 +10,17 @@ from .errors import Span
 
 
 class Node(BaseModel):
+    """Equality and dumps ignore spans: the same text anywhere in a file is the same tree."""
+
     model_config = ConfigDict(frozen=True)
 
-    span: Span | None = Field(default=None, repr=False, compare=False)
+    span: Span | None = Field(default=None, repr=False, exclude=True)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.model_dump() == other.model_dump()
+
+    def __hash__(self) -> int:
+        return hash(repr(self.model_dump()))
 
 
 # --- expressions -------------------------------------------------------------------------

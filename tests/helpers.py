@@ -1,0 +1,44 @@
+"""Helpers the tests share: spec paths, a compile cache, golden files."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from archcost.compiler.pipeline import Compiled, compile_file, compile_text
+from archcost.compiler.scenario import Options
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+STDLIB = ROOT / "stdlib"
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def spec_path(name: str) -> Path:
+    return SPECS / f"{name}.arch"
+
+
+@lru_cache(maxsize=None)
+def compiled(name: str, edits: tuple[tuple[str, str], ...] = (), options: Options = Options()) -> Compiled:
+    """A spec compiled once per test session; `edits` rewrite its text first (what-if variants)."""
+    path = spec_path(name)
+    if not edits:
+        return compile_file(path, options=options)
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, f"edit target {old!r} not in {path.name}"
+        text = text.replace(old, new)
+    return compile_text(text, options=options, name=str(path), base=path.parent)
+
+
+def check_golden(path: Path, actual: str, update: bool) -> None:
+    """Compare with a reviewed golden file, or rewrite it under --update-golden."""
+    if update or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual)
+        if not update:
+            pytest.fail(f"golden file {path.name} was missing and has been written; review and commit it")
+        return
+    assert actual == path.read_text(), f"output differs from {path.name}; rerun with --update-golden and review the diff"

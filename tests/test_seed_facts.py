@@ -1,0 +1,79 @@
+"""Every seed figure for a specified model, reproduced by the compiler within its printed rounding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sympy as sp
+import yaml
+
+from archcost.compiler import costs, symbols
+from archcost.compiler.evaluate import evaluate, state_bytes_at
+from archcost.compiler.scenario import Scenario
+
+from helpers import compiled
+
+FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
+
+
+def query(spec: str, q: dict) -> float:
+    """Evaluate one query of seed_facts.yaml against the compiled spec."""
+    spec = q.get("spec", spec)
+    model = compiled(spec, tuple(q.get("edit", {}).items()))
+    if "ratio" in q:
+        numerator, denominator = (query(spec, part) for part in q["ratio"])
+        return numerator / denominator
+    if "sum" in q:
+        return sum(query(spec, part) for part in q["sum"])
+    if "difference" in q:
+        first, second = (query(spec, part) for part in q["difference"])
+        return first - second
+    if "state_at" in q:
+        return state_bytes_at(model, history=q["state_at"], batch=q.get("B", 1))
+    if "coefficient" in q:
+        total = _layer_total(model, q["layer"], q["field"], q.get("kinds"))
+        return int(sp.expand(total).coeff(symbols.SCENARIO[q["coefficient"]]))
+    if "layer" in q:
+        return int(_layer_total(model, q["layer"], q["field"], q.get("kinds")))
+    if "group_size" in q:
+        return _group_size(model, q["group_size"])
+    if "get" in q:
+        shape = {k: q[k] for k in ("B", "S", "P", "G") if k in q}
+        report = evaluate(model, q.get("phase", "decode"), Scenario(**shape)).model_dump()
+        for key in q["get"].split("."):
+            report = report[key]
+        return report
+    raise NotImplementedError(f"query {q} is not implemented yet")
+
+
+def _layer_total(model, prefix: str, field: str, kinds) -> sp.Expr:
+    """Per-instance sum over the ops under `prefix` (one layer of a stack, not ×L)."""
+    return sp.Add(*(getattr(model.graph.nodes[op.id]["cost"], field) for op in costs.ops(model.graph)
+                    if op.id.startswith(prefix + ".") and (kinds is None or op.kind in kinds)))
+
+
+def _group_size(model, prefix: str) -> int:
+    attend = next(op for op in costs.ops(model.graph) if op.id.startswith(prefix) and op.kind == "attend")
+    cache = model.graph.nodes[attend.states[0]]["op"]
+    kv_heads = cache.args.width / (2 * attend.args.qk)  # K and V of kv_heads heads per position
+    return int(attend.args.heads / kv_heads)
+
+
+def _marks(fact: dict):
+    if "xfail" in fact:
+        raises = {"AssertionError": AssertionError}.get(fact.get("xfail_raises"), NotImplementedError)
+        return [pytest.mark.xfail(reason=fact["xfail"], strict=True, raises=raises)]
+    return []
+
+
+@pytest.mark.parametrize("fact", [pytest.param(f, id=f["id"], marks=_marks(f)) for f in FACTS])
+def test_seed_fact(fact):
+    value = query(fact["spec"], fact["query"])
+    assert abs(value - fact["value"]) <= fact["tolerance"], (
+        f"{fact['id']}: got {value}, the seed prints {fact['printed']} ({fact['source']})")
+
+
+def test_every_fact_names_its_source():
+    for fact in FACTS:
+        assert fact["source"].split()[0] in ("000", "001", "002"), fact["id"]
