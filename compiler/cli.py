@@ -13,7 +13,7 @@ from .evaluate import evaluate
 from .pipeline import Compiled, compile_file
 from .render import formula, tables
 from .render.units import grouped, human_bytes, human_count
-from .scenario import PHASES, Options, Scenario
+from .scenario import LEDGERS, PHASES, Options, Scenario
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
@@ -89,12 +89,20 @@ def _scenario_flags(parser: argparse.ArgumentParser, P: int) -> None:
 def _options_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--logits", choices=("last", "all"), default="last",
                         help="rows through the vocabulary head: the last token of each request, or all")
-    parser.add_argument("--attention", choices=("as-written", "causal", "rectangle"), default="as-written",
-                        help="pairs an attention computes: as each spec says, causal-effective, or the full rectangle")
+    parser.add_argument("--attention", choices=("as_written", "causal", "rectangle", "half_rectangle"),
+                        default=None, help="pairs an attention computes: as each spec says (default), "
+                        "causal-effective, the full rectangle, or half of it")
+    parser.add_argument("--vector-params", choices=("nonmatrix", "matrix"), default=None,
+                        help="count norm scales and biases as non-matrix work (default) or as 2 matrix FLOPs each")
+    parser.add_argument("--ledger", choices=tuple(LEDGERS), default="chapter",
+                        help="a source's counting conventions in one word: chapter (seed 002, default) or "
+                        "kipply (seed 000's 2N-per-token ledger); explicit flags override it")
 
 
 def _options(args) -> Options:
-    return Options(logits=args.logits, attention=args.attention)
+    chosen = dict(LEDGERS[args.ledger])
+    chosen.update({k: v for k, v in (("attention", args.attention), ("vector_params", args.vector_params)) if v})
+    return Options(logits=args.logits, **chosen)
 
 
 def _scenario(args) -> Scenario:

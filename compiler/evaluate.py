@@ -200,3 +200,15 @@ def state_bytes_at(compiled: Compiled, history: int, batch: int = 1) -> Number:
     from .symbols import H
 
     return _plain(compiled.total("state_bytes").xreplace({H: history, B: batch}))
+
+
+def attention_crossover(compiled: Compiled) -> float:
+    """The prefill length n (B = 1, S = 0) at which query-context FLOPs equal all other matrix FLOPs."""
+    attention = at_phase(compiled.total("context_flops"), "prefill", compiled.options)
+    rest = at_phase(compiled.total("flops_matrix"), "prefill", compiled.options) - attention
+    balance = sp.expand((attention - rest).xreplace({B: 1, S: 0}))
+    roots = [r for r in sp.Poly(balance, P).nroots(n=30) if r.is_real and r > 0]
+    if not roots:
+        raise ArchError([compiled.ir.sources.diagnostic(
+            "E401", "query-context FLOPs never catch up with the other matrix FLOPs", None)])
+    return float(min(roots))

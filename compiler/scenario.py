@@ -23,11 +23,25 @@ class Options(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    logits: Literal["last", "all"] = "last"          # m_out = B (last token of each request) or m
-    attention: Literal["as-written", "causal", "rectangle"] = "as-written"
+    # m_out = B (the last token of each request, seed 002 §2.1.2) or m (every token)
+    logits: Literal["last", "all"] = "last"
+    # pairs an `attend` computes: as its spec says, causal-effective, the full rectangle, or half
+    # the rectangle (seed 000 "Code mẫu 2": 2·L·n_ctx·d_attn per token with n_ctx = n)
+    attention: Literal["as_written", "causal", "rectangle", "half_rectangle"] = "as_written"
+    # vector parameters (norm scales, biases): non-matrix work, or 2 FLOPs per parameter per row
+    # as matrix work (seed 000's "2N per token" counts every non-embedding parameter)
+    vector_params: Literal["nonmatrix", "matrix"] = "nonmatrix"
 
     def cost_options(self) -> dict[str, str]:
-        return {} if self.attention == "as-written" else {"attention": self.attention}
+        chosen = {} if self.attention == "as_written" else {"attention": self.attention}
+        return {**chosen, "vector_params": self.vector_params}
+
+
+# Named ledgers: the conventions a source used, selectable as one word.
+LEDGERS: dict[str, dict[str, str]] = {
+    "chapter": {},                                                   # seed 002's calculator, the default
+    "kipply": {"attention": "half_rectangle", "vector_params": "matrix"},  # seed 000 "Code mẫu 2"
+}
 
 
 class Scenario(BaseModel):

@@ -9,8 +9,8 @@ import sympy as sp
 import yaml
 
 from archcost.compiler import costs, symbols
-from archcost.compiler.evaluate import evaluate, state_bytes_at
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.evaluate import attention_crossover, evaluate, state_bytes_at
+from archcost.compiler.scenario import LEDGERS, Options, Scenario
 
 from helpers import compiled
 
@@ -20,7 +20,8 @@ FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 def query(spec: str, q: dict) -> float:
     """Evaluate one query of seed_facts.yaml against the compiled spec."""
     spec = q.get("spec", spec)
-    model = compiled(spec, tuple(q.get("edit", {}).items()))
+    options = Options(**LEDGERS[q.get("ledger", "chapter")])
+    model = compiled(spec, tuple(q.get("edit", {}).items()), options)
     if "ratio" in q:
         numerator, denominator = (query(spec, part) for part in q["ratio"])
         return numerator / denominator
@@ -36,6 +37,8 @@ def query(spec: str, q: dict) -> float:
         return int(sp.expand(total).coeff(symbols.SCENARIO[q["coefficient"]]))
     if "layer" in q:
         return int(_layer_total(model, q["layer"], q["field"], q.get("kinds")))
+    if "crossover" in q:
+        return attention_crossover(model)
     if "group_size" in q:
         return _group_size(model, q["group_size"])
     if "get" in q:

@@ -22,7 +22,7 @@ def widths(a: SimpleNamespace):
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     over = ctx.options.get("attention") or a.over           # a run-wide override, named in outputs
-    pairs = symbols.N_rect if over == "rectangle" else symbols.N_pair
+    pairs = {"rectangle": symbols.N_rect, "half_rectangle": symbols.N_rect / 2}.get(over, symbols.N_pair)
     interaction = 2 * a.heads * (a.qk + a.v) * pairs       # QKᵀ: 2·qk, AV: 2·v per head and pair
     old_entries = symbols.B * symbols.S                    # the cache as it was before this call
     return Cost(
@@ -42,7 +42,8 @@ SPEC = OpSpec(
         Arg("heads", "dim", required=True, doc="query heads"),
         Arg("qk", "dim", required=True, doc="query-key dot-product width per head"),
         Arg("v", "dim", required=True, doc="value width per head"),
-        Arg("over", "enum", "causal", choices=("causal", "rectangle"), doc="which pairs are computed"),
+        Arg("over", "enum", "causal", choices=("causal", "rectangle", "half_rectangle"),
+            doc="which pairs are computed"),
         Arg("state", "state", None, doc="the cache read; default: the last cache in scope"),
     ),
     widths=widths,

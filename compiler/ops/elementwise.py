@@ -17,9 +17,12 @@ def widths(a: SimpleNamespace):
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    # seed 000's "2N per token" ledger counts a multiply-add per vector parameter as matrix work
+    as_matrix = 2 * a.rows * a.params if ctx.options.get("vector_params") == "matrix" else 0
     return Cost(
         params=a.params,
         weight_bytes=a.params * a.dtype,
+        flops_matrix=as_matrix,
         flops_nonmatrix=a.rows * a.flops,
         read_weights=a.params * a.dtype,
         read_activations=a.rows * a.width * a.inputs * ctx.act_bytes,

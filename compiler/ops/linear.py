@@ -22,11 +22,13 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     bias_weights = width_out * a.count if a.bias else ZERO
     weights = matrix_weights + bias_weights
     params = ZERO if a.tied else weights  # a tied head reuses the embedding table
+    bias_as_matrix = ctx.options.get("vector_params") == "matrix"
     return Cost(
         params=params,
         weight_bytes=params * a.dtype,
-        flops_matrix=2 * a.rows * matrix_weights,            # a multiply and an add per MAC
-        flops_nonmatrix=a.rows * bias_weights,                # one add per output for the bias
+        # a multiply and an add per MAC; seed 000's ledger also counts 2 per bias weight
+        flops_matrix=2 * a.rows * (matrix_weights + (bias_weights if bias_as_matrix else ZERO)),
+        flops_nonmatrix=ZERO if bias_as_matrix else a.rows * bias_weights,  # one add per output
         read_weights=weights * a.dtype,                       # every weight once per call
         read_activations=a.rows * width_in * a.count * ctx.act_bytes,
         write_activations=a.rows * width_out * a.count * ctx.act_bytes,
