@@ -49,14 +49,16 @@ def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:
         if value != 0:
             multiplicity = data["op"].multiplicity
             inner[multiplicity] = inner.get(multiplicity, sp.Integer(0)) + value
-    terms = [_times(mult, sp.expand(body)) for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)]
+    terms = [term for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)
+             for term in _terms(mult, sp.expand(body))]
     return sp.Add(*terms, evaluate=False) if terms else sp.Integer(0)
 
 
-def _times(multiplicity: sp.Expr, body: sp.Expr) -> sp.Expr:
+def _terms(multiplicity: sp.Expr, body: sp.Expr) -> list[sp.Expr]:
+    """The chapter's L·(...) for a stack; a single op's terms stand on their own."""
     if multiplicity == 1:
-        return body
-    return sp.Mul(multiplicity, body, evaluate=False)
+        return list(sp.Add.make_args(body))
+    return [sp.Mul(multiplicity, body, evaluate=False)]
 
 
 def node_cost(graph: nx.DiGraph, node_id: str) -> Cost:

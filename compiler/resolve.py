@@ -84,7 +84,8 @@ class _Resolver:
     def _the_model(self) -> ast.ModelDef:
         models = self.program.entry.models
         if not models:
-            raise ArchError([self.sources.diagnostic("E104", "no `model` in this file", None,
+            start = Span(file=self.program.entry.path, line=1, column=1, end_line=1, end_column=1)
+            raise ArchError([self.sources.diagnostic("E104", "no `model` in this file", start,
                                                      hint="a spec holds one `model \"Name\" { ... }`")])
         if len(models) > 1:
             raise ArchError([self.sources.diagnostic("E105", "more than one `model` in one file", models[1].span)])

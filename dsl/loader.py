@@ -48,7 +48,7 @@ def load_file(path: str | Path) -> Program:
     except OSError as exc:
         sources = Sources()
         raise ArchError([sources.diagnostic("E101", f"cannot read `{file}`: {exc.strerror or exc}", None)]) from None
-    return load_text(text, name=str(file), base=file.parent)
+    return load_text(text, name=display_name(file), base=file.parent)
 
 
 def load_text(text: str, name: str = "<text>", base: Path | None = None) -> Program:
@@ -57,6 +57,16 @@ def load_text(text: str, name: str = "<text>", base: Path | None = None) -> Prog
     loader = _Loader(sources)
     entry = loader.load(text, name, base or Path.cwd(), chain=())
     return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources)
+
+
+def display_name(path: Path) -> str:
+    """How a file is named in messages: `std/...` for the stdlib, else relative to the working folder."""
+    path = path.resolve()
+    for root, prefix in ((stdlib_root().resolve(), "std"), (Path.cwd().resolve(), "")):
+        if path.is_relative_to(root):
+            relative = path.relative_to(root).as_posix()
+            return f"{prefix}/{relative}" if prefix else relative
+    return str(path)
 
 
 def _read(file: Path) -> str:
@@ -82,7 +92,7 @@ class _Loader:
 
     def _follow(self, use: ast.Use, base: Path, chain: tuple[str, ...]) -> str:
         target = self._locate(use, base)
-        key = str(target)
+        key = display_name(target)
         if key in chain:
             cycle = " -> ".join([*chain[chain.index(key):], key])
             raise ArchError([self.sources.diagnostic("E103", f"cyclic `use`: {cycle}", use.span)])

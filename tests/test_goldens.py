@@ -1,0 +1,32 @@
+"""Every spec's printed formulas, DOT and prefill numbers, pinned as reviewed golden files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from archcost.compiler.evaluate import evaluate
+from archcost.compiler.render import dot, formula
+from archcost.compiler.scenario import Scenario
+from helpers import GOLDEN, SPECS, check_golden, compiled
+
+NAMES = sorted(p.stem for p in SPECS.glob("*.arch"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_formula_golden(name, update_golden):
+    text = formula.render(compiled(name), ["M", "F", "R"], "call")
+    check_golden(GOLDEN / "specs" / f"{name}.formula.txt", text, update_golden)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dot_golden(name, update_golden):
+    check_golden(GOLDEN / "specs" / f"{name}.dot", dot.to_dot(compiled(name)), update_golden)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_prefill_8k_golden(name, update_golden):
+    report = evaluate(compiled(name), "prefill", Scenario(B=1, S=0, P=8192))
+    text = json.dumps(report.model_dump(exclude_none=True), indent=2) + "\n"
+    check_golden(GOLDEN / "specs" / f"{name}.prefill-8k.json", text, update_golden)
