@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -153,4 +157,23 @@ def write(compiled: Compiled, path: Path) -> None:
         return
     import pygraphviz
 
-    pygraphviz.AGraph(string=source).draw(str(path), format=suffix, prog="dot")
+    with _native_stderr_filtered("Fontconfig warning"):
+        pygraphviz.AGraph(string=source).draw(str(path), format=suffix, prog="dot")
+
+
+@contextlib.contextmanager
+def _native_stderr_filtered(noise: str):
+    """Drop one known harmless line that the bundled Graphviz's fontconfig prints from C; keep the rest."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            kept = [line for line in capture.read().decode(errors="replace").splitlines() if noise not in line]
+            if kept:
+                print("\n".join(kept), file=sys.stderr)
