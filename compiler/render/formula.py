@@ -7,7 +7,7 @@ import sympy as sp
 from .. import costs
 from ..pipeline import Compiled
 from ..resolve import COMPONENTS
-from ..scenario import at_phase
+from ..scenario import LEVELS, at_phase
 
 QUANTITIES: dict[str, tuple[tuple[str, str], ...]] = {
     "M": (("params", "parameters"), ("weight_bytes", "bytes of weights"),
@@ -36,8 +36,8 @@ def formulas(compiled: Compiled, quantity: str, phase: str = "call") -> list[tup
         if phase == "call":
             expr = costs.grouped(compiled.graph, field)
         else:
-            level = field in ("params", "weight_bytes", "state_bytes", "state_per_token")
-            expr = sp.factor_terms(sp.expand(at_phase(compiled.total(field), phase, compiled.options, level)))
+            expr = sp.factor_terms(sp.expand(at_phase(compiled.total(field), phase, compiled.options,
+                                                      field in LEVELS)))
         rows.append((field, description, expr))
     return rows
 
