@@ -14,7 +14,7 @@ from .precision import FORMATS
 
 def annotate(graph: nx.DiGraph, options: dict[str, str], act_format: str = "bf16") -> nx.DiGraph:
     """Attach `cost` (per instance, per call) to every node; the graph is otherwise unchanged."""
-    for node_id, data in graph.nodes(data=True):
+    for _, data in graph.nodes(data=True):
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in op.states)
         context = CostContext(act_bytes=FORMATS[act_format], states=states, options=options)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from types import SimpleNamespace
 
 import sympy as sp
@@ -12,39 +12,14 @@ from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
 from archcost.dsl.loader import Program
 
 from . import precision, symbols
+from .arguments import bind_op_args, match_args, split_flow
 from .expr import Env, Problem, to_sympy
 from .ir import Cluster, ModelIR, OpNode, Tensor
 from .ops import REGISTRY, OpSpec
+from .scope import Scope, bind_output, block_input, check_widths, differs, sources
 
 COMPONENTS = ("embedding_output", "attention", "dense_ffn", "routed_experts", "engram", "other")
-FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
 MAX_NODES = 100_000
-
-
-@dataclass
-class Scope:
-    """Everything a statement sees: names, tensors, and where its ops land in the graph."""
-
-    env: Env
-    module: str
-    path: tuple[str, ...]
-    multiplicity: sp.Expr
-    component: str
-    roles: dict[str, str]
-    tensors: dict[str, Tensor]
-    current: Tensor
-    cluster: str | None
-    call_chain: tuple[str, ...] = ()
-    labels: dict[str, int] = field(default_factory=dict)
-    last_cache: str | None = None
-
-    def unique(self, label: str) -> str:
-        count = self.labels.get(label, 0) + 1
-        self.labels[label] = count
-        return label if count == 1 else f"{label}_{count}"
-
-    def qualify(self, label: str) -> str:
-        return ".".join((*self.path, label))
 
 
 def resolve(program: Program, keep: frozenset[str] = frozenset()) -> ModelIR:
@@ -167,7 +142,7 @@ class _Resolver:
                         tensors=dict(scope.tensors), cluster=cluster_id, labels={}, last_cache=None)
         self._body(stmt.body, inner)
         before, after = scope.current.width, inner.current.width
-        if before is not None and after is not None and _differs(before, after):
+        if before is not None and after is not None and differs(before, after):
             raise self.problem("E303", f"repeated body turns width {before} into {after}; "
                                "layer i+1 could not read layer i", stmt.span)
         scope.current = inner.current
@@ -186,9 +161,9 @@ class _Resolver:
         if block.name in scope.call_chain:
             chain = " -> ".join([*scope.call_chain, block.name])
             raise self.problem("E213", f"block `{block.name}` calls itself ({chain})", stmt.span)
-        flow, args = _split_flow(stmt.args)
+        flow, args = split_flow(stmt.args)
         values = self._bind_block_args(block, args, scope, stmt)
-        source = self._source(flow, scope, stmt.span)
+        source = block_input(flow, scope)
         label = scope.unique(stmt.label or block.name)
         cluster_id = scope.qualify(label)
         self.clusters[cluster_id] = Cluster(cluster_id, label if label == block.name else f"{label}: {block.name}",
@@ -198,7 +173,7 @@ class _Resolver:
                       tensors={"input": source}, current=source, cluster=cluster_id,
                       call_chain=(*scope.call_chain, block.name))
         self._body(block.body, inner)
-        self._bind_output(flow, scope, label, inner.current)
+        bind_output(flow, scope, label, inner.current)
 
     def _find_block(self, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:
         visible = self.blocks[scope.module]
@@ -227,7 +202,7 @@ class _Resolver:
     def _bind_block_args(self, block: ast.BlockDef, args: list[ast.Arg], scope: Scope,
                          stmt: ast.BlockCall) -> dict[str, sp.Basic]:
         names = [p.name for p in block.params]
-        given = _match_args(args, names, f"block `{block.name}`", self.problem, stmt.span)
+        given = match_args(args, names, f"block `{block.name}`", self.problem)
         values: dict[str, sp.Basic] = {}
         for param in block.params:
             if isinstance(given.get(param.name), ast.Signature):
@@ -250,18 +225,18 @@ class _Resolver:
             hint = (f"`{stmt.op}` is a block: call it as `{stmt.op}(...)`" if stmt.op in blocks
                     else did_you_mean(stmt.op, REGISTRY))
             raise self.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
-        flow, args = _split_flow(stmt.args)
-        values = self._bind_op_args(spec, args, scope, stmt)
+        flow, args = split_flow(stmt.args)
+        values = bind_op_args(spec, args, scope, stmt)
         in_width, out_width = spec.widths(values)
         label = scope.unique(stmt.label or stmt.op)
         node_id = scope.qualify(label)
-        sources = self._sources(flow, scope, stmt.span)
-        self._check_widths(spec, in_width, sources, stmt, label)
+        inputs = sources(flow, scope)
+        check_widths(spec, in_width, inputs, stmt, label, scope)
         states = self._states(spec, values, scope, stmt)
         rows = getattr(values, "rows", symbols.m)
         node = OpNode(id=node_id, kind=spec.kind, label=label, component=scope.component,
                       multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
-                      rows=rows, inputs=tuple(dict.fromkeys(s.producer for s in sources if s.producer)),
+                      rows=rows, inputs=tuple(dict.fromkeys(s.producer for s in inputs if s.producer)),
                       states=states, cluster=scope.cluster, span=stmt.span)
         if len(self.nodes) >= MAX_NODES:
             raise self.problem("E211", f"more than {MAX_NODES} ops", stmt.span)
@@ -270,91 +245,7 @@ class _Resolver:
             scope.last_cache = node_id
             scope.tensors[label] = Tensor(node_id, rows, in_width)
         if spec.produces:
-            self._bind_output(flow, scope, label, Tensor(node_id, rows, out_width))
-
-    def _bind_op_args(self, spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) -> SimpleNamespace:
-        names = [a.name for a in spec.args]
-        given = _match_args(args, names, f"op `{spec.kind}`", self.problem, stmt.span, spec.positional)
-        values = {}
-        for arg in spec.args:
-            if arg.name not in given:
-                if arg.required:
-                    raise self.problem("E202", f"missing argument `{arg.name}` of `{spec.kind}`", stmt.span,
-                                       hint=arg.doc or None)
-                values[arg.name] = self._default(arg, scope)
-                continue
-            values[arg.name] = self._value(arg, given[arg.name], scope, spec)
-        return SimpleNamespace(**values)
-
-    def _default(self, arg, scope: Scope):
-        if arg.kind == "dtype":
-            return precision.FORMATS[scope.roles[arg.default]]
-        if arg.kind in ("bool",):
-            return bool(arg.default)
-        if isinstance(arg.default, int):
-            return sp.Integer(arg.default)
-        return arg.default
-
-    def _value(self, arg, expr, scope: Scope, spec: OpSpec):
-        if arg.kind == "signature":
-            if not isinstance(expr, ast.Signature):
-                raise self.problem("E211", f"`{spec.kind}` needs `in -> out` widths", expr.span)
-            return (self._dim(expr.source, scope), self._dim(expr.target, scope))
-        if isinstance(expr, ast.Signature):
-            raise self.problem("E211", f"`{arg.name}` takes a value, not `in -> out`", expr.span)
-        if arg.kind == "state":
-            return self._state_name(expr, scope)
-        value = to_sympy(expr, scope.env)
-        match arg.kind:
-            case "dim":
-                return self._check_dim(value, expr)
-            case "expr":
-                return self._check_number(value, expr)
-            case "bool":
-                if value not in (sp.true, sp.false):
-                    raise self.problem("E211", f"`{arg.name}` takes true or false, not `{value}`", expr.span)
-                return value == sp.true
-            case "enum":
-                return self._enum(arg, value, expr)
-            case "dtype":
-                return self._dtype(value, expr, scope)
-        raise AssertionError(arg.kind)
-
-    def _dim(self, expr: ast.Expr, scope: Scope) -> sp.Expr:
-        return self._check_dim(to_sympy(expr, scope.env), expr)
-
-    def _check_number(self, value, expr) -> sp.Expr:
-        if isinstance(value, sp.logic.boolalg.BooleanAtom):
-            raise self.problem("E211", f"expected a number, got `{value}`", expr.span)
-        return value
-
-    def _check_dim(self, value, expr) -> sp.Expr:
-        value = self._check_number(value, expr)
-        if value.is_number and not value > 0:
-            raise self.problem("E301", f"dimension `{_show(expr)}` is {value}; sizes must be positive", expr.span)
-        return value
-
-    def _enum(self, arg, value, expr) -> str:
-        name = value.name if isinstance(value, sp.Symbol) else str(value)
-        if name not in arg.choices:
-            raise self.problem("E211", f"`{arg.name}` is one of {', '.join(arg.choices)}, not `{name}`", expr.span,
-                               hint=did_you_mean(name, arg.choices))
-        self.first_use.pop(value, None)  # an enum word is not a dimension
-        return name
-
-    def _dtype(self, value, expr, scope: Scope) -> sp.Expr:
-        name = value.name if isinstance(value, sp.Symbol) else str(value)
-        self.first_use.pop(value, None)
-        fmt = scope.roles.get(name, name)
-        if fmt not in precision.FORMATS:
-            raise self.problem("E210", f"unknown number format or precision role `{name}`", expr.span,
-                               hint=did_you_mean(name, [*precision.FORMATS, *scope.roles]))
-        return precision.FORMATS[fmt]
-
-    def _state_name(self, expr, scope: Scope) -> str:
-        if not isinstance(expr, ast.Name) or expr.id not in scope.tensors:
-            raise self.problem("E207", f"`state` names a cache in this block", expr.span)
-        return scope.tensors[expr.id].producer
+            bind_output(flow, scope, label, Tensor(node_id, rows, out_width))
 
     def _states(self, spec: OpSpec, values: SimpleNamespace, scope: Scope, stmt: ast.Op) -> tuple[str, ...]:
         if spec.arg("state") is None:
@@ -365,90 +256,3 @@ class _Resolver:
                                hint="declare `cache NAME: per_token, width = ...` first, or pass `state = NAME`")
         return (chosen,)
 
-    # --- data flow ----------------------------------------------------------------------
-
-    def _sources(self, flow: dict[str, ast.Keyword], scope: Scope, span) -> list[Tensor]:
-        chosen = flow.get("on") or flow.get("from")
-        if chosen is None:
-            return [scope.current]
-        items = chosen.value.items if isinstance(chosen.value, ast.Tuple) else [chosen.value]
-        return [self._tensor(item, scope) for item in items]
-
-    def _source(self, flow: dict[str, ast.Keyword], scope: Scope, span) -> Tensor:
-        sources = self._sources(flow, scope, span)
-        if len(sources) == 1:
-            return sources[0]
-        widths = [s.width for s in sources]
-        width = None if any(w is None for w in widths) else sp.Add(*widths)
-        return Tensor(sources[-1].producer, sources[-1].rows, width)
-
-    def _tensor(self, item: ast.Expr, scope: Scope) -> Tensor:
-        if not isinstance(item, ast.Name):
-            raise self.problem("E207", "`from`/`on` take a tensor name or a tuple of names", item.span)
-        if item.id not in scope.tensors:
-            raise self.problem("E207", f"unknown tensor `{item.id}`", item.span,
-                               hint=did_you_mean(item.id, scope.tensors) or
-                               f"names in this block: {', '.join(sorted(scope.tensors))}")
-        return scope.tensors[item.id]
-
-    def _bind_output(self, flow: dict[str, ast.Keyword], scope: Scope, label: str, tensor: Tensor) -> None:
-        scope.tensors[label] = tensor
-        scope.current = tensor
-        target = flow.get("on")
-        if target is not None and isinstance(target.value, ast.Name):
-            scope.tensors[target.value.id] = tensor  # an in-place transform takes over the name
-
-    def _check_widths(self, spec: OpSpec, in_width, sources: list[Tensor], stmt: ast.Op, label: str) -> None:
-        if in_width is None or any(s.width is None for s in sources):
-            return
-        produced = [s.width for s in sources] if spec.input_rule == "each" else [sp.Add(*(s.width for s in sources))]
-        for width in produced:
-            if _differs(in_width, width):
-                names = ", ".join(_producer_label(s) for s in sources)
-                raise self.problem("E300", f"width mismatch: `{spec.kind} {label}` reads width {in_width} "
-                                   f"but its input ({names}) has width {width}", stmt.span)
-
-
-def _split_flow(args: list[ast.Arg]) -> tuple[dict[str, ast.Keyword], list[ast.Arg]]:
-    flow = {a.name: a for a in args if isinstance(a, ast.Keyword) and a.name in FLOW_ARGS}
-    return flow, [a for a in args if not (isinstance(a, ast.Keyword) and a.name in FLOW_ARGS)]
-
-
-def _match_args(args: list[ast.Arg], names: list[str], what: str, problem, span,
-                positional: tuple[str, ...] | None = None) -> dict[str, ast.Expr | ast.Signature]:
-    """Map positional and keyword arguments onto parameter names, checking arity."""
-    order = list(positional) if positional is not None else names
-    given: dict[str, ast.Expr | ast.Signature] = {}
-    slots = iter(order)
-    for arg in args:
-        if isinstance(arg, ast.Keyword):
-            if arg.name not in names:
-                raise problem("E201", f"{what} has no argument `{arg.name}`", arg.span,
-                              hint=did_you_mean(arg.name, [*names, *FLOW_ARGS]) or f"it takes: {', '.join(names)}")
-            name, value = arg.name, arg.value
-        else:
-            name = next(slots, None)
-            if name is None:
-                raise problem("E203", f"too many positional arguments for {what}", arg.span,
-                              hint=f"it takes: {', '.join(order) or 'keyword arguments only'}")
-            value = arg if isinstance(arg, ast.Signature) else arg.value
-        if name in given:
-            raise problem("E204", f"argument `{name}` of {what} given twice", arg.span)
-        given[name] = value
-    return given
-
-
-def _differs(a: sp.Expr, b: sp.Expr) -> bool:
-    """True only when the two widths are provably different (their difference is a nonzero number)."""
-    difference = sp.expand(a - b)
-    return bool(difference.is_number and difference != 0)
-
-
-def _producer_label(tensor: Tensor) -> str:
-    return tensor.producer.rsplit(".", 1)[-1] if tensor.producer else "tokens"
-
-
-def _show(expr: ast.Expr) -> str:
-    from archcost.dsl.printer import format_expr
-
-    return format_expr(expr)

@@ -6,7 +6,6 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler import costs
 from archcost.compiler.evaluate import evaluate
 from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.render import formula

@@ -21,7 +21,7 @@ class Table:
     def text(self) -> str:
         widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
         line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
-                                       for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+                                       for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
         rule = "  ".join("-" * w for w in widths)
         body = [self.title, "", line(self.header), rule, *map(line, self.rows)]
         return "\n".join(body + ([""] + self.notes if self.notes else [])) + "\n"

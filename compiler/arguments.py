@@ -1,0 +1,142 @@
+"""Call arguments to parameters: arity checks, and typed values for an op's arguments."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import sympy as sp
+
+from archcost.dsl import ast
+from archcost.dsl.errors import did_you_mean
+from archcost.dsl.printer import format_expr
+
+from . import precision
+from .expr import to_sympy
+from .ops import Arg, OpSpec
+from .scope import Scope
+
+FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
+
+
+def split_flow(args: list[ast.Arg]) -> tuple[dict[str, ast.Keyword], list[ast.Arg]]:
+    """Separate `from`/`on` (data flow) from the arguments the op or block itself takes."""
+    flow = {a.name: a for a in args if isinstance(a, ast.Keyword) and a.name in FLOW_ARGS}
+    return flow, [a for a in args if not (isinstance(a, ast.Keyword) and a.name in FLOW_ARGS)]
+
+
+def match_args(args: list[ast.Arg], names: list[str], what: str, problem, positional: tuple[str, ...] | None = None
+               ) -> dict[str, ast.Expr | ast.Signature]:
+    """Map positional and keyword arguments onto parameter names, checking arity."""
+    order = list(positional) if positional is not None else names
+    given: dict[str, ast.Expr | ast.Signature] = {}
+    slots = iter(order)
+    for arg in args:
+        if isinstance(arg, ast.Keyword):
+            if arg.name not in names:
+                raise problem("E201", f"{what} has no argument `{arg.name}`", arg.span,
+                              hint=did_you_mean(arg.name, [*names, *FLOW_ARGS]) or f"it takes: {', '.join(names)}")
+            name, value = arg.name, arg.value
+        else:
+            name = next(slots, None)
+            if name is None:
+                raise problem("E203", f"too many positional arguments for {what}", arg.span,
+                              hint=f"it takes: {', '.join(order) or 'keyword arguments only'}")
+            value = arg if isinstance(arg, ast.Signature) else arg.value
+        if name in given:
+            raise problem("E204", f"argument `{name}` of {what} given twice", arg.span)
+        given[name] = value
+    return given
+
+
+def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) -> SimpleNamespace:
+    """Typed values for every argument of `spec`, defaults filled in."""
+    problem = scope.env.problem
+    given = match_args(args, [a.name for a in spec.args], f"op `{spec.kind}`", problem, spec.positional)
+    values = {}
+    for arg in spec.args:
+        if arg.name in given:
+            values[arg.name] = _value(arg, given[arg.name], scope, spec)
+        elif arg.required:
+            raise problem("E202", f"missing argument `{arg.name}` of `{spec.kind}`", stmt.span, hint=arg.doc or None)
+        else:
+            values[arg.name] = _default(arg, scope)
+    return SimpleNamespace(**values)
+
+
+def _default(arg: Arg, scope: Scope):
+    if arg.kind == "dtype":
+        return precision.FORMATS[scope.roles[arg.default]]
+    if arg.kind == "bool":
+        return bool(arg.default)
+    if isinstance(arg.default, int):
+        return sp.Integer(arg.default)
+    return arg.default
+
+
+def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
+    problem = scope.env.problem
+    if arg.kind == "signature":
+        if not isinstance(expr, ast.Signature):
+            raise problem("E211", f"`{spec.kind}` needs `in -> out` widths", expr.span)
+        return (_dimension(to_sympy(expr.source, scope.env), expr.source, scope),
+                _dimension(to_sympy(expr.target, scope.env), expr.target, scope))
+    if isinstance(expr, ast.Signature):
+        raise problem("E211", f"`{arg.name}` takes a value, not `in -> out`", expr.span)
+    if arg.kind == "state":
+        return _state_name(expr, scope)
+    value = to_sympy(expr, scope.env)
+    match arg.kind:
+        case "dim":
+            return _dimension(value, expr, scope)
+        case "expr":
+            return _number(value, expr, scope)
+        case "bool":
+            if value not in (sp.true, sp.false):
+                raise problem("E211", f"`{arg.name}` takes true or false, not `{value}`", expr.span)
+            return value == sp.true
+        case "enum":
+            return _enum(arg, _word(value, scope), expr, scope)
+        case "dtype":
+            return _dtype(_word(value, scope), expr, scope)
+    raise AssertionError(arg.kind)
+
+
+def _number(value, expr, scope: Scope) -> sp.Expr:
+    if isinstance(value, sp.logic.boolalg.BooleanAtom):
+        raise scope.env.problem("E211", f"expected a number, got `{value}`", expr.span)
+    return value
+
+
+def _dimension(value, expr, scope: Scope) -> sp.Expr:
+    value = _number(value, expr, scope)
+    if value.is_number and not value > 0:
+        raise scope.env.problem("E301", f"dimension `{format_expr(expr)}` is {value}; sizes must be positive",
+                                expr.span)
+    return value
+
+
+def _word(value, scope: Scope) -> str:
+    """An enum word or format name: an unbound name, which is therefore not a dimension."""
+    scope.env.first_use.pop(value, None)
+    return value.name if isinstance(value, sp.Symbol) else str(value)
+
+
+def _enum(arg: Arg, name: str, expr, scope: Scope) -> str:
+    if name not in arg.choices:
+        raise scope.env.problem("E211", f"`{arg.name}` is one of {', '.join(arg.choices)}, not `{name}`",
+                                expr.span, hint=did_you_mean(name, arg.choices))
+    return name
+
+
+def _dtype(name: str, expr, scope: Scope) -> sp.Expr:
+    fmt = scope.roles.get(name, name)
+    if fmt not in precision.FORMATS:
+        raise scope.env.problem("E210", f"unknown number format or precision role `{name}`", expr.span,
+                                hint=did_you_mean(name, [*precision.FORMATS, *scope.roles]))
+    return precision.FORMATS[fmt]
+
+
+def _state_name(expr, scope: Scope) -> str:
+    if not isinstance(expr, ast.Name) or expr.id not in scope.tensors:
+        raise scope.env.problem("E207", "`state` names a cache in this block", expr.span)
+    return scope.tensors[expr.id].producer

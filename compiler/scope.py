@@ -1,0 +1,99 @@
+"""What a statement sees while resolving, and how tensors flow between ops (with width checks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from archcost.dsl import ast
+from archcost.dsl.errors import did_you_mean
+
+from .expr import Env
+from .ir import Tensor
+from .ops import OpSpec
+
+
+@dataclass
+class Scope:
+    """Everything a statement sees: names, tensors, and where its ops land in the graph."""
+
+    env: Env
+    module: str
+    path: tuple[str, ...]
+    multiplicity: sp.Expr
+    component: str
+    roles: dict[str, str]
+    tensors: dict[str, Tensor]
+    current: Tensor
+    cluster: str | None
+    call_chain: tuple[str, ...] = ()
+    labels: dict[str, int] = field(default_factory=dict)
+    last_cache: str | None = None
+
+    def unique(self, label: str) -> str:
+        count = self.labels.get(label, 0) + 1
+        self.labels[label] = count
+        return label if count == 1 else f"{label}_{count}"
+
+    def qualify(self, label: str) -> str:
+        return ".".join((*self.path, label))
+
+
+def sources(flow: dict[str, ast.Keyword], scope: Scope) -> list[Tensor]:
+    """The tensors an op or call reads: `on`/`from` names, or the previous statement's output."""
+    chosen = flow.get("on") or flow.get("from")
+    if chosen is None:
+        return [scope.current]
+    items = chosen.value.items if isinstance(chosen.value, ast.Tuple) else [chosen.value]
+    return [_tensor(item, scope) for item in items]
+
+
+def block_input(flow: dict[str, ast.Keyword], scope: Scope) -> Tensor:
+    """One tensor for a block's `input`: several sources side by side."""
+    inputs = sources(flow, scope)
+    if len(inputs) == 1:
+        return inputs[0]
+    widths = [s.width for s in inputs]
+    width = None if any(w is None for w in widths) else sp.Add(*widths)
+    return Tensor(inputs[-1].producer, inputs[-1].rows, width)
+
+
+def _tensor(item: ast.Expr, scope: Scope) -> Tensor:
+    if not isinstance(item, ast.Name):
+        raise scope.env.problem("E207", "`from`/`on` take a tensor name or a tuple of names", item.span)
+    if item.id not in scope.tensors:
+        raise scope.env.problem("E207", f"unknown tensor `{item.id}`", item.span,
+                                hint=did_you_mean(item.id, scope.tensors)
+                                or f"names in this block: {', '.join(sorted(scope.tensors))}")
+    return scope.tensors[item.id]
+
+
+def bind_output(flow: dict[str, ast.Keyword], scope: Scope, label: str, tensor: Tensor) -> None:
+    scope.tensors[label] = tensor
+    scope.current = tensor
+    target = flow.get("on")
+    if target is not None and isinstance(target.value, ast.Name):
+        scope.tensors[target.value.id] = tensor  # an in-place transform takes over the name
+
+
+def check_widths(spec: OpSpec, in_width, inputs: list[Tensor], stmt: ast.Op, label: str, scope: Scope) -> None:
+    """An op must read the width its inputs have: side by side (concat) or each alike (each)."""
+    if in_width is None or any(s.width is None for s in inputs):
+        return
+    produced = [s.width for s in inputs] if spec.input_rule == "each" else [sp.Add(*(s.width for s in inputs))]
+    for width in produced:
+        if differs(in_width, width):
+            names = ", ".join(_producer_label(s) for s in inputs)
+            raise scope.env.problem("E300", f"width mismatch: `{spec.kind} {label}` reads width {in_width} "
+                                    f"but its input ({names}) has width {width}", stmt.span)
+
+
+def differs(a: sp.Expr, b: sp.Expr) -> bool:
+    """True only when the two widths are provably different (their difference is a nonzero number)."""
+    difference = sp.expand(a - b)
+    return bool(difference.is_number and difference != 0)
+
+
+def _producer_label(tensor: Tensor) -> str:
+    return tensor.producer.rsplit(".", 1)[-1] if tensor.producer else "tokens"
