@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from archcost.dsl.errors import ArchError
+from archcost.dsl.loader import load_file
 
 from .evaluate import evaluate
 from .pipeline import Compiled, compile_file
-from .render import formula, tables
+from .render import formula, listing, tables
 from .render.units import grouped, human_bytes, human_count
 from .scenario import LEDGERS, PHASES, Options, Scenario
 
@@ -41,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="validate specs and print a one-screen summary")
     check.add_argument("specs", nargs="+", metavar="SPEC")
+    check.add_argument("--emit", choices=("summary", "ast", "graph"), default="summary",
+                       help="what to print: the summary, the syntax tree (JSON), or the op graph")
     check.set_defaults(run=_check)
 
     show = commands.add_parser("formula", help="print closed forms of M, F, R")
@@ -116,7 +119,13 @@ def _compile(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compil
 
 def _check(args) -> int:
     for path in args.specs:
+        if args.emit == "ast":
+            print(listing.ast_listing(load_file(path)), end="")
+            continue
         compiled = _compile(path)
+        if args.emit == "graph":
+            print(listing.graph_listing(compiled), end="")
+            continue
         report = evaluate(compiled, "decode", Scenario())
         stacks = [c for c in compiled.ir.clusters.values() if c.kind == "repeat"]
         print(f"{compiled.name} ({path}): ok")

@@ -30,3 +30,10 @@ def test_prefill_8k_golden(name, update_golden):
     report = evaluate(compiled(name), "prefill", Scenario(B=1, S=0, P=8192))
     text = json.dumps(report.model_dump(exclude_none=True), indent=2) + "\n"
     check_golden(GOLDEN / "specs" / f"{name}.prefill-8k.json", text, update_golden)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_graph_listing_golden(name, update_golden):
+    from archcost.compiler.render import listing
+
+    check_golden(GOLDEN / "specs" / f"{name}.graph.txt", listing.graph_listing(compiled(name)), update_golden)
