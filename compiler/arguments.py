@@ -16,12 +16,14 @@ from .ops import Arg, OpSpec
 from .scope import Scope
 
 FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
+OP_WIDE_ARGS = ("component",)  # accepted by every op: its class in params_by_component
 
 
-def split_flow(args: list[ast.Arg]) -> tuple[dict[str, ast.Keyword], list[ast.Arg]]:
-    """Separate `from`/`on` (data flow) from the arguments the op or block itself takes."""
-    flow = {a.name: a for a in args if isinstance(a, ast.Keyword) and a.name in FLOW_ARGS}
-    return flow, [a for a in args if not (isinstance(a, ast.Keyword) and a.name in FLOW_ARGS)]
+def split_flow(args: list[ast.Arg], reserved: tuple[str, ...] = FLOW_ARGS
+               ) -> tuple[dict[str, ast.Keyword], list[ast.Arg]]:
+    """Separate `from`/`on` (data flow) and other `reserved` keywords from the op's or block's own."""
+    flow = {a.name: a for a in args if isinstance(a, ast.Keyword) and a.name in reserved}
+    return flow, [a for a in args if not (isinstance(a, ast.Keyword) and a.name in reserved)]
 
 
 def match_args(args: list[ast.Arg], names: list[str], what: str, problem, positional: tuple[str, ...] | None = None
@@ -84,6 +86,8 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
         raise problem("E211", f"`{arg.name}` takes a value, not `in -> out`", expr.span)
     if arg.kind == "state":
         return _state_name(expr, scope)
+    if arg.kind == "mode":
+        return _mode(arg, expr, scope)
     value = to_sympy(expr, scope.env)
     match arg.kind:
         case "dim":
@@ -134,6 +138,28 @@ def _dtype(name: str, expr, scope: Scope) -> sp.Expr:
         raise scope.env.problem("E210", f"unknown number format or precision role `{name}`", expr.span,
                                 hint=did_you_mean(name, [*precision.FORMATS, *scope.roles]))
     return precision.FORMATS[fmt]
+
+
+def _mode(arg: Arg, expr, scope: Scope) -> tuple:
+    """`causal`, `window(128)` or, where `sums` allows, `window(128) + top(512)`: a tuple of terms."""
+    value = to_sympy(expr, scope.env)
+    parts = sp.Add.make_args(value) if arg.sums else (value,)
+    return tuple(_term(arg, part, expr, scope) for part in parts)
+
+
+def _term(arg: Arg, value, expr, scope: Scope) -> tuple:
+    arities = dict(choice.split("/") if "/" in choice else (choice, "0") for choice in arg.choices)
+    if isinstance(value, sp.Symbol):
+        name, args = _word(value, scope), ()
+    elif isinstance(value, sp.core.function.AppliedUndef):
+        name, args = value.func.__name__, tuple(_dimension(a, expr, scope) for a in value.args)
+    else:
+        name, args = sp.sstr(value), ()
+    if name not in arities or int(arities[name]) != len(args):
+        shown = ", ".join(c.replace("/1", "(n)") for c in arg.choices)
+        raise scope.env.problem("E211", f"`{arg.name}` is one of {shown}, not `{format_expr(expr)}`", expr.span,
+                                hint=did_you_mean(name, arities))
+    return (name, args)
 
 
 def _state_name(expr, scope: Scope) -> str:

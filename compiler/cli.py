@@ -97,6 +97,8 @@ def _options_flags(parser: argparse.ArgumentParser) -> None:
                         "causal-effective, the full rectangle, or half of it")
     parser.add_argument("--vector-params", choices=("nonmatrix", "matrix"), default=None,
                         help="count norm scales and biases as non-matrix work (default) or as 2 matrix FLOPs each")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=WORD",
+                        help="choose one of the spec's execution paths, e.g. mla_cache=expanded; repeatable")
     parser.add_argument("--ledger", choices=tuple(LEDGERS), default="chapter",
                         help="a source's counting conventions in one word: chapter (seed 002, default) or "
                         "kipply (seed 000's 2N-per-token ledger); explicit flags override it")
@@ -105,7 +107,20 @@ def _options_flags(parser: argparse.ArgumentParser) -> None:
 def _options(args) -> Options:
     chosen = dict(LEDGERS[args.ledger])
     chosen.update({k: v for k, v in (("attention", args.attention), ("vector_params", args.vector_params)) if v})
-    return Options(logits=args.logits, **chosen)
+    return Options(logits=args.logits, paths=_paths(args.option), **chosen)
+
+
+def _paths(given: list[str]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in given:
+        name, sep, word = item.partition("=")
+        if not sep or not name.strip() or not word.strip():
+            from archcost.dsl.errors import Diagnostic
+
+            raise ArchError([Diagnostic(code="E401", message=f"`--option {item}`: write NAME=WORD, "
+                                                             "e.g. mla_cache=expanded")])
+        pairs.append((name.strip(), word.strip()))
+    return tuple(pairs)
 
 
 def _scenario(args) -> Scenario:

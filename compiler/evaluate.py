@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import costs
+from .ops import REGISTRY
 from .ops.cache import KINDS
 from .pipeline import Compiled
 from .resolve import COMPONENTS
@@ -47,7 +48,9 @@ class Report(BaseModel):
     context_flops: Number
     state_bytes: Number
     state_by_kind: dict[str, Number]
-    kv_bytes_per_token: Number
+    state_fixed_bytes: Number        # one request's state that does not grow with context (M_fixed)
+    kv_bytes_per_token: Number       # one request's state growth per position (c_state)
+    temp_bytes_peak: Number          # the largest temporary any one op holds during the call
     read_bytes: dict[str, Number]
     write_bytes: dict[str, Number]
     # request phase only (§2.2.3): its prefill and its G − 1 decodes apart
@@ -67,7 +70,7 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     flops_matrix, flops_nonmatrix = value.total("flops_matrix"), value.total("flops_nonmatrix")
     report = Report(
         model=compiled.name, phase=phase, scenario=_shape(scenario, phase),
-        options=compiled.options.model_dump(),
+        options=compiled.options_named(),
         params=value.total("params"),
         params_by_component=value.each(costs.by(compiled.graph, "params", _component, COMPONENTS), "params"),
         weight_bytes=value.total("weight_bytes"),
@@ -76,7 +79,9 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
         context_flops=value.total("context_flops"),
         state_bytes=value.total("state_bytes"),
         state_by_kind=value.each(_state_by_kind(compiled), "state_bytes"),
+        state_fixed_bytes=value.total("state_fixed"),
         kv_bytes_per_token=value.total("state_per_token"),
+        temp_bytes_peak=_temp_peak(compiled, phase, scenario),
         read_bytes={**read, "total": sum(read.values())},
         write_bytes={**write, "total": sum(write.values())},
     )
@@ -100,6 +105,13 @@ def attention_crossover(compiled: Compiled) -> float:
     return float(min(roots))
 
 
+def _temp_peak(compiled: Compiled, phase: str, scenario: Scenario) -> Number:
+    """Temporaries are freed op by op: the peak is the largest one, in a request's prefill."""
+    value = _Evaluator(compiled, "prefill" if phase == "request" else phase, scenario)
+    return max((value(data["cost"].temp_bytes, "temp_bytes") for _, data in compiled.graph.nodes(data=True)),
+               default=0)
+
+
 def _component(op) -> str:
     return op.component
 
@@ -110,8 +122,13 @@ def _flops_by_component(compiled: Compiled) -> dict[str, sp.Expr]:
     return {k: matrix[k] + nonmatrix[k] for k in matrix}
 
 
+def _state_kind(op) -> str:
+    kind_of = REGISTRY[op.kind].state_kind
+    return kind_of(op.args) if kind_of else "kv"
+
+
 def _state_by_kind(compiled: Compiled) -> dict[str, sp.Expr]:
-    by_kind = costs.by(compiled.graph, "state_bytes", lambda op: getattr(op.args, "kind", "kv"), KINDS)
+    by_kind = costs.by(compiled.graph, "state_bytes", _state_kind, KINDS)
     return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
 
 

@@ -22,6 +22,10 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
     "ceil": (sp.ceiling, 1),
 }
 
+# Words with an argument that name how state grows or which entries an attention reads; they stay
+# unevaluated (`window(128)`) until an op argument of kind `mode` reads them.
+MODES = ("window", "all", "top", "per_block")
+
 
 class Problem(Exception):
     """A user error found while resolving; carries its diagnostic until it is collected."""
@@ -88,6 +92,8 @@ def _numeric(expr: ast.Expr, env: Env, depth: int) -> sp.Expr:
 
 
 def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
+    if expr.op in ("==", "!="):
+        return _compare(expr, env, depth)
     left = _numeric(expr.left, env, depth)
     right = _numeric(expr.right, env, depth)
     if expr.op in ("/", "//") and right == 0:
@@ -110,10 +116,35 @@ def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
     raise AssertionError(expr.op)
 
 
+def _compare(expr: ast.BinOp, env: Env, depth: int) -> sp.Basic:
+    """`a == b` between two numbers, two booleans or two words; undecidable symbols are an error."""
+    left, right = to_sympy(expr.left, env, depth + 1), to_sympy(expr.right, env, depth + 1)
+    if isinstance(left, sp.Symbol) and isinstance(right, sp.Symbol):
+        for side in (left, right):
+            env.first_use.pop(side, None)  # words compared, not dimensions
+        same = left.name == right.name
+    else:
+        difference = sp.expand(left - right) if not _is_bool(left) and not _is_bool(right) else None
+        if difference is None:
+            same = left == right
+        elif difference.is_number:
+            same = difference == 0
+        else:
+            raise env.problem("E304", f"cannot decide `{sp.sstr(left)} {expr.op} {sp.sstr(right)}`: "
+                              "bind the names it uses", expr.span)
+    return sp.true if same == (expr.op == "==") else sp.false
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, sp.logic.boolalg.BooleanAtom)
+
+
 def _call(expr: ast.Call, env: Env, depth: int) -> sp.Expr:
+    if expr.func in MODES:
+        return sp.Function(expr.func)(*(_numeric(a, env, depth) for a in expr.args))
     if expr.func not in FUNCTIONS:
         raise env.problem("E211", f"unknown function `{expr.func}`", expr.span,
-                          hint=did_you_mean(expr.func, FUNCTIONS))
+                          hint=did_you_mean(expr.func, [*FUNCTIONS, *MODES]))
     func, arity = FUNCTIONS[expr.func]
     if arity is not None and len(expr.args) != arity or not expr.args:
         raise env.problem("E211", f"`{expr.func}` takes {arity or 'one or more'} argument(s)", expr.span)

@@ -17,6 +17,11 @@ class Tensor:
     producer: str | None  # op id; None for the token ids entering the model
     rows: sp.Expr
     width: sp.Expr | None
+    also: tuple[str, ...] = ()  # further producers: the arms of a `select` all feed what follows
+
+    @property
+    def producers(self) -> tuple[str, ...]:
+        return tuple(p for p in (self.producer, *self.also) if p)
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class ModelIR:
     clusters: dict[str, Cluster]
     first_use: dict[sp.Symbol, Span | None]
     sources: object = field(repr=False)
+    paths: dict[str, str] = field(default_factory=dict)  # `option` choices this model was resolved with
 
     def node(self, node_id: str) -> OpNode:
         return next(n for n in self.nodes if n.id == node_id)

@@ -29,6 +29,10 @@ class Compiled:
     def name(self) -> str:
         return self.ir.name
 
+    def options_named(self) -> dict[str, str]:
+        """Every counting convention and execution path these numbers were computed with."""
+        return {**self.options.model_dump(exclude={"paths"}), **self.ir.paths}
+
     def total(self, field: str, keep=lambda op: True) -> sp.Expr:
         return costs.total(self.graph, field, keep)
 
@@ -43,6 +47,6 @@ def compile_text(text: str, options: Options = Options(), keep: frozenset[str] =
 
 
 def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:
-    ir = resolve(program, keep)
+    ir = resolve(program, keep, options.paths)
     graph = costs.annotate(lower(ir), options.cost_options())
     return Compiled(ir=ir, graph=graph, options=options)

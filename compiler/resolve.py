@@ -12,7 +12,7 @@ from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
 from archcost.dsl.loader import Program
 
 from . import precision, symbols
-from .arguments import bind_op_args, match_args, split_flow
+from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_flow
 from .expr import Env, Problem, to_sympy
 from .ir import Cluster, ModelIR, OpNode, Tensor
 from .ops import REGISTRY, OpSpec
@@ -22,16 +22,22 @@ COMPONENTS = ("embedding_output", "attention", "dense_ffn", "routed_experts", "e
 MAX_NODES = 100_000
 
 
-def resolve(program: Program, keep: frozenset[str] = frozenset()) -> ModelIR:
-    """Resolve the entry module's model; raise ArchError with every problem found."""
-    return _Resolver(program, keep).run()
+def resolve(program: Program, keep: frozenset[str] = frozenset(),
+            paths: tuple[tuple[str, str], ...] = ()) -> ModelIR:
+    """Resolve the entry module's model; raise ArchError with every problem found.
+
+    `keep` leaves model-level dimensions symbolic; `paths` overrides the model's `option` choices.
+    """
+    return _Resolver(program, keep, dict(paths)).run()
 
 
 class _Resolver:
-    def __init__(self, program: Program, keep: frozenset[str]):
+    def __init__(self, program: Program, keep: frozenset[str], overrides: dict[str, str]):
         self.program = program
         self.sources = program.sources
         self.keep = keep
+        self.overrides = overrides
+        self.paths: dict[str, str] = {}
         self.nodes: list[OpNode] = []
         self.clusters: dict[str, Cluster] = {}
         self.problems: list[Diagnostic] = []
@@ -48,10 +54,14 @@ class _Resolver:
                       tensors={"tokens": Tensor(None, symbols.m, None)},
                       current=Tensor(None, symbols.m, None), cluster=None)
         self._body(model.body, scope, model_level=True)
+        for name in sorted(set(self.overrides) - set(self.paths)):
+            self.problems.append(self.sources.diagnostic(
+                "E308", f"this model has no option `{name}`", None,
+                hint=did_you_mean(name, self.paths) or f"its options: {', '.join(self.paths) or 'none'}"))
         if self.problems:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters,
-                       first_use=self.first_use, sources=self.sources)
+                       first_use=self.first_use, sources=self.sources, paths=self.paths)
 
     def problem(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Problem:
         return Problem(self.sources.diagnostic(code, message, span, hint))
@@ -98,12 +108,14 @@ class _Resolver:
         match stmt:
             case ast.Binding():
                 self._binding(stmt, scope, model_level)
+            case ast.Option():
+                self._option(stmt, scope, model_level)
+            case ast.Select():
+                self._select(stmt, scope)
             case ast.Precision():
                 self._precision(stmt, scope)
             case ast.Component():
-                if stmt.name not in COMPONENTS:
-                    raise self.problem("E209", f"unknown component class `{stmt.name}`", stmt.span,
-                                       hint=did_you_mean(stmt.name, COMPONENTS) or f"one of {', '.join(COMPONENTS)}")
+                self._check_component(stmt.name, stmt.span)
                 scope.component = stmt.name
             case ast.Repeat():
                 self._repeat(stmt, scope)
@@ -122,6 +134,61 @@ class _Resolver:
             return  # --keep: leave this dimension symbolic
         scope.env.values[stmt.name] = to_sympy(stmt.value, scope.env)
 
+    def _option(self, stmt: ast.Option, scope: Scope, model_level: bool) -> None:
+        if not model_level:
+            raise self.problem("E307", f"`option {stmt.name}` belongs in the model, not in a block", stmt.span,
+                               hint="give the block a parameter and pass the option to it")
+        value = self.overrides.get(stmt.name, stmt.value)
+        self.paths[stmt.name] = value
+        scope.env.values[stmt.name] = sp.Symbol(value)
+
+    def _select(self, stmt: ast.Select, scope: Scope) -> None:
+        if scope.stack is None:
+            raise self.problem("E306", "`select` divides the layers of a `repeat`, and there is none around it",
+                               stmt.span)
+        counts = [self._arm_count(arm, scope) for arm in stmt.arms]
+        total = sp.Add(*counts)
+        if differs(total, scope.stack):
+            raise self.problem("E305", f"the arms of `select` run in {total} layers, the stack has {scope.stack}",
+                               stmt.span)
+        outputs = [self._arm(arm, count, scope) for arm, count in zip(stmt.arms, counts, strict=True)]
+        widths = {o.width for o in outputs if o.width is not None}
+        if len(widths) > 1 and any(differs(a, b) for a in widths for b in widths):
+            raise self.problem("E303", f"the arms of `select` end in different widths: "
+                               f"{', '.join(sorted(map(str, widths)))}", stmt.span)
+        producers = tuple(p for o in outputs for p in o.producers)
+        scope.current = replace(outputs[0], producer=producers[0] if producers else None, also=producers[1:])
+
+    def _arm_count(self, arm: ast.Arm, scope: Scope) -> sp.Expr:
+        count = to_sympy(arm.count, scope.env)
+        if isinstance(count, sp.logic.boolalg.BooleanAtom) or (count.is_number and not (count.is_integer
+                                                                                        and count > 0)):
+            raise self.problem("E302", f"arm count `{count}` is not a positive integer", arm.count.span)
+        return count
+
+    def _arm(self, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
+        label = scope.unique(arm.label)
+        cluster_id = scope.qualify(label)
+        self.clusters[cluster_id] = Cluster(cluster_id, f"{label} ({count} of {scope.stack})", "select",
+                                            scope.cluster, count)
+        inner = replace(scope, env=scope.env.child(scope.env.values), path=(*scope.path, label),
+                        multiplicity=scope.multiplicity * count / scope.stack, roles=dict(scope.roles),
+                        tensors=dict(scope.tensors), cluster=cluster_id, labels={}, last_cache=None, stack=count)
+        self._body(arm.body, inner)
+        return inner.current
+
+    def _component_arg(self, given: ast.Keyword | None, scope: Scope) -> str:
+        if given is None:
+            return scope.component
+        name = given.value.id if isinstance(given.value, ast.Name) else ""
+        self._check_component(name, given.value.span)
+        return name
+
+    def _check_component(self, name: str, span) -> None:
+        if name not in COMPONENTS:
+            raise self.problem("E209", f"unknown component class `{name}`", span,
+                               hint=did_you_mean(name, COMPONENTS) or f"one of {', '.join(COMPONENTS)}")
+
     def _precision(self, stmt: ast.Precision, scope: Scope) -> None:
         for setting in stmt.settings:
             if setting.format not in precision.FORMATS:
@@ -139,7 +206,7 @@ class _Resolver:
         self.clusters[cluster_id] = Cluster(cluster_id, label, "repeat", scope.cluster, count)
         inner = replace(scope, env=scope.env.child(scope.env.values), path=(*scope.path, label),
                         multiplicity=scope.multiplicity * count, roles=dict(scope.roles),
-                        tensors=dict(scope.tensors), cluster=cluster_id, labels={}, last_cache=None)
+                        tensors=dict(scope.tensors), cluster=cluster_id, labels={}, last_cache=None, stack=count)
         self._body(stmt.body, inner)
         before, after = scope.current.width, inner.current.width
         if before is not None and after is not None and differs(before, after):
@@ -171,7 +238,7 @@ class _Resolver:
         inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
                       multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
                       tensors={"input": source}, current=source, cluster=cluster_id,
-                      call_chain=(*scope.call_chain, block.name))
+                      call_chain=(*scope.call_chain, block.name), stack=scope.stack)
         self._body(block.body, inner)
         bind_output(flow, scope, label, inner.current)
 
@@ -225,7 +292,8 @@ class _Resolver:
             hint = (f"`{stmt.op}` is a block: call it as `{stmt.op}(...)`" if stmt.op in blocks
                     else did_you_mean(stmt.op, REGISTRY))
             raise self.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
-        flow, args = split_flow(stmt.args)
+        flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
+        component = self._component_arg(flow.pop("component", None), scope)
         values = bind_op_args(spec, args, scope, stmt)
         in_width, out_width = spec.widths(values)
         label = scope.unique(stmt.label or stmt.op)
@@ -234,9 +302,9 @@ class _Resolver:
         check_widths(spec, in_width, inputs, stmt, label, scope)
         states = self._states(spec, values, scope, stmt)
         rows = getattr(values, "rows", symbols.m)
-        node = OpNode(id=node_id, kind=spec.kind, label=label, component=scope.component,
+        node = OpNode(id=node_id, kind=spec.kind, label=label, component=component,
                       multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
-                      rows=rows, inputs=tuple(dict.fromkeys(s.producer for s in inputs if s.producer)),
+                      rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
                       states=states, cluster=scope.cluster, span=stmt.span)
         if len(self.nodes) >= MAX_NODES:
             raise self.problem("E211", f"more than {MAX_NODES} ops", stmt.span)

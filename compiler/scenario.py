@@ -13,7 +13,7 @@ Phase = Literal["prefill", "decode", "call", "request"]
 PHASES: tuple[str, ...] = ("prefill", "decode", "call", "request")
 
 # Quantities that are levels at the end of the phase, not flows summed over its calls.
-LEVELS = frozenset({"params", "weight_bytes", "state_bytes", "state_per_token"})
+LEVELS = frozenset({"params", "weight_bytes", "state_bytes", "state_per_token", "state_fixed", "temp_bytes"})
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
 
@@ -31,10 +31,15 @@ class Options(BaseModel):
     # vector parameters (norm scales, biases): non-matrix work, or 2 FLOPs per parameter per row
     # as matrix work (seed 000's "2N per token" counts every non-embedding parameter)
     vector_params: Literal["nonmatrix", "matrix"] = "nonmatrix"
+    # which experts a batch's tokens touch (seed 002 Example 2-4): spread evenly, all on the same k,
+    # or independently at random
+    routing: Literal["uniform", "concentrated", "random"] = "uniform"
+    # choices for the spec's own `option` statements (execution paths), e.g. (("mla_cache", "expanded"),)
+    paths: tuple[tuple[str, str], ...] = ()
 
     def cost_options(self) -> dict[str, str]:
         chosen = {} if self.attention == "as_written" else {"attention": self.attention}
-        return {**chosen, "vector_params": self.vector_params}
+        return {**chosen, "vector_params": self.vector_params, "routing": self.routing}
 
 
 # Named ledgers: the conventions a source used, selectable as one word.

@@ -30,6 +30,7 @@ class Scope:
     call_chain: tuple[str, ...] = ()
     labels: dict[str, int] = field(default_factory=dict)
     last_cache: str | None = None
+    stack: sp.Expr | None = None  # layers of the innermost repeat, which a `select` divides among its arms
 
     def unique(self, label: str) -> str:
         count = self.labels.get(label, 0) + 1
@@ -56,7 +57,8 @@ def block_input(flow: dict[str, ast.Keyword], scope: Scope) -> Tensor:
         return inputs[0]
     widths = [s.width for s in inputs]
     width = None if any(w is None for w in widths) else sp.Add(*widths)
-    return Tensor(inputs[-1].producer, inputs[-1].rows, width)
+    producers = tuple(p for t in inputs for p in t.producers)
+    return Tensor(producers[0] if producers else None, inputs[-1].rows, width, producers[1:])
 
 
 def _tensor(item: ast.Expr, scope: Scope) -> Tensor:

@@ -43,7 +43,7 @@ class Bool(Node):
 
 class BinOp(Node):
     kind: Literal["binop"] = "binop"
-    op: Literal["+", "-", "*", "/", "//", "^"]
+    op: Literal["+", "-", "*", "/", "//", "^", "==", "!="]
     left: "Expr"
     right: "Expr"
 
@@ -106,6 +106,14 @@ class Setting(Node):
     format: str
 
 
+class Option(Node):
+    """`option mla_cache = compressed`: a named execution path, overridable per run."""
+
+    kind: Literal["option"] = "option"
+    name: str
+    value: str
+
+
 class Precision(Node):
     kind: Literal["precision"] = "precision"
     settings: list[Setting]
@@ -121,6 +129,17 @@ class Repeat(Node):
     count: Expr
     label: str | None = None
     body: list["Stmt"]
+
+
+class Arm(Node):
+    count: Expr
+    label: str
+    body: list["Stmt"]
+
+
+class Select(Node):
+    kind: Literal["select"] = "select"
+    arms: list[Arm]
 
 
 class If(Node):
@@ -145,7 +164,7 @@ class Op(Node):
 
 
 Stmt = Annotated[
-    Union[Binding, Precision, Component, Repeat, If, BlockCall, Op], Field(discriminator="kind")
+    Union[Binding, Option, Precision, Component, Repeat, Select, If, BlockCall, Op], Field(discriminator="kind")
 ]
 
 
@@ -180,5 +199,5 @@ class Module(Node):
     models: list[ModelDef] = []
 
 
-for _cls in (BinOp, Neg, Call, Tuple, Repeat, If):
+for _cls in (BinOp, Neg, Call, Tuple, Repeat, Arm, Select, If):
     _cls.model_rebuild()

@@ -34,6 +34,10 @@ CODES: dict[str, str] = {
     "E302": "repeat count is not a positive integer",
     "E303": "repeat body changes the width",
     "E304": "condition is not a known boolean",
+    "E305": "select counts do not add up to the stack",
+    "E306": "select outside a repeat",
+    "E307": "option inside a block",
+    "E308": "unknown option",
     "E400": "unbound symbol in evaluation",
     "E401": "bad scenario value",
 }

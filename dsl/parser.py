@@ -14,7 +14,7 @@ from .errors import ArchError, Diagnostic, Span
 # Terminal names as a person would type them, for "expected one of ..." messages.
 _TERMINAL_TEXT = {
     "LPAR": "(", "RPAR": ")", "LBRACE": "{", "RBRACE": "}", "COMMA": ",", "COLON": ":",
-    "EQUAL": "=", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "__ANON_0": "//",
+    "EQUAL": "=", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/",
     "CIRCUMFLEX": "^", "DOT": ".", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
     "$END": "end of file",
 }
@@ -82,7 +82,7 @@ class _ToAst(Transformer):
     def neg(self, meta, children):
         return ast.Neg(operand=children[0], span=self._s(meta))
 
-    add, sub, mul, div, floordiv, pow = (_binop(o) for o in ("+", "-", "*", "/", "//", "^"))
+    add, sub, mul, div, floordiv, pow, eq, ne = (_binop(o) for o in ("+", "-", "*", "/", "//", "^", "==", "!="))
 
     # arguments
     def positional(self, meta, children):
@@ -100,6 +100,16 @@ class _ToAst(Transformer):
 
     def binding(self, meta, children):
         return ast.Binding(name=str(children[0]), value=children[1], span=self._s(meta))
+
+    def option(self, meta, children):
+        return ast.Option(name=str(children[0]), value=str(children[1]), span=self._s(meta))
+
+    def arm(self, meta, children):
+        count, label, body = children
+        return ast.Arm(count=count, label=str(label), body=body, span=self._s(meta))
+
+    def select(self, meta, children):
+        return ast.Select(arms=list(children), span=self._s(meta))
 
     def setting(self, meta, children):
         return ast.Setting(role=str(children[0]), format=str(children[1]), span=self._s(meta))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import ast
 
 INDENT = "  "
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "^": 4}
+_PRECEDENCE = {"==": 0.5, "!=": 0.5, "+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "^": 4}
 
 
 def format_expr(expr: ast.Expr, parent: int = 0) -> str:
@@ -63,6 +63,14 @@ def format_stmt(stmt: ast.Stmt, depth: int) -> list[str]:
     match stmt:
         case ast.Binding():
             return [f"{pad}{stmt.name} = {format_expr(stmt.value)}"]
+        case ast.Option():
+            return [f"{pad}option {stmt.name} = {stmt.value}"]
+        case ast.Select():
+            lines = [f"{pad}select {{"]
+            for arm in stmt.arms:
+                lines += [f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{", *_body(arm.body, depth + 1),
+                          f"{pad}{INDENT}}}"]
+            return [*lines, f"{pad}}}"]
         case ast.Precision():
             return [f"{pad}precision " + ", ".join(f"{s.role} = {s.format}" for s in stmt.settings)]
         case ast.Component():

@@ -1,37 +1,60 @@
-"""`attend`: the query-context interaction QKᵀ and AV of `heads` heads over a cache.
+"""`attend`: the query-context interaction QKᵀ and AV of `heads` heads over the entries of a cache.
 
-Seed 002 §2.1.3: F_attn = 2·heads·(qk + v)·N_pair with causal pairs N_pair = B(PS + P(P+1)/2),
-or B·P·(S+P) pairs when the full rectangle is scored and masked afterwards; §2.3.6: each layer
-reads its cached entries once per step, shared by the query heads of a group.
+Seed 002 §2.1.3: F = 2·heads·(qk + v) per pair, causal pairs N_pair = B(PS + P(P+1)/2) or the full
+rectangle B·P·(S+P); §2.3.3: a window reads min(i+1, w) positions, `all(n)` every one of n entries,
+`top(k)` k selected ones; §2.3.6: each layer reads its entries once per step, shared by the heads.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .. import symbols
+import sympy as sp
+
+from ..symbols import B, N_pair, N_rect, P, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .cache import entry_bytes
 
 SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
+FULL = ("causal", "rectangle", "half_rectangle")
 
 
 def widths(a: SimpleNamespace):
     return a.heads * a.qk, a.heads * a.v
 
 
+def window_sum(n, w):
+    """Σ_{t=1..n} min(t, w): the positions the first n queries of a request see through a window."""
+    inside = sp.Min(n, w)
+    return inside * (inside + 1) / 2 + sp.Max(n - w, 0) * w
+
+
+def pairs_and_reads(term, override: str | None):
+    """(query-entry pairs of this call, old entries read per request) for one `over` term."""
+    name, args = term
+    if name in FULL:
+        name = override or name  # a run-wide choice between the full-attention countings
+        pairs = {"causal": N_pair, "rectangle": N_rect, "half_rectangle": N_rect / 2}[name]
+        return pairs, S
+    (n,) = args
+    if name == "window":
+        return B * (window_sum(S + P, n) - window_sum(S, n)), sp.Min(S, n)
+    return m * n, n  # all(n) and top(k): every query reads n entries (k selected: an upper bound)
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
-    over = ctx.options.get("attention") or a.over           # a run-wide override, named in outputs
-    pairs = {"rectangle": symbols.N_rect, "half_rectangle": symbols.N_rect / 2}.get(over, symbols.N_pair)
+    override = ctx.options.get("attention")
+    terms = [pairs_and_reads(term, override) for term in a.over]
+    pairs = sp.Add(*(p for p, _ in terms))
     interaction = 2 * a.heads * (a.qk + a.v) * pairs       # QKᵀ: 2·qk, AV: 2·v per head and pair
-    old_entries = symbols.B * symbols.S                    # the cache as it was before this call
+    read_entries = sp.Add(*(r for _, r in terms))
     return Cost(
         flops_matrix=interaction,
         context_flops=interaction,
         flops_nonmatrix=SOFTMAX_FLOPS_PER_SCORE * a.heads * pairs,
-        read_state=sum((old_entries * entry_bytes(s) for s in ctx.states), ZERO),
-        read_activations=symbols.m * a.heads * a.qk * ctx.act_bytes,
-        write_activations=symbols.m * a.heads * a.v * ctx.act_bytes,
+        read_state=sum((B * read_entries * entry_bytes(s) for s in ctx.states), ZERO),
+        read_activations=m * a.heads * a.qk * ctx.act_bytes,
+        write_activations=m * a.heads * a.v * ctx.act_bytes,
     )
 
 
@@ -42,8 +65,9 @@ SPEC = OpSpec(
         Arg("heads", "dim", required=True, doc="query heads"),
         Arg("qk", "dim", required=True, doc="query-key dot-product width per head"),
         Arg("v", "dim", required=True, doc="value width per head"),
-        Arg("over", "enum", "causal", choices=("causal", "rectangle", "half_rectangle"),
-            doc="which pairs are computed"),
+        Arg("over", "mode", (("causal", ()),), sums=True,
+            choices=("causal", "rectangle", "half_rectangle", "window/1", "all/1", "top/1"),
+            doc="which entries each query sees; terms add: window(128) + top(512)"),
         Arg("state", "state", None, doc="the cache read; default: the last cache in scope"),
     ),
     widths=widths,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
 from typing import Any
 
@@ -22,7 +22,9 @@ class Cost:
     flops_nonmatrix: sp.Expr = ZERO
     context_flops: sp.Expr = ZERO          # part of flops_matrix: query-context interaction
     state_bytes: sp.Expr = ZERO            # held after the call, all requests of the batch
-    state_per_token: sp.Expr = ZERO        # growth of one request's state per position
+    state_per_token: sp.Expr = ZERO        # growth of one request's state per position (c_state)
+    state_fixed: sp.Expr = ZERO            # one request's state that does not grow with H (M_fixed)
+    temp_bytes: sp.Expr = ZERO             # temporaries of one instance during the call, freed after
     read_weights: sp.Expr = ZERO           # shared weights, read once per call
     read_lookups: sp.Expr = ZERO           # table rows gathered per token
     read_state: sp.Expr = ZERO
@@ -45,7 +47,11 @@ COST_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Cost))
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument an op accepts. kind: signature | dim | expr | bool | enum | dtype | state."""
+    """One argument an op accepts. kind: signature | dim | expr | bool | enum | mode | dtype | state.
+
+    A `mode` is a word or a call such as `window(128)`; `choices` lists them as `name/arity`, and
+    `sums` lets terms be added (`window(128) + top(512)`).
+    """
 
     name: str
     kind: str
@@ -53,6 +59,7 @@ class Arg:
     required: bool = False
     choices: tuple[str, ...] = ()
     doc: str = ""
+    sums: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,9 +83,16 @@ class OpSpec:
     positional: tuple[str, ...] = ()
     produces: bool = True          # False for sinks such as `cache`
     input_rule: str = "concat"     # concat: sources side by side; each: every source has the width
+    state_kind: Callable[[SimpleNamespace], str] | None = None  # class in state_by_kind, for stateful ops
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
 
-    def with_doc(self, doc: str) -> "OpSpec":
-        return replace(self, doc=doc)
+
+
+Term = tuple[str, tuple[sp.Expr, ...]]  # a mode term: `window(128)` -> ("window", (128,))
+
+
+def describe_terms(terms: tuple[Term, ...]) -> str:
+    """`window(128) + top(512)` as a person wrote it."""
+    return " + ".join(name if not args else f"{name}({', '.join(sp.sstr(a) for a in args)})" for name, args in terms)

@@ -1,15 +1,18 @@
-"""`cache`: context state that grows by one entry of `width` values per position (KV cache).
+"""`cache`: context state that grows per position, per completed block of r positions, or in a window.
 
-Seed 002 §2.2.1: c_KV = 2·L·n_KV·d_h·b_KV bytes per token, M_KV = c_KV·H; §2.2.3: a call writes
-the entries of its P new positions, per request.
+Seed 002 §2.2.1: c_KV bytes per token, M = c_KV·H; §2.3.3: ⌊H/r⌋ complete entries plus the incomplete
+block's buffer; a window of w positions holds min(H, w) entries; §2.2.3: a call writes its new entries.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .. import symbols
-from .base import Arg, Cost, CostContext, OpSpec
+import sympy as sp
+
+
+from ..symbols import B, H, S, m
+from .base import ZERO, Arg, Cost, CostContext, OpSpec
 
 KINDS = ("kv", "latent", "window", "compressed", "index", "recurrent", "conv", "buffer")
 
@@ -22,12 +25,28 @@ def entry_bytes(a: SimpleNamespace):
     return a.width * a.dtype
 
 
+def entries(a: SimpleNamespace, history) -> sp.Expr:
+    """Entries one request holds after `history` positions."""
+    growth, args = a.growth[0]
+    if growth == "per_block":
+        return sp.floor(history / args[0])
+    if growth == "window":
+        return sp.Min(history, args[0])
+    return history
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
-    per_token = entry_bytes(a)
+    entry = entry_bytes(a)
+    growth, args = a.growth[0]
+    per_token = {"per_token": entry, "per_block": entry / args[0] if args else ZERO}.get(growth, ZERO)
+    fixed = {"window": args[0] * entry if args else ZERO, "per_block": a.buffer}.get(growth, ZERO)
+    # entries completed by this call; a window's ring buffer is written for every new position
+    written = m if growth != "per_block" else B * (entries(a, H) - entries(a, S))
     return Cost(
+        state_bytes=B * (entries(a, H) * entry + (a.buffer if growth == "per_block" else ZERO)),
         state_per_token=per_token,
-        state_bytes=symbols.B * symbols.H * per_token,   # every request keeps its own history
-        write_state=symbols.m * per_token,               # the new positions' entries
+        state_fixed=fixed,
+        write_state=written * entry,
     )
 
 
@@ -36,12 +55,17 @@ SPEC = OpSpec(
     doc=__doc__,
     positional=("growth",),
     produces=False,
+    state_kind=lambda a: a.kind,
     args=(
-        Arg("growth", "enum", required=True, choices=("per_token",), doc="how entries accrue"),
-        Arg("width", "dim", required=True, doc="values stored per position"),
+        Arg("growth", "mode", required=True, choices=("per_token", "per_block/1", "window/1"),
+            doc="per_token, per_block(r) or window(w)"),
+        Arg("width", "dim", required=True, doc="values stored per entry"),
         Arg("dtype", "dtype", "kv", doc="storage format of the entries"),
         Arg("kind", "enum", "kv", choices=KINDS, doc="class in state_by_kind"),
+        Arg("buffer", "expr", 0, doc="bytes per request for the incomplete block (per_block only)"),
     ),
     widths=widths,
     cost=cost,
 )
+
+

@@ -14,6 +14,7 @@ import networkx as nx
 import sympy as sp
 
 from ..ir import Cluster, OpNode
+from ..ops.base import describe_terms
 from ..pipeline import Compiled
 from .units import grouped
 
@@ -88,7 +89,7 @@ def _cluster_style(cluster: Cluster) -> dict[str, str]:
 
 def _node_style(op: OpNode) -> dict[str, str]:
     style = {"fillcolor": COLORS.get(op.component, "#ffffff")}
-    if op.kind == "cache":
+    if op.kind in ("cache", "recurrent", "conv"):
         style.update(shape="cylinder", style="filled")
     if op.kind == "attend":
         style.update(shape="hexagon", style="filled")
@@ -120,9 +121,13 @@ def _shape(op: OpNode) -> str:
         case "lookup":
             return f"{_expr(a.signature[0])} × {_expr(a.signature[1])}"
         case "attend":
-            return f"{_expr(a.heads)} heads · qk {_expr(a.qk)} · v {_expr(a.v)} · {a.over}"
+            return f"{_expr(a.heads)} heads · qk {_expr(a.qk)} · v {_expr(a.v)} · {describe_terms(a.over)}"
         case "cache":
-            return f"{a.growth} · width {_expr(a.width)}"
+            return f"{describe_terms(a.growth)} · width {_expr(a.width)}"
+        case "recurrent":
+            return f"{_expr(a.heads)} × {_expr(a.dk)}×{_expr(a.dv)} state · prefill {a.prefill}"
+        case "conv":
+            return f"{_expr(a.channels)} channels × {_expr(a.kernel)} taps"
     return f"width {_expr(op.out_width)}"
 
 

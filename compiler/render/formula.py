@@ -73,4 +73,4 @@ def render(compiled: Compiled, quantities: list[str], phase: str, latex: bool = 
 
 
 def _options(compiled: Compiled) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in compiled.options.model_dump().items())
+    return ", ".join(f"{k} = {v}" for k, v in compiled.options_named().items())

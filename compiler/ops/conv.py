@@ -1,0 +1,60 @@
+"""`conv`: a short causal depthwise convolution over `channels`, keeping its last inputs as state.
+
+Seed 002 §2.3.5: the slots hold recent inputs for the next update (Qwen3.6: 8192 channels × 4 slots
+× 2 B = 64 KiB per layer); 2·channels·kernel FLOPs per token, 2·channels·kernel·(T + kernel − 1) when
+the padded convolution of a prefill is counted slot by slot (shared/reference/conventions.md).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import sympy as sp
+
+from ..symbols import B, P, m
+from .base import ZERO, Arg, Cost, CostContext, OpSpec
+
+
+def widths(a: SimpleNamespace):
+    return a.channels, a.channels
+
+
+def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    slots = a.kernel if a.slots is None else a.slots
+    state = slots * a.channels * a.state_dtype
+    per_row = 2 * a.channels * a.kernel                     # a multiply-add per tap
+    rows = sp.Piecewise((m, sp.Eq(P, 1)), (B * (P + a.kernel - 1), True)) if a.padded else m
+    flops = per_row * rows
+    params = a.channels * a.kernel + (a.channels if a.bias else ZERO)
+    return Cost(
+        params=params,
+        weight_bytes=params * a.dtype,
+        flops_matrix=flops if a.flops_as == "matrix" else ZERO,
+        flops_nonmatrix=flops if a.flops_as == "nonmatrix" else ZERO,
+        read_weights=params * a.dtype,
+        state_bytes=B * state,
+        state_fixed=state,
+        read_state=B * state,
+        write_state=B * state,
+        read_activations=m * a.channels * ctx.act_bytes,
+        write_activations=m * a.channels * ctx.act_bytes,
+    )
+
+
+SPEC = OpSpec(
+    kind="conv",
+    doc=__doc__,
+    state_kind=lambda a: "conv",
+    args=(
+        Arg("channels", "dim", required=True, doc="channels convolved (depthwise)"),
+        Arg("kernel", "dim", required=True, doc="taps per channel"),
+        Arg("slots", "expr", None, doc="inputs kept per channel between calls (default: kernel)"),
+        Arg("bias", "bool", False, doc="a bias per channel"),
+        Arg("padded", "bool", False, doc="count the kernel − 1 padding positions of a prefill"),
+        Arg("flops_as", "enum", "nonmatrix", choices=("matrix", "nonmatrix"), doc="how its FLOPs are counted"),
+        Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
+        Arg("state_dtype", "dtype", "act", doc="storage format of the slots"),
+    ),
+    widths=widths,
+    cost=cost,
+)

@@ -1,0 +1,77 @@
+"""`recurrent`: a fixed-size state of `heads` dk×dv matrices updated every token (linear attention).
+
+Seed 002 §2.3.4: the state never grows; a decode step reads and writes all of it and costs
+`update`·dk·dv FLOPs per head (the delta rule: read with k, outer-product update, read with q);
+prefill may run a chunked algorithm whose per-token cost depends on the chunk size C.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import sympy as sp
+
+from ..symbols import B, P, m
+from .base import ZERO, Arg, Cost, CostContext, OpSpec
+
+
+def widths(a: SimpleNamespace):
+    key_heads = a.heads if a.key_heads is None else a.key_heads
+    return 2 * key_heads * a.dk + a.heads * a.dv, a.heads * a.dv
+
+
+def chunk_flops(a: SimpleNamespace) -> sp.Expr:
+    """Matrix FLOPs per head per token of the chunked prefill algorithm (shared/reference conventions)."""
+    dk, dv, C = a.dk, a.dv, a.chunk
+    if a.prefill == "gated_delta":
+        # transformers' chunked gated delta rule: K_β·Kᵀ, Q·Kᵀ, W·S, Q·S, attn·v_new, Kᵀ·v_new, all dense C×C
+        return 6 * dk * dv + 4 * C * dk + 2 * C * dv
+    # flash-linear-attention's chunked KDA, valid triangles only, with the forward-substitution solve
+    return 6 * dk * dv + (C - 1) * (2 * dk + dv) + (C + 1) * (dk + dv)
+
+
+def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    state = a.heads * a.dk * a.dv * a.dtype
+    step = m * a.heads * a.update * a.dk * a.dv
+    decode_as_matrix = a.update_as == "matrix"
+    if a.prefill == "stepwise":
+        matrix, nonmatrix, temp = (step, ZERO, ZERO) if decode_as_matrix else (ZERO, step, ZERO)
+    else:
+        chunked = m * a.heads * chunk_flops(a)
+        decode = sp.Eq(P, 1)  # one new token per request: the recurrent step, not the chunked algorithm
+        matrix = sp.Piecewise((step if decode_as_matrix else ZERO, decode), (chunked, True))
+        nonmatrix = sp.Piecewise((ZERO if decode_as_matrix else step, decode), (ZERO, True))
+        # chunk-boundary states of every chunk plus the C×C intra-chunk scores of every row
+        temp = sp.Piecewise((ZERO, decode), (B * a.heads * (sp.ceiling(P / a.chunk) * a.dk * a.dv * a.dtype
+                                                          + P * a.chunk * ctx.act_bytes), True))
+    return Cost(
+        flops_matrix=matrix,
+        flops_nonmatrix=nonmatrix,
+        state_bytes=B * state,
+        state_fixed=state,
+        read_state=B * state,      # the whole state is read and written back once per call
+        write_state=B * state,
+        temp_bytes=temp,
+    )
+
+
+SPEC = OpSpec(
+    kind="recurrent",
+    doc=__doc__,
+    state_kind=lambda a: "recurrent",
+    args=(
+        Arg("heads", "dim", required=True, doc="state matrices (value heads)"),
+        Arg("dk", "dim", required=True, doc="key width per head"),
+        Arg("dv", "dim", required=True, doc="value width per head"),
+        Arg("key_heads", "dim", None, doc="query/key heads, shared across value heads (default: heads)"),
+        Arg("dtype", "dtype", "state", doc="storage format of the state (fp32 in the chapter)"),
+        Arg("update", "expr", 6, doc="FLOPs per head per token of one step, in units of dk·dv"),
+        Arg("update_as", "enum", "matrix", choices=("matrix", "nonmatrix"),
+            doc="count the step as matrix or as scalar (non-matrix) work"),
+        Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda"),
+            doc="prefill algorithm: the step per token, or a chunked algorithm"),
+        Arg("chunk", "dim", 64, doc="chunk size C of a chunked prefill"),
+    ),
+    widths=widths,
+    cost=cost,
+)
