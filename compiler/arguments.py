@@ -88,6 +88,8 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
         return _state_name(expr, scope)
     if arg.kind == "mode":
         return _mode(arg, expr, scope)
+    if arg.kind == "enum" and isinstance(expr, ast.Name) and expr.id in arg.choices:
+        return expr.id  # one of the argument's own words means that word, whatever else it names
     value = to_sympy(expr, scope.env)
     match arg.kind:
         case "dim":
@@ -142,6 +144,8 @@ def _dtype(name: str, expr, scope: Scope) -> sp.Expr:
 
 def _mode(arg: Arg, expr, scope: Scope) -> tuple:
     """`causal`, `window(128)` or, where `sums` allows, `window(128) + top(512)`: a tuple of terms."""
+    if isinstance(expr, ast.Name) and expr.id in arg.choices:
+        return ((expr.id, ()),)
     value = to_sympy(expr, scope.env)
     parts = sp.Add.make_args(value) if arg.sums else (value,)
     return tuple(_term(arg, part, expr, scope) for part in parts)

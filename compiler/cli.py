@@ -75,6 +75,25 @@ def _parser() -> argparse.ArgumentParser:
     _options_flags(compare)
     compare.set_defaults(run=_compare)
 
+    state = commands.add_parser("state", help="context state against context length: fixed part, growth, H*")
+    state.add_argument("specs", nargs="+", metavar="SPEC")
+    state.add_argument("--H", type=int, nargs="+", default=[8192, 32768, 131072, 1048576], metavar="N",
+                       help="context lengths to evaluate (default 8K, 32K, 128K, 1M)")
+    state.add_argument("--budget", type=_bytes, default=None, metavar="BYTES",
+                       help="find the longest context whose state fits, e.g. 256MiB or 24GB")
+    state.add_argument("--json", action="store_true")
+    _options_flags(state)
+    state.set_defaults(run=_state)
+
+    plot = commands.add_parser("plot", help="draw a figure with matplotlib (.png or .svg)")
+    plot.add_argument("figure", choices=("state",), help="state: state vs. context length, log x")
+    plot.add_argument("specs", nargs="+", metavar="SPEC")
+    plot.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
+    plot.add_argument("--from", dest="shortest", type=int, default=1024, help="shortest context (default 1K)")
+    plot.add_argument("--to", dest="longest", type=int, default=2**20, help="longest context (default 1M)")
+    _options_flags(plot)
+    plot.set_defaults(run=_plot)
+
     draw = commands.add_parser("diagram", help="draw the computation graph (.dot, .svg or .png)")
     draw.add_argument("spec", metavar="SPEC")
     draw.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
@@ -176,6 +195,47 @@ def _compare(args) -> int:
         return 0
     table = (tables.params_table if args.table == "params" else tables.summary_table)(reports)
     print({"text": table.text, "markdown": table.markdown, "csv": table.csv}[args.format](), end="")
+    return 0
+
+
+UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+         "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def _bytes(text: str) -> int:
+    """`256MiB`, `24GB`, `1_000_000`: a byte count with an optional unit (GB = 10^9, GiB = 2^30)."""
+    digits = text.strip().replace("_", "")
+    number = digits.rstrip("KMGTBkmgtiI")
+    unit = digits[len(number):].upper()
+    try:
+        value = float(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a size; write e.g. 256MiB or 24GB") from None
+    if unit not in UNITS or value < 0:
+        raise argparse.ArgumentTypeError(f"`{text}`: units are B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+    return int(value * UNITS[unit])
+
+
+def _state(args) -> int:
+    from .state import profile
+
+    profiles = [profile(_compile(path, args), args.H, args.budget) for path in args.specs]
+    if args.json:
+        print(json.dumps([p.model_dump() for p in profiles], indent=2))
+        return 0
+    print(tables.state_table(profiles).text(), end="")
+    return 0
+
+
+def _plot(args) -> int:
+    from .render import plot
+
+    if args.output.suffix.lower() not in (".png", ".svg"):
+        from archcost.dsl.errors import Diagnostic
+
+        raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{args.output}`: use .png or .svg")])
+    plot.state_vs_context([_compile(path, args) for path in args.specs], args.output, args.shortest, args.longest)
+    print(f"wrote {args.output}")
     return 0
 
 

@@ -53,6 +53,8 @@ class Report(BaseModel):
     temp_bytes_peak: Number          # the largest temporary any one op holds during the call
     read_bytes: dict[str, Number]
     write_bytes: dict[str, Number]
+    state_read_by_kind: dict[str, Number]   # read_bytes.state split like state_by_kind
+    state_write_by_kind: dict[str, Number]
     # request phase only (§2.2.3): its prefill and its G − 1 decodes apart
     prefill: PhaseTotals | None = None
     decode: PhaseTotals | None = None
@@ -78,12 +80,14 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
         flops_by_component=value.each(_flops_by_component(compiled), "flops"),
         context_flops=value.total("context_flops"),
         state_bytes=value.total("state_bytes"),
-        state_by_kind=value.each(_state_by_kind(compiled), "state_bytes"),
+        state_by_kind=value.each(_by_kind(compiled, "state_bytes"), "state_bytes"),
         state_fixed_bytes=value.total("state_fixed"),
         kv_bytes_per_token=value.total("state_per_token"),
         temp_bytes_peak=_temp_peak(compiled, phase, scenario),
         read_bytes={**read, "total": sum(read.values())},
         write_bytes={**write, "total": sum(write.values())},
+        state_read_by_kind=value.each(_by_kind(compiled, "read_state"), "read_state"),
+        state_write_by_kind=value.each(_by_kind(compiled, "write_state"), "write_state"),
     )
     return _with_request_parts(report, compiled, scenario) if phase == "request" else report
 
@@ -127,8 +131,11 @@ def _state_kind(op) -> str:
     return kind_of(op.args) if kind_of else "kv"
 
 
-def _state_by_kind(compiled: Compiled) -> dict[str, sp.Expr]:
-    by_kind = costs.by(compiled.graph, "state_bytes", _state_kind, KINDS)
+def _by_kind(compiled: Compiled, field: str) -> dict[str, sp.Expr]:
+    """A state quantity split into kv, latent, window, ..., recurrent, conv (attend reads count as
+    the kind of the cache they read)."""
+    kind_of = lambda op: _state_kind(compiled.graph.nodes[op.states[0]]["op"]) if op.states else _state_kind(op)  # noqa: E731
+    by_kind = costs.by(compiled.graph, field, kind_of, KINDS)
     return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
 
 

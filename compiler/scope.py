@@ -64,6 +64,8 @@ def block_input(flow: dict[str, ast.Keyword], scope: Scope) -> Tensor:
 def _tensor(item: ast.Expr, scope: Scope) -> Tensor:
     if not isinstance(item, ast.Name):
         raise scope.env.problem("E207", "`from`/`on` take a tensor name or a tuple of names", item.span)
+    if item.id == "previous" and "previous" not in scope.tensors:
+        return scope.current  # the output of the statement before, whichever branch produced it
     if item.id not in scope.tensors:
         raise scope.env.problem("E207", f"unknown tensor `{item.id}`", item.span,
                                 hint=did_you_mean(item.id, scope.tensors)
@@ -75,8 +77,11 @@ def bind_output(flow: dict[str, ast.Keyword], scope: Scope, label: str, tensor: 
     scope.tensors[label] = tensor
     scope.current = tensor
     target = flow.get("on")
-    if target is not None and isinstance(target.value, ast.Name):
-        scope.tensors[target.value.id] = tensor  # an in-place transform takes over the name
+    if target is None:
+        return
+    first = target.value.items[0] if isinstance(target.value, ast.Tuple) else target.value
+    if isinstance(first, ast.Name):
+        scope.tensors[first.id] = tensor  # an in-place transform takes over the (first) name it reads
 
 
 def check_widths(spec: OpSpec, in_width, inputs: list[Tensor], stmt: ast.Op, label: str, scope: Scope) -> None:

@@ -88,6 +88,9 @@ class _ToAst(Transformer):
     def positional(self, meta, children):
         return ast.Positional(value=children[0], span=self._s(meta))
 
+    def argname(self, meta, children):
+        return str(children[0])
+
     def keyword(self, meta, children):
         return ast.Keyword(name=str(children[0]), value=children[1], span=self._s(meta))
 

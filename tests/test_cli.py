@@ -84,3 +84,32 @@ def test_every_python_package_is_installed():
     on_disk = {"archcost." + str(p.parent.relative_to(ROOT)).replace("/", ".")
                for top in ("dsl", "compiler", "stdlib", "specs") for p in (ROOT / top).rglob("__init__.py")}
     assert on_disk == listed
+
+
+def test_unknown_option_is_named(capsys):
+    code = main(["eval", str(SPECS / "kimi-k3.arch"), "--phase", "decode", "--option", "mla_cach=expanded"])
+    err = capsys.readouterr().err
+    assert code == 2 and "error[E308]" in err and "did you mean `mla_cache`?" in err
+
+
+def test_option_changes_the_path_and_is_named(capsys):
+    spec = str(SPECS / "kimi-k3.arch")
+    assert main(["eval", spec, "--phase", "decode", "--S", "8191", "--json", "--option", "mla_cache=expanded"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["options"]["mla_cache"] == "expanded"
+    assert report["kv_bytes_per_token"] == 1474560   # §2.3.6: the expanded reference path
+
+
+def test_state_command_answers_the_budget_question(capsys):
+    specs = [str(SPECS / n) for n in ("qwen3.6-35b-a3b.arch", "kimi-k3.arch")]
+    assert main(["state", *specs, "--budget", "256MiB"]) == 0
+    out = capsys.readouterr().out
+    assert "9,939" in out and "none fits" in out and "3,168" in out and "16,437" in out
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_state_plot_renders(tmp_path, suffix):
+    out = tmp_path / f"state.{suffix}"
+    specs = [str(SPECS / n) for n in ("qwen3-8b.arch", "qwen3.6-35b-a3b.arch", "kimi-k3.arch")]
+    assert main(["plot", "state", *specs, "-o", str(out)]) == 0
+    assert {"svg": b"<svg", "png": b"\x89PNG"}[suffix] in out.read_bytes()[:400]

@@ -11,6 +11,7 @@ import yaml
 from archcost.compiler import costs, symbols
 from archcost.compiler.evaluate import attention_crossover, evaluate, state_bytes_at
 from archcost.compiler.scenario import LEDGERS, Options, Scenario
+from archcost.compiler.state import profile
 
 from helpers import compiled
 
@@ -20,7 +21,7 @@ FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 def query(spec: str, q: dict) -> float:
     """Evaluate one query of seed_facts.yaml against the compiled spec."""
     spec = q.get("spec", spec)
-    options = Options(**LEDGERS[q.get("ledger", "chapter")])
+    options = Options(**LEDGERS[q.get("ledger", "chapter")], paths=tuple(q.get("paths", {}).items()))
     model = compiled(spec, tuple(q.get("edit", {}).items()), options)
     if "ratio" in q:
         numerator, denominator = (query(spec, part) for part in q["ratio"])
@@ -37,6 +38,11 @@ def query(spec: str, q: dict) -> float:
         return int(sp.expand(total).coeff(symbols.SCENARIO[q["coefficient"]]))
     if "layer" in q:
         return int(_layer_total(model, q["layer"], q["field"], q.get("kinds")))
+    if "profile" in q:
+        result = profile(model, [], q.get("budget"))
+        if q["profile"] == "never_fits":
+            return int(result.max_context is None and "exceeds" in (result.budget_note or ""))
+        return getattr(result, q["profile"])
     if "crossover" in q:
         return attention_crossover(model)
     if "group_size" in q:

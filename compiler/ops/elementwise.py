@@ -13,7 +13,7 @@ from .base import Arg, Cost, CostContext, OpSpec
 
 
 def widths(a: SimpleNamespace):
-    return a.width, a.width
+    return (a.width if a.in_width is None else a.in_width), a.width
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
@@ -25,7 +25,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         flops_matrix=as_matrix,
         flops_nonmatrix=a.rows * a.flops,
         read_weights=a.params * a.dtype,
-        read_activations=a.rows * a.width * a.inputs * ctx.act_bytes,
+        read_activations=a.rows * (a.width if a.in_width is None else a.in_width) * a.inputs * ctx.act_bytes,
         write_activations=a.rows * a.width * ctx.act_bytes,
     )
 
@@ -35,7 +35,8 @@ SPEC = OpSpec(
     doc=__doc__,
     input_rule="each",
     args=(
-        Arg("width", "dim", required=True, doc="width of each input and of the output"),
+        Arg("width", "dim", required=True, doc="width of the output, and of each input unless in_width says"),
+        Arg("in_width", "dim", None, doc="width of each input when it differs (a broadcast)"),
         Arg("flops", "expr", 0, doc="non-matrix FLOPs per row"),
         Arg("params", "expr", 0, doc="vector parameters, e.g. a norm's scale"),
         Arg("inputs", "dim", 1, doc="tensors read, e.g. 2 for a residual add"),

@@ -63,6 +63,8 @@ def render(compiled: Compiled, quantities: list[str], phase: str, latex: bool = 
                 if expr.is_number and not expr.is_Atom else ""
             lines.append(f"  {field} = {show(expr, latex)}{total}")
             lines.append(f"      # {description}")
+        if quantity == "M":
+            lines += _state_line(compiled, latex)
         if phase == "call" and quantity in ("M", "F"):
             field = "params" if quantity == "M" else "flops_matrix"
             lines.append(f"  {field} by component:")
@@ -70,6 +72,20 @@ def render(compiled: Compiled, quantities: list[str], phase: str, latex: bool = 
                 lines.append(f"    {name:<17} {show(expr, latex)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _state_line(compiled: Compiled, latex: bool) -> list[str]:
+    """§2.3.5's M_state(H) = M_fixed + c_state·H for one request, with both constants in units."""
+    fixed, growth = compiled.total("state_fixed"), compiled.total("state_per_token")
+    H = sp.Symbol("H", positive=True, integer=True)
+    linear = sp.Add(fixed, sp.Mul(growth, H, evaluate=False), evaluate=False) if fixed else growth * H
+    return [f"  state(H) = M_fixed + c_state·H = {show(linear, latex)}",
+            f"      # one request: M_fixed = {_mib(fixed)}, c_state = {show(growth, latex)} B per position"
+            + (f", crossover H* = M_fixed / c_state = {float(fixed / growth):,.0f}" if fixed and growth else "")]
+
+
+def _mib(value) -> str:
+    return f"{float(value) / 2**20:,.3f} MiB"
 
 
 def _options(compiled: Compiled) -> str:

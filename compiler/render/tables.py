@@ -107,3 +107,32 @@ def report_text(report: Report) -> str:
         if value:
             lines.append(f"    {name:<20} {grouped(value):>26}   {human_count(value)}")
     return "\n".join(lines) + "\n"
+
+
+def state_table(profiles) -> Table:
+    """Seed 002 §2.3.5–2.3.6: fixed state, growth per token, crossover, state at chosen lengths."""
+    lengths = list(profiles[0].state_at)
+    header = ["model", "fixed (MiB)", "growth (B/token)", "H* (tokens)",
+              *(f"state @{_length(n)} (MiB)" for n in lengths)]
+    budget = profiles[0].budget_bytes
+    if budget is not None:
+        header.append(f"longest context in {budget / BINARY['MiB']:,.0f} MiB")
+    rows = []
+    for p in profiles:
+        row = [p.model, f"{p.fixed_bytes / BINARY['MiB']:,.3f}", grouped(p.growth_bytes_per_token),
+               "—" if p.crossover_tokens is None else f"{p.crossover_tokens:,.0f}",
+               *(f"{p.state_at[n] / BINARY['MiB']:,.1f}" for n in lengths)]
+        if budget is not None:
+            row.append("none fits" if p.max_context is None and "exceeds" in (p.budget_note or "")
+                       else "any" if p.max_context is None else f"{p.max_context:,}")
+        rows.append(row)
+    notes = ["State of one request after H positions; MiB = 2^20 bytes. H* = fixed / growth (§2.3.5)."]
+    notes += [f"{p.model}: {p.budget_note}" for p in profiles if p.budget_note]
+    return Table("Context state against context length", header, rows, notes)
+
+
+def _length(n: int) -> str:
+    for unit, scale in (("M", 2**20), ("K", 2**10)):
+        if n % scale == 0:
+            return f"{n // scale}{unit}"
+    return f"{n:,}"
