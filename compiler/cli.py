@@ -116,6 +116,8 @@ def _options_flags(parser: argparse.ArgumentParser) -> None:
                         "causal-effective, the full rectangle, or half of it")
     parser.add_argument("--vector-params", choices=("nonmatrix", "matrix"), default=None,
                         help="count norm scales and biases as non-matrix work (default) or as 2 matrix FLOPs each")
+    parser.add_argument("--routing", choices=("uniform", "concentrated", "random"), default="uniform",
+                        help="which experts a batch's tokens touch: spread evenly, all the same k, or at random")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=WORD",
                         help="choose one of the spec's execution paths, e.g. mla_cache=expanded; repeatable")
     parser.add_argument("--ledger", choices=tuple(LEDGERS), default="chapter",
@@ -126,7 +128,7 @@ def _options_flags(parser: argparse.ArgumentParser) -> None:
 def _options(args) -> Options:
     chosen = dict(LEDGERS[args.ledger])
     chosen.update({k: v for k, v in (("attention", args.attention), ("vector_params", args.vector_params)) if v})
-    return Options(logits=args.logits, paths=_paths(args.option), **chosen)
+    return Options(logits=args.logits, routing=args.routing, paths=_paths(args.option), **chosen)
 
 
 def _paths(given: list[str]) -> tuple[tuple[str, str], ...]:

@@ -25,6 +25,7 @@ TERMINALS = {
     "STRING": st.from_regex(r'"[A-Za-z0-9 .\-]{0,8}"', fullmatch=True),
     "COMMENT": st.just("# note\n"),
     "WS": st.sampled_from([" ", "\n", "  "]),
+    **{word.upper(): st.just(f" {word} ") for word in KEYWORDS},
 }
 programs = from_lark(_parser(), explicit=TERMINALS)
 

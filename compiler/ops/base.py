@@ -90,6 +90,14 @@ class OpSpec:
 
 
 
+def fixed_state(per_request: sp.Expr) -> dict[str, sp.Expr]:
+    """State of a fixed size per request, read and written back whole once per call (§2.3.4)."""
+    from ..symbols import B
+
+    held = B * per_request
+    return {"state_bytes": held, "state_fixed": per_request, "read_state": held, "write_state": held}
+
+
 Term = tuple[str, tuple[sp.Expr, ...]]  # a mode term: `window(128)` -> ("window", (128,))
 
 

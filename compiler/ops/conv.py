@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..symbols import B, P, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
 
 
 def widths(a: SimpleNamespace):
@@ -32,10 +32,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         flops_matrix=flops if a.flops_as == "matrix" else ZERO,
         flops_nonmatrix=flops if a.flops_as == "nonmatrix" else ZERO,
         read_weights=params * a.dtype,
-        state_bytes=B * state,
-        state_fixed=state,
-        read_state=B * state,
-        write_state=B * state,
+        **fixed_state(state),
         read_activations=m * a.channels * ctx.act_bytes,
         write_activations=m * a.channels * ctx.act_bytes,
     )

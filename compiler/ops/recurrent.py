@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..symbols import B, P, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
 
 
 def widths(a: SimpleNamespace):
@@ -47,10 +47,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     return Cost(
         flops_matrix=matrix,
         flops_nonmatrix=nonmatrix,
-        state_bytes=B * state,
-        state_fixed=state,
-        read_state=B * state,      # the whole state is read and written back once per call
-        write_state=B * state,
+        **fixed_state(state),
         temp_bytes=temp,
     )
 
