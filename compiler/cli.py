@@ -10,7 +10,7 @@ from pathlib import Path
 from archcost.dsl.errors import ArchError
 from archcost.dsl.loader import load_file
 
-from .evaluate import evaluate
+from .evaluate import by_op, evaluate
 from .pipeline import Compiled, compile_file
 from .render import formula, listing, tables
 from .render.units import grouped, human_bytes, human_count
@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--phase", choices=PHASES, required=True)
     _scenario_flags(run, P=1)
     run.add_argument("--json", action="store_true", help="machine output: base units, stable keys")
+    run.add_argument("--by-op", action="store_true", help="also list every op with its shape and FLOPs")
     _options_flags(run)
     run.set_defaults(run=_eval)
 
@@ -69,8 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("specs", nargs="+", metavar="SPEC")
     compare.add_argument("--phase", choices=PHASES, default="prefill")
     _scenario_flags(compare, P=8192)
-    compare.add_argument("--table", choices=("summary", "params"), default="summary",
-                         help="summary: size and cost of the call; params: the chapter's Table 2-B")
+    compare.add_argument("--table", choices=("summary", "architecture", "params", "prefill", "long-context"),
+                         default="summary", help="summary: size and cost of the call; the chapter's tables: "
+                         "architecture (2-A), params (2-B), prefill (2-C), long-context (2-E)")
     compare.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
     _options_flags(compare)
     compare.set_defaults(run=_compare)
@@ -182,20 +184,33 @@ def _formula(args) -> int:
 
 
 def _eval(args) -> int:
-    report = evaluate(_compile(args.spec, args), args.phase, _scenario(args))
+    compiled = _compile(args.spec, args)
+    report = evaluate(compiled, args.phase, _scenario(args))
+    ops = by_op(compiled, args.phase, _scenario(args)) if args.by_op else None
     if args.json:
-        print(json.dumps(report.model_dump(exclude_none=True), indent=2))
-    else:
-        print(tables.report_text(report), end="")
+        data = report.model_dump(exclude_none=True)
+        if ops is not None:
+            data["by_op"] = [o.model_dump() for o in ops]
+        print(json.dumps(data, indent=2))
+        return 0
+    print(tables.report_text(report), end="")
+    if ops is not None:
+        print("\n" + tables.by_op_table(ops, report).text(), end="")
     return 0
 
 
 def _compare(args) -> int:
-    reports = [evaluate(_compile(path, args), args.phase, _scenario(args)) for path in args.specs]
+    from .render.chapter import chapter_table
+
+    models = [_compile(path, args) for path in args.specs]
     if args.format == "json":
+        reports = [evaluate(model, args.phase, _scenario(args)) for model in models]
         print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))
         return 0
-    table = (tables.params_table if args.table == "params" else tables.summary_table)(reports)
+    if args.table == "summary":
+        table = tables.summary_table([evaluate(model, args.phase, _scenario(args)) for model in models])
+    else:
+        table = chapter_table(args.table, models)
     print({"text": table.text, "markdown": table.markdown, "csv": table.csv}[args.format](), end="")
     return 0
 

@@ -21,6 +21,19 @@ Number = int | float
 PART_FLOWS = ("flops_matrix", "flops_nonmatrix", "context_flops", "read_state", "write_state")
 
 
+class ExpertUse(BaseModel):
+    """One MoE op under the run's routing (seed 002 §2.4.2, Example 2-4), per layer and call."""
+
+    op: str
+    layers: Number
+    experts: Number              # E
+    top: Number                  # k
+    routed_rows: Number          # Σ t_e = m·k
+    rows_per_expert: Number      # t_e when rows spread evenly: m·k / E
+    distinct_experts: Number     # U under the routing option
+    read_bytes_per_layer: Number  # U · N_e · bytes
+
+
 class PhaseTotals(BaseModel):
     """The flows of one part of a request (its prefill, or all of its decodes together)."""
 
@@ -51,10 +64,12 @@ class Report(BaseModel):
     state_fixed_bytes: Number        # one request's state that does not grow with context (M_fixed)
     kv_bytes_per_token: Number       # one request's state growth per position (c_state)
     temp_bytes_peak: Number          # the largest temporary any one op holds during the call
+    selected_expert_bytes: Number    # routed-expert weights one token selects, all layers (Table 2-C)
     read_bytes: dict[str, Number]
     write_bytes: dict[str, Number]
     state_read_by_kind: dict[str, Number]   # read_bytes.state split like state_by_kind
     state_write_by_kind: dict[str, Number]
+    experts: list[ExpertUse] = []
     # request phase only (§2.2.3): its prefill and its G − 1 decodes apart
     prefill: PhaseTotals | None = None
     decode: PhaseTotals | None = None
@@ -84,10 +99,12 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
         state_fixed_bytes=value.total("state_fixed"),
         kv_bytes_per_token=value.total("state_per_token"),
         temp_bytes_peak=_temp_peak(compiled, phase, scenario),
+        selected_expert_bytes=value.total("selected_expert_bytes"),
         read_bytes={**read, "total": sum(read.values())},
         write_bytes={**write, "total": sum(write.values())},
         state_read_by_kind=value.each(_by_kind(compiled, "read_state"), "read_state"),
         state_write_by_kind=value.each(_by_kind(compiled, "write_state"), "write_state"),
+        experts=_expert_uses(compiled, phase, scenario),
     )
     return _with_request_parts(report, compiled, scenario) if phase == "request" else report
 
@@ -114,6 +131,27 @@ def _temp_peak(compiled: Compiled, phase: str, scenario: Scenario) -> Number:
     value = _Evaluator(compiled, "prefill" if phase == "request" else phase, scenario)
     return max((value(data["cost"].temp_bytes, "temp_bytes") for _, data in compiled.graph.nodes(data=True)),
                default=0)
+
+
+def _expert_uses(compiled: Compiled, phase: str, scenario: Scenario) -> list[ExpertUse]:
+    """How each MoE op's rows land on its experts in one call (a request's prefill for `request`)."""
+    from .ops.experts import distinct_experts
+    from .symbols import m
+
+    value = _Evaluator(compiled, "prefill" if phase == "request" else phase, scenario)
+    routing = compiled.options.routing
+    uses = []
+    for node_id, data in compiled.graph.nodes(data=True):
+        op = data["op"]
+        if op.kind != "experts":
+            continue
+        a = op.args
+        uses.append(ExpertUse(
+            op=node_id, layers=_plain(op.multiplicity), experts=_plain(a.count), top=_plain(a.top),
+            routed_rows=value(m * a.top, "rows"), rows_per_expert=value(m * a.top / a.count, "rows"),
+            distinct_experts=value(distinct_experts(a, routing), "rows"),
+            read_bytes_per_layer=value(data["cost"].read_weights, "read_weights")))
+    return uses
 
 
 def _component(op) -> str:
@@ -229,3 +267,34 @@ def _plain(value) -> Number:
     if value.is_Integer:
         return int(value)
     return float(value)
+
+
+class OpCost(BaseModel):
+    """One op of the graph evaluated for the call: its shape, and its costs per instance and in all layers."""
+
+    op: str
+    kind: str
+    component: str
+    layers: Number
+    shape: str
+    params: Number
+    flops_matrix: Number
+    flops_nonmatrix: Number
+    flops_matrix_all_layers: Number
+
+
+def by_op(compiled: Compiled, phase: str, scenario: Scenario) -> list[OpCost]:
+    """Every op with its shape and costs, for `archcost eval --by-op` (Tables 2-1 to 2-6 row by row)."""
+    from .render.listing import shape_text
+
+    _check(scenario)
+    value = _Evaluator(compiled, phase, scenario)
+    rows = []
+    for node_id, data in compiled.graph.nodes(data=True):
+        op, cost = data["op"], data["cost"]
+        matrix = value(cost.flops_matrix, "flops_matrix")
+        rows.append(OpCost(op=node_id, kind=op.kind, component=op.component, layers=_plain(op.multiplicity),
+                           shape=shape_text(op), params=value(cost.params, "params"), flops_matrix=matrix,
+                           flops_nonmatrix=value(cost.flops_nonmatrix, "flops_nonmatrix"),
+                           flops_matrix_all_layers=_plain(op.multiplicity * matrix)))
+    return rows

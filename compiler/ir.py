@@ -30,9 +30,12 @@ class Cluster:
 
     id: str
     label: str
-    kind: str  # block | repeat
+    kind: str  # block | repeat | select
     parent: str | None
     times: sp.Expr = sp.Integer(1)
+    block: str | None = None            # the block a `block` cluster instantiates
+    component: str | None = None        # that block's component class
+    multiplicity: sp.Expr = sp.Integer(1)  # how many copies of it the model holds
 
 
 @dataclass(frozen=True)

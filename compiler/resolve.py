@@ -233,13 +233,15 @@ class _Resolver:
         source = block_input(flow, scope)
         label = scope.unique(stmt.label or block.name)
         cluster_id = scope.qualify(label)
-        self.clusters[cluster_id] = Cluster(cluster_id, label if label == block.name else f"{label}: {block.name}",
-                                            "block", scope.cluster)
+        title = label if label == block.name else f"{label}: {block.name}"
+        self.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
+                                            multiplicity=scope.multiplicity)
         inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
                       multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
                       tensors={"input": source}, current=source, cluster=cluster_id,
                       call_chain=(*scope.call_chain, block.name), stack=scope.stack)
         self._body(block.body, inner)
+        self.clusters[cluster_id] = replace(self.clusters[cluster_id], component=inner.component)
         bind_output(flow, scope, label, inner.current)
 
     def _find_block(self, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:

@@ -13,7 +13,8 @@ Phase = Literal["prefill", "decode", "call", "request"]
 PHASES: tuple[str, ...] = ("prefill", "decode", "call", "request")
 
 # Quantities that are levels at the end of the phase, not flows summed over its calls.
-LEVELS = frozenset({"params", "weight_bytes", "state_bytes", "state_per_token", "state_fixed", "temp_bytes"})
+LEVELS = frozenset({"params", "weight_bytes", "state_bytes", "state_per_token", "state_fixed", "temp_bytes",
+                    "selected_expert_bytes"})
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
 

@@ -37,3 +37,11 @@ def test_graph_listing_golden(name, update_golden):
     from archcost.compiler.render import listing
 
     check_golden(GOLDEN / "specs" / f"{name}.graph.txt", listing.graph_listing(compiled(name)), update_golden)
+
+
+@pytest.mark.parametrize("table", ["architecture", "params", "prefill", "long-context"])
+def test_chapter_table_golden(table, update_golden):
+    from archcost.compiler.render.chapter import chapter_table
+
+    models = [compiled(name) for name in NAMES]
+    check_golden(GOLDEN / "tables" / f"{table}.txt", chapter_table(table, models).text(), update_golden)

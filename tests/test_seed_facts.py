@@ -10,7 +10,7 @@ import yaml
 
 from archcost.compiler import costs, symbols
 from archcost.compiler.evaluate import attention_crossover, evaluate, state_bytes_at
-from archcost.compiler.scenario import LEDGERS, Options, Scenario
+from archcost.compiler.scenario import LEDGERS, Options, Scenario, call_form
 from archcost.compiler.state import profile
 
 from helpers import compiled
@@ -21,8 +21,14 @@ FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 def query(spec: str, q: dict) -> float:
     """Evaluate one query of seed_facts.yaml against the compiled spec."""
     spec = q.get("spec", spec)
-    options = Options(**LEDGERS[q.get("ledger", "chapter")], paths=tuple(q.get("paths", {}).items()))
+    options = Options(**LEDGERS[q.get("ledger", "chapter")], paths=tuple(q.get("paths", {}).items()),
+                      routing=q.get("routing", "uniform"))
     model = compiled(spec, tuple(q.get("edit", {}).items()), options)
+    if "const" in q:
+        return q["const"]
+    if "product" in q:
+        first, second = (query(spec, part) for part in q["product"])
+        return first * second
     if "ratio" in q:
         numerator, denominator = (query(spec, part) for part in q["ratio"])
         return numerator / denominator
@@ -37,7 +43,9 @@ def query(spec: str, q: dict) -> float:
         total = _layer_total(model, q["layer"], q["field"], q.get("kinds"))
         return int(sp.expand(total).coeff(symbols.SCENARIO[q["coefficient"]]))
     if "layer" in q:
-        return int(_layer_total(model, q["layer"], q["field"], q.get("kinds")))
+        total = _layer_total(model, q["layer"], q["field"], q.get("kinds"))
+        shape = Scenario(**{k: q[k] for k in ("B", "S", "P") if k in q})
+        return int(call_form(total, options).xreplace(shape.values())) * q.get("per", 1)
     if "profile" in q:
         result = profile(model, [], q.get("budget"))
         if q["profile"] == "never_fits":
@@ -51,7 +59,7 @@ def query(spec: str, q: dict) -> float:
         shape = {k: q[k] for k in ("B", "S", "P", "G") if k in q}
         report = evaluate(model, q.get("phase", "decode"), Scenario(**shape)).model_dump()
         for key in q["get"].split("."):
-            report = report[key]
+            report = report[int(key)] if isinstance(report, list) else report[key]
         return report
     raise NotImplementedError(f"query {q} is not implemented yet")
 

@@ -25,12 +25,19 @@ class Cost:
     state_per_token: sp.Expr = ZERO        # growth of one request's state per position (c_state)
     state_fixed: sp.Expr = ZERO            # one request's state that does not grow with H (M_fixed)
     temp_bytes: sp.Expr = ZERO             # temporaries of one instance during the call, freed after
+    selected_expert_bytes: sp.Expr = ZERO  # weights of the experts one token is routed to
     read_weights: sp.Expr = ZERO           # shared weights, read once per call
     read_lookups: sp.Expr = ZERO           # table rows gathered per token
     read_state: sp.Expr = ZERO
     read_activations: sp.Expr = ZERO
     write_state: sp.Expr = ZERO
     write_activations: sp.Expr = ZERO
+
+    def __post_init__(self) -> None:
+        for name in COST_FIELDS:  # a cost rule may write a plain 0; every field is a sympy value after this
+            value = getattr(self, name)
+            if isinstance(value, int):
+                object.__setattr__(self, name, sp.Integer(value))
 
     def __add__(self, other: "Cost") -> "Cost":
         return Cost(**{f: getattr(self, f) + getattr(other, f) for f in COST_FIELDS})

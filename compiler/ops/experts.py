@@ -41,6 +41,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         flops_matrix=2 * routed_rows * per_expert,
         flops_nonmatrix=routed_rows * (ACTIVATION_FLOPS * hidden + 2 * width),  # activation, weighted sum
         read_weights=touched * per_expert * a.dtype,
+        selected_expert_bytes=a.top * per_expert * a.dtype,   # Table 2-C: k experts per token
         read_activations=routed_rows * width * ctx.act_bytes,
         write_activations=routed_rows * width * ctx.act_bytes,
     )

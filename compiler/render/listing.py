@@ -25,6 +25,23 @@ def graph_listing(compiled: Compiled) -> str:
     return "\n".join([header, "", *lines]) + "\n"
 
 
+def shape_text(op) -> str:
+    """An op's shape as the chapter's tables write it: `7168×1536`, `96 × 128×512`, `128 heads · qk 192 · v 128`."""
+    a = op.args
+    if op.kind in ("linear", "lookup", "experts"):
+        width_in, width_out = (_text(w) for w in a.signature)
+        count = getattr(a, "count", 1)
+        matrix = f"{width_in}×{width_out}"
+        if op.kind == "experts":
+            return f"{_text(count)} experts × {_text(a.matrices)} matrices {matrix}, top {_text(a.top)}"
+        return matrix if count == 1 else f"{_text(count)} × {matrix}"
+    if op.kind == "attend":
+        from ..ops.base import describe_terms
+
+        return f"{_text(a.heads)} heads · qk {_text(a.qk)} · v {_text(a.v)} · {describe_terms(a.over)}"
+    return f"{_text(op.in_width)} → {_text(op.out_width)}"
+
+
 def ast_listing(program: Program) -> str:
     return json.dumps(program.entry.model_dump(), indent=1) + "\n"
 

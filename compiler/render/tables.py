@@ -17,10 +17,11 @@ class Table:
     header: list[str]
     rows: list[list[str]]
     notes: list[str]
+    text_columns: int = 1  # leading columns of words, aligned left; the numbers after them right
 
     def text(self) -> str:
         widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
-        line = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w)  # noqa: E731
+        line = lambda cells: "  ".join(c.ljust(w) if i < self.text_columns else c.rjust(w)  # noqa: E731
                                        for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
         rule = "  ".join("-" * w for w in widths)
         body = [self.title, "", line(self.header), rule, *map(line, self.rows)]
@@ -136,3 +137,11 @@ def _length(n: int) -> str:
         if n % scale == 0:
             return f"{n // scale}{unit}"
     return f"{n:,}"
+
+
+def by_op_table(ops, report: Report) -> Table:
+    """Every op's shape and FLOPs for the call, in graph order (the chapter's per-matrix tables)."""
+    header = ["op", "kind", "shape", "layers", "params / layer", "matrix GFLOPs / layer", "matrix GFLOPs, all layers"]
+    rows = [[o.op, o.kind, o.shape, grouped(o.layers), grouped(o.params), f"{o.flops_matrix / 1e9:,.4f}",
+             f"{o.flops_matrix_all_layers / 1e9:,.3f}"] for o in ops]
+    return Table(f"{report.model}: op by op, {_scenario_text(report)}", header, rows, [], text_columns=3)

@@ -1,0 +1,108 @@
+"""The source chapter's comparison tables (seed 002 §2.6.1): 2-A, 2-B, 2-C and 2-E for any specs."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import sympy as sp
+
+from ..evaluate import evaluate, state_bytes_at
+from ..ir import Cluster
+from ..pipeline import Compiled
+from ..scenario import Scenario
+from .tables import Table, params_table
+
+GiB = 2**30
+FFN = ("dense_ffn", "routed_experts")
+
+
+def _outermost(clusters: dict[str, Cluster], components: tuple[str, ...]) -> list[Cluster]:
+    """Block instances of these components that no other such instance contains."""
+    chosen = [c for c in clusters.values() if c.kind == "block" and c.component in components]
+    ids = {c.id for c in chosen}
+
+    def nested(cluster: Cluster) -> bool:
+        parent = cluster.parent
+        while parent is not None:
+            if parent in ids:
+                return True
+            parent = clusters[parent].parent
+        return False
+
+    return [c for c in chosen if not nested(c)]
+
+
+def _composition(blocks: list[Cluster]) -> tuple[int, str]:
+    counts: Counter[str] = Counter()
+    for cluster in blocks:
+        counts[cluster.block] += int(cluster.multiplicity)
+    return sum(counts.values()), " + ".join(f"{n} {name}" for name, n in counts.items()) or "—"
+
+
+def _experts(model: Compiled) -> list:
+    return [data["op"] for _, data in model.graph.nodes(data=True) if data["op"].kind == "experts"]
+
+
+def architecture_table(models: list[Compiled]) -> Table:
+    """Table 2-A: layers, width, attention and feed-forward composition, experts, depth connection."""
+    header = ["model", "params (B)", "layers L", "width d", "attention", "feed-forward", "experts E",
+              "top k", "expert width in", "expert f", "depth connection"]
+    rows = []
+    for model in models:
+        report = evaluate(model, "decode", Scenario())
+        clusters = model.ir.clusters
+        layers, attention = _composition(_outermost(clusters, ("attention",)))
+        _, ffn = _composition(_outermost(clusters, FFN))
+        experts = _experts(model)
+        first = experts[0].args if experts else None
+        depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
+        embed = next(data["op"] for _, data in model.graph.nodes(data=True) if data["op"].kind == "lookup")
+        rows.append([model.name, f"{report.params / 1e9:,.2f}", str(layers), sp.sstr(embed.args.signature[1]),
+                     attention, ffn, *(["—"] * 4 if first is None else
+                                       [sp.sstr(first.count), sp.sstr(first.top), sp.sstr(first.signature[0]),
+                                        sp.sstr(first.signature[1])]), ", ".join(depth)])
+    return Table("Table 2-A: architecture", header, rows, ["layers count attention blocks; composition lists "
+                                                            "the stdlib block of each layer"], text_columns=1)
+
+
+def prefill_table(models: list[Compiled], tokens: int = 8192) -> Table:
+    """Table 2-C: matrix TFLOPs of a B = 1 prefill, and routed-expert weights one token selects."""
+    header = ["model", f"prefill {tokens:,} (TFLOPs)", "selected routed experts per token (GiB, bf16 as stored)"]
+    rows = []
+    for model in models:
+        report = evaluate(model, "prefill", Scenario(P=tokens))
+        selected = "—" if not report.selected_expert_bytes else f"{report.selected_expert_bytes / GiB:,.3f}"
+        rows.append([model.name, f"{report.flops_matrix / 1e12:,.2f}", selected])
+    return Table("Table 2-C: prefill and selected expert weights (B = 1, S = 0, head on the last token)", header,
+                 rows, _option_notes(models))
+
+
+def _option_notes(models: list[Compiled]) -> list[str]:
+    """The run's conventions once, then each model's own execution paths."""
+    shared = models[0].options.model_dump(exclude={"paths"})
+    notes = [f"options: {', '.join(f'{k} = {v}' for k, v in shared.items())}"]
+    notes += [f"{m.name}: {', '.join(f'{k} = {v}' for k, v in m.ir.paths.items())}" for m in models if m.ir.paths]
+    return notes
+
+
+def long_context_table(models: list[Compiled], short: int = 8192, long: int = 1_048_575) -> Table:
+    """Table 2-E: query-context FLOPs of one decode, and state before the call, at 8K and 1M history."""
+    header = ["model", "context 8K (GFLOPs)", "context 1M (GFLOPs)", "state 8K (GiB)", "state 1M (GiB)"]
+    rows = []
+    for model in models:
+        near, far = (evaluate(model, "decode", Scenario(S=s)).context_flops for s in (short, long))
+        rows.append([model.name, f"{near / 1e9:,.2f}", f"{far / 1e9:,.2f}",
+                     f"{state_bytes_at(model, short) / GiB:,.3f}", f"{state_bytes_at(model, long) / GiB:,.3f}"])
+    return Table("Table 2-E: query-context FLOPs and state under long context (one request, one new token)",
+                 header, rows, [f"8K = {short:,} history positions, 1M = {long:,}; state counts the history "
+                                "before the call", *_option_notes(models)])
+
+
+CHAPTER_TABLES = {"architecture": architecture_table, "params": None, "prefill": prefill_table,
+                  "long-context": long_context_table}
+
+
+def chapter_table(name: str, models: list[Compiled]) -> Table:
+    if name == "params":
+        return params_table([evaluate(m, "decode", Scenario()) for m in models])
+    return CHAPTER_TABLES[name](models)
