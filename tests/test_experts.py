@@ -1,0 +1,60 @@
+"""Experts: granularity (§2.5.1), routing as a scenario input (§2.4.2, Example 2-4), hash routing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from archcost.compiler.evaluate import evaluate
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.scenario import Options, Scenario
+from helpers import compiled
+
+GRANULARITIES = {  # §2.5.1: the same expert parameters and work, cut into different shapes
+    "128 × 1536, top 8": "experts = 128, top = 8, f = 1536",
+    "64 × 3072, top 4": "experts = 64, top = 4, f = 3072",
+    "256 × 768, top 16": "experts = 256, top = 16, f = 768",
+}
+
+
+def _variant(shape: str):
+    return compiled("qwen3-235b-a22b", (("experts = 128, top = 8, f = 1536", GRANULARITIES[shape]),))
+
+
+def test_granularity_keeps_expert_params_and_flops_but_not_the_router():
+    reports = {s: evaluate(_variant(s), "prefill", Scenario(P=16)) for s in GRANULARITIES}
+    routed = {r.params_by_component["routed_experts"] for r in reports.values()}
+    expert_flops = {r.flops_by_component["routed_experts"] for r in reports.values()}
+    assert len(routed) == 1 and len(expert_flops) == 1
+    # the router is d × E: 94 layers × 4096 × E
+    others = {s: r.params_by_component["other"] for s, r in reports.items()}
+    assert others["256 × 768, top 16"] - others["128 × 1536, top 8"] == 94 * 4096 * 128
+    assert others["128 × 1536, top 8"] - others["64 × 3072, top 4"] == 94 * 4096 * 64
+
+
+MOE = """
+use std.ffn.moe
+model "Toy MoE" {{
+  lookup tokens: 1000 -> 64
+  moe(64, experts = 16, top = 2, f = 32, router = {router})
+}}
+"""
+
+
+def test_hash_routing_has_no_router_matrix():
+    scored = evaluate(compile_text(MOE.format(router="score")), "prefill", Scenario(P=10))
+    hashed = evaluate(compile_text(MOE.format(router="hash")), "prefill", Scenario(P=10))
+    # the router is 64 × 16: 2·10·64·16 matrix FLOPs and 1,024 parameters, gone under hash routing
+    assert scored.flops_matrix - hashed.flops_matrix == 2 * 10 * 64 * 16
+    assert scored.params - hashed.params == 64 * 16
+
+
+@pytest.mark.parametrize("batch", [1, 4, 64])
+def test_random_routing_expects_distinct_experts(batch):
+    model = compile_text(MOE.format(router="score"), options=Options(routing="random"))
+    use = evaluate(model, "decode", Scenario(B=batch, S=10)).experts[0]
+    # E·(1 − (1 − k/E)^m) for m = B independent tokens
+    assert use.distinct_experts == pytest.approx(16 * (1 - (1 - 2 / 16) ** batch))
+    assert use.read_bytes_per_layer == pytest.approx(use.distinct_experts * 3 * 64 * 32 * 2)
+    assert math.isclose(use.routed_rows, 2 * batch)
