@@ -10,7 +10,6 @@ from archcost.dsl import ast
 from archcost.dsl.errors import did_you_mean
 from archcost.dsl.printer import format_expr
 
-from . import precision
 from .expr import to_sympy
 from .ops import Arg, OpSpec
 from .scope import Scope
@@ -67,7 +66,7 @@ def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) 
 
 def _default(arg: Arg, scope: Scope):
     if arg.kind == "dtype":
-        return precision.FORMATS[scope.roles[arg.default]]
+        return scope.formats[scope.roles[arg.default]]
     if arg.kind == "bool":
         return bool(arg.default)
     if isinstance(arg.default, int):
@@ -134,12 +133,12 @@ def _enum(arg: Arg, name: str, expr, scope: Scope) -> str:
     return name
 
 
-def _dtype(name: str, expr, scope: Scope) -> sp.Expr:
+def _dtype(name: str, expr, scope: Scope):
     fmt = scope.roles.get(name, name)
-    if fmt not in precision.FORMATS:
+    if fmt not in scope.formats:
         raise scope.env.problem("E210", f"unknown number format or precision role `{name}`", expr.span,
-                                hint=did_you_mean(name, [*precision.FORMATS, *scope.roles]))
-    return precision.FORMATS[fmt]
+                                hint=did_you_mean(name, [*scope.formats, *scope.roles]))
+    return scope.formats[fmt]
 
 
 def _mode(arg: Arg, expr, scope: Scope) -> tuple:

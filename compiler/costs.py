@@ -9,15 +9,14 @@ import sympy as sp
 
 from .ops import REGISTRY, Cost, CostContext
 from .ir import OpNode
-from .precision import FORMATS
 
 
-def annotate(graph: nx.DiGraph, options: dict[str, str], act_format: str = "bf16") -> nx.DiGraph:
+def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGraph:
     """Attach `cost` (per instance, per call) to every node; the graph is otherwise unchanged."""
     for _, data in graph.nodes(data=True):
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in op.states)
-        context = CostContext(act_bytes=FORMATS[act_format], states=states, options=options)
+        context = CostContext(act_bytes=act_format, states=states, options=options)
         data["cost"] = REGISTRY[op.kind].cost(op.args, context)
     return graph
 

@@ -65,6 +65,7 @@ class ModelIR:
     first_use: dict[sp.Symbol, Span | None]
     sources: object = field(repr=False)
     paths: dict[str, str] = field(default_factory=dict)  # `option` choices this model was resolved with
+    act_format: object = None  # the Format activations are stored in (the model's `act` role)
 
     def node(self, node_id: str) -> OpNode:
         return next(n for n in self.nodes if n.id == node_id)

@@ -48,5 +48,5 @@ def compile_text(text: str, options: Options = Options(), keep: frozenset[str] =
 
 def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:
     ir = resolve(program, keep, options.paths)
-    graph = costs.annotate(lower(ir), options.cost_options())
+    graph = costs.annotate(lower(ir), options.cost_options(), ir.act_format)
     return Compiled(ir=ir, graph=graph, options=options)

@@ -1,16 +1,51 @@
-"""Number formats and the precision roles (weights, kv, act) a spec assigns them."""
+"""Number formats as values: bytes derived from bits, block scales, mixed records and padding.
+
+The formats themselves are data, declared in stdlib/formats.arch (`format mxfp4 { bits = 4, ... }`).
+"""
 
 from __future__ import annotations
 
-import sympy as sp
+from dataclasses import dataclass
 
-# bytes per stored value; block-scaled formats arrive with the DeepSeek V4 issue
-FORMATS: dict[str, sp.Rational] = {
-    "fp32": sp.Integer(4),
-    "bf16": sp.Integer(2),
-    "fp16": sp.Integer(2),
-    "fp8": sp.Integer(1),
-}
+import sympy as sp
 
 # roles every model has, and the format each takes when a spec says nothing
 DEFAULT_ROLES: dict[str, str] = {"weights": "bf16", "kv": "bf16", "act": "bf16", "state": "fp32"}
+
+
+@dataclass(frozen=True)
+class Format:
+    """`count * fmt` is the bytes of `count` values stored in this format.
+
+    A plain format stores `bits` per value, plus one `scale_bits` scale per `block` values; a record
+    (`parts`) lays out a fixed number of values in several formats and pads the whole to `align`.
+    """
+
+    name: str
+    bits: sp.Rational = sp.Integer(16)
+    scale_bits: sp.Integer = sp.Integer(0)
+    block: sp.Integer = sp.Integer(1)
+    align: sp.Integer = sp.Integer(1)
+    parts: tuple[tuple["Format", sp.Integer], ...] = ()
+
+    @property
+    def values(self) -> sp.Integer | None:
+        """Values one record holds; None for a plain format."""
+        return sp.Add(*(n for _, n in self.parts)) if self.parts else None
+
+    def bytes(self, count) -> sp.Expr:
+        if self.parts:
+            raw = sp.Add(*(fmt.bytes(n) for fmt, n in self.parts))
+            records = count / self.values  # a record format stores whole records
+        else:
+            raw = count * self.bits / 8
+            if self.scale_bits:
+                raw += sp.ceiling(count / self.block) * self.scale_bits / 8
+            records = 1
+        padded = sp.ceiling(raw / self.align) * self.align if self.align != 1 else raw
+        return records * padded
+
+    def __rmul__(self, count):
+        return self.bytes(count)
+
+    __mul__ = __rmul__

@@ -16,8 +16,10 @@ from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_
 from .expr import Env, Problem, to_sympy
 from .ir import Cluster, ModelIR, OpNode, Tensor
 from .ops import REGISTRY, OpSpec
+from .precision import Format
 from .scope import Scope, bind_output, block_input, check_widths, differs, sources
 
+PRELUDE_NAME = "std/formats.arch"
 COMPONENTS = ("embedding_output", "attention", "dense_ffn", "routed_experts", "engram", "other")
 MAX_NODES = 100_000
 
@@ -43,6 +45,7 @@ class _Resolver:
         self.problems: list[Diagnostic] = []
         self.first_use: dict[sp.Symbol, Span | None] = {}
         self.blocks = self._index_blocks()
+        self.formats = self._index_formats()
 
     # --- entry --------------------------------------------------------------------------
 
@@ -50,7 +53,7 @@ class _Resolver:
         model = self._the_model()
         roles = dict(precision.DEFAULT_ROLES)
         scope = Scope(env=Env({}, self.problem, self.first_use), module=self.program.entry.path, path=(),
-                      multiplicity=sp.Integer(1), component="other", roles=roles,
+                      multiplicity=sp.Integer(1), component="other", roles=roles, formats=self.formats,
                       tensors={"tokens": Tensor(None, symbols.m, None)},
                       current=Tensor(None, symbols.m, None), cluster=None)
         self._body(model.body, scope, model_level=True)
@@ -61,7 +64,8 @@ class _Resolver:
         if self.problems:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters,
-                       first_use=self.first_use, sources=self.sources, paths=self.paths)
+                       first_use=self.first_use, sources=self.sources, paths=self.paths,
+                       act_format=self.formats[scope.roles["act"]])
 
     def problem(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Problem:
         return Problem(self.sources.diagnostic(code, message, span, hint))
@@ -88,6 +92,34 @@ class _Resolver:
                 own[block.name] = block
             defined[path] = own
         return {path: self._visible(path, defined) for path in self.program.modules}
+
+    def _index_formats(self) -> dict[str, Format]:
+        """Every `format` declared in any loaded file, the stdlib's prelude first."""
+        formats: dict[str, Format] = {}
+        modules = sorted(self.program.modules.values(), key=lambda mod: mod.path != PRELUDE_NAME)
+        for module in modules:
+            for definition in module.formats:
+                try:
+                    formats[definition.name] = self._format(definition, formats)
+                except Problem as problem:
+                    self.problems.append(problem.diagnostic)
+        return formats
+
+    def _format(self, definition: ast.FormatDef, known: dict[str, Format]) -> Format:
+        names = ("bits", "scale_bits", "block", "align", "parts")
+        given = match_args(definition.args, list(names), f"format `{definition.name}`", self.problem, ())
+        env = Env({}, self.problem, {})
+        values = {k: to_sympy(v, env) for k, v in given.items() if k != "parts"}
+        if "parts" not in given:
+            return Format(definition.name, **values)
+        parts = []
+        for symbol, count in to_sympy(given["parts"], env).as_coefficients_dict().items():
+            if not isinstance(symbol, sp.Symbol) or symbol.name not in known:
+                raise self.problem("E210", f"`parts` of format `{definition.name}` names an unknown format",
+                                   given["parts"].span, hint=did_you_mean(str(symbol), known))
+            parts.append((known[symbol.name], count))
+        return Format(definition.name, parts=tuple(sorted(parts, key=lambda p: p[0].name)),
+                      **{k: v for k, v in values.items() if k == "align"})
 
     def _visible(self, path: str, defined: dict[str, dict[str, ast.BlockDef]]) -> dict[str, ast.BlockDef]:
         visible: dict[str, ast.BlockDef] = {}
@@ -191,10 +223,10 @@ class _Resolver:
 
     def _precision(self, stmt: ast.Precision, scope: Scope) -> None:
         for setting in stmt.settings:
-            if setting.format not in precision.FORMATS:
+            if setting.format not in self.formats:
                 raise self.problem("E210", f"unknown number format `{setting.format}`", setting.span,
-                                   hint=did_you_mean(setting.format, precision.FORMATS)
-                                   or f"one of {', '.join(precision.FORMATS)}")
+                                   hint=did_you_mean(setting.format, self.formats)
+                                   or f"one of {', '.join(self.formats)}")
             scope.roles[setting.role] = setting.format
 
     def _repeat(self, stmt: ast.Repeat, scope: Scope) -> None:
@@ -238,6 +270,7 @@ class _Resolver:
                                             multiplicity=scope.multiplicity)
         inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
                       multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
+                      formats=scope.formats,
                       tensors={"input": source}, current=source, cluster=cluster_id,
                       call_chain=(*scope.call_chain, block.name), stack=scope.stack)
         self._body(block.body, inner)

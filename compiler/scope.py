@@ -24,6 +24,7 @@ class Scope:
     multiplicity: sp.Expr
     component: str
     roles: dict[str, str]
+    formats: dict  # format name -> Format, shared by every scope of a model
     tensors: dict[str, Tensor]
     current: Tensor
     cluster: str | None

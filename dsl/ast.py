@@ -182,6 +182,13 @@ class BlockDef(Node):
     body: list[Stmt]
 
 
+class FormatDef(Node):
+    """`format NAME { bits = ..., scale_bits = ..., block = ..., align = ..., parts = ... }`."""
+
+    name: str
+    args: list[Arg]
+
+
 class ModelDef(Node):
     name: str
     body: list[Stmt]
@@ -195,6 +202,7 @@ class Use(Node):
 class Module(Node):
     path: str
     uses: list[Use] = []
+    formats: list[FormatDef] = []
     blocks: list[BlockDef] = []
     models: list[ModelDef] = []
 

@@ -12,6 +12,7 @@ from .parser import parse
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_USE_DEPTH = 64
+PRELUDE = "formats.arch"
 
 
 def stdlib_root() -> Path:
@@ -56,6 +57,7 @@ def load_text(text: str, name: str = "<text>", base: Path | None = None) -> Prog
     sources = Sources()
     loader = _Loader(sources)
     entry = loader.load(text, name, base or Path.cwd(), chain=())
+    loader.load_prelude()
     return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources)
 
 
@@ -89,6 +91,13 @@ class _Loader:
         for use in module.uses:
             self.imports[name].append(self._follow(use, base, chain + (name,)))
         return module
+
+    def load_prelude(self) -> None:
+        """Every spec sees the number formats of std/formats.arch without a `use` line."""
+        path = stdlib_root() / PRELUDE
+        key = display_name(path)
+        if key not in self.modules:
+            self.load(_read(path), key, path.parent, chain=())
 
     def _follow(self, use: ast.Use, base: Path, chain: tuple[str, ...]) -> str:
         target = self._locate(use, base)
