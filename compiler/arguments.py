@@ -84,7 +84,8 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
     if isinstance(expr, ast.Signature):
         raise problem("E211", f"`{arg.name}` takes a value, not `in -> out`", expr.span)
     if arg.kind == "state":
-        return _state_name(expr, scope)
+        items = expr.items if isinstance(expr, ast.Tuple) else [expr]
+        return tuple(_state_name(item, scope) for item in items)
     if arg.kind == "mode":
         return _mode(arg, expr, scope)
     if arg.kind == "enum" and isinstance(expr, ast.Name) and expr.id in arg.choices:
@@ -151,15 +152,18 @@ def _mode(arg: Arg, expr, scope: Scope) -> tuple:
 
 
 def _term(arg: Arg, value, expr, scope: Scope) -> tuple:
-    arities = dict(choice.split("/") if "/" in choice else (choice, "0") for choice in arg.choices)
+    arities: dict[str, set[int]] = {}
+    for choice in arg.choices:
+        name, _, arity = choice.partition("/")
+        arities.setdefault(name, set()).add(int(arity or 0))
     if isinstance(value, sp.Symbol):
         name, args = _word(value, scope), ()
     elif isinstance(value, sp.core.function.AppliedUndef):
         name, args = value.func.__name__, tuple(_dimension(a, expr, scope) for a in value.args)
     else:
         name, args = sp.sstr(value), ()
-    if name not in arities or int(arities[name]) != len(args):
-        shown = ", ".join(c.replace("/1", "(n)") for c in arg.choices)
+    if name not in arities or len(args) not in arities[name]:
+        shown = ", ".join(c.replace("/1", "(n)").replace("/2", "(n, r)") for c in arg.choices)
         raise scope.env.problem("E211", f"`{arg.name}` is one of {shown}, not `{format_expr(expr)}`", expr.span,
                                 hint=did_you_mean(name, arities))
     return (name, args)

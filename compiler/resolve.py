@@ -353,9 +353,9 @@ class _Resolver:
     def _states(self, spec: OpSpec, values: SimpleNamespace, scope: Scope, stmt: ast.Op) -> tuple[str, ...]:
         if spec.arg("state") is None:
             return ()
-        chosen = values.state or scope.last_cache
+        chosen = values.state or ((scope.last_cache,) if scope.last_cache else None)
         if chosen is None:
             raise self.problem("E207", f"`{spec.kind}` reads a cache, and none is declared before it", stmt.span,
                                hint="declare `cache NAME: per_token, width = ...` first, or pass `state = NAME`")
-        return (chosen,)
+        return tuple(chosen)
 

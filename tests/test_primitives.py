@@ -31,7 +31,7 @@ def test_window_pairs_and_reads():
 BLOCKS = """
 model "Blocks" {
   linear q: 64 -> 64
-  cache compressed: per_block(4), width = 64, kind = compressed, buffer = 1000, from = q
+  cache compressed: per_block(4), width = 64, kind = compressed, buffer = 250, from = q
   attend: heads = 2, qk = 32, v = 32, over = all(10), from = q
 }
 """
@@ -39,7 +39,7 @@ model "Blocks" {
 
 def test_per_block_entries_buffer_and_writes():
     model = compile_text(BLOCKS)
-    # ⌊H/4⌋ complete entries of 64 bf16 values, plus the incomplete block's 1000-byte buffer
+    # ⌊H/4⌋ complete entries of 64 bf16 values, plus the incomplete block's buffer of 250 fp32 values
     assert state_bytes_at(model, 11) == 2 * 128 + 1000
     # a decode at S = 7 completes the block 4..7: one entry written; at S = 8 none
     assert evaluate(model, "decode", Scenario(S=7)).write_bytes["state"] == 128

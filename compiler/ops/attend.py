@@ -11,9 +11,10 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, N_pair, N_rect, P, S, m
+from ..symbols import B, H, N_pair, N_rect, P, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .cache import entry_bytes
+from .index import floor_sum
 
 SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
 FULL = ("causal", "rectangle", "half_rectangle")
@@ -29,30 +30,56 @@ def window_sum(n, w):
     return inside * (inside + 1) / 2 + sp.Max(n - w, 0) * w
 
 
+def capped_floor_sum(n, r, k):
+    """Σ_{t=1..n} min(k, ⌊t/r⌋): entries the first n queries select when each takes at most k."""
+    return floor_sum(sp.Min(n, k * r - 1), r) + k * sp.Max(0, n - k * r + 1)
+
+
 def pairs_and_reads(term, override: str | None):
-    """(query-entry pairs of this call, old entries read per request) for one `over` term."""
+    """(query-entry pairs of this call, entries read per request) for one `over` term."""
     name, args = term
     if name in FULL:
         name = override or name  # a run-wide choice between the full-attention countings
         pairs = {"causal": N_pair, "rectangle": N_rect, "half_rectangle": N_rect / 2}[name]
         return pairs, S
-    (n,) = args
     if name == "window":
-        return B * (window_sum(S + P, n) - window_sum(S, n)), sp.Min(S, n)
-    return m * n, n  # all(n) and top(k): every query reads n entries (k selected: an upper bound)
+        (w,) = args
+        return B * (window_sum(S + P, w) - window_sum(S, w)), sp.Min(S, w)
+    if name == "blocks":        # every completed entry of ratio r (HCA)
+        (r,) = args
+        return B * (floor_sum(S + P, r) - floor_sum(S, r)), sp.floor(H / r)
+    if name == "top" and len(args) == 2:  # the k best of the completed entries of ratio r (CSA)
+        k, r = args
+        return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), sp.Min(k, sp.floor(H / r))
+    (n,) = args
+    return m * n, n  # all(n), and top(k) with no ratio: every query reads n entries (an upper bound)
+
+
+def _reads(term, states) -> tuple:
+    """The caches a term reads: a window term its window cache, a ratio-r term the per_block(r) one."""
+    name, args = term
+    def growth(s):
+        return s.growth[0]
+    if name == "window":
+        chosen = [s for s in states if growth(s)[0] == "window"]
+    elif name == "blocks" or (name == "top" and len(args) == 2):
+        chosen = [s for s in states if growth(s)[0] == "per_block" and growth(s)[1][0] == args[-1]]
+    else:
+        chosen = [s for s in states if growth(s)[0] == "per_token"]
+    return tuple(chosen or states[:1])
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     override = ctx.options.get("attention")
-    terms = [pairs_and_reads(term, override) for term in a.over]
-    pairs = sp.Add(*(p for p, _ in terms))
+    terms = [(term, *pairs_and_reads(term, override)) for term in a.over]
+    pairs = sp.Add(*(p for _, p, _ in terms))
     interaction = 2 * a.heads * (a.qk + a.v) * pairs       # QKᵀ: 2·qk, AV: 2·v per head and pair
-    read_entries = sp.Add(*(r for _, r in terms))
+    read = sp.Add(*(B * entries * entry_bytes(s) for term, _, entries in terms for s in _reads(term, ctx.states)))
     return Cost(
         flops_matrix=interaction,
         context_flops=interaction,
         flops_nonmatrix=SOFTMAX_FLOPS_PER_SCORE * a.heads * pairs,
-        read_state=sum((B * read_entries * entry_bytes(s) for s in ctx.states), ZERO),
+        read_state=read if ctx.states else ZERO,
         read_activations=m * a.heads * a.qk * ctx.act_bytes,
         write_activations=m * a.heads * a.v * ctx.act_bytes,
     )
@@ -66,9 +93,9 @@ SPEC = OpSpec(
         Arg("qk", "dim", required=True, doc="query-key dot-product width per head"),
         Arg("v", "dim", required=True, doc="value width per head"),
         Arg("over", "mode", (("causal", ()),), sums=True,
-            choices=("causal", "rectangle", "half_rectangle", "window/1", "all/1", "top/1"),
-            doc="which entries each query sees; terms add: window(128) + top(512)"),
-        Arg("state", "state", None, doc="the cache read; default: the last cache in scope"),
+            choices=("causal", "rectangle", "half_rectangle", "window/1", "all/1", "top/1", "top/2", "blocks/1"),
+            doc="which entries each query sees; terms add: window(128) + top(512, 4)"),
+        Arg("state", "state", None, doc="the caches read, e.g. (window, compressed); default: the last cache"),
     ),
     widths=widths,
     cost=cost,

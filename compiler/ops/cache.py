@@ -39,11 +39,12 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     entry = entry_bytes(a)
     growth, args = a.growth[0]
     per_token = {"per_token": entry, "per_block": entry / args[0] if args else ZERO}.get(growth, ZERO)
-    fixed = {"window": args[0] * entry if args else ZERO, "per_block": a.buffer}.get(growth, ZERO)
+    buffer = a.buffer * a.buffer_dtype if growth == "per_block" else ZERO  # the incomplete block, raw
+    fixed = {"window": args[0] * entry if args else ZERO, "per_block": buffer}.get(growth, ZERO)
     # entries completed by this call; a window's ring buffer is written for every new position
     written = m if growth != "per_block" else B * (entries(a, H) - entries(a, S))
     return Cost(
-        state_bytes=B * (entries(a, H) * entry + (a.buffer if growth == "per_block" else ZERO)),
+        state_bytes=B * (entries(a, H) * entry + buffer),
         state_per_token=per_token,
         state_fixed=fixed,
         write_state=written * entry,
@@ -62,7 +63,8 @@ SPEC = OpSpec(
         Arg("width", "dim", required=True, doc="values stored per entry"),
         Arg("dtype", "dtype", "kv", doc="storage format of the entries"),
         Arg("kind", "enum", "kv", choices=KINDS, doc="class in state_by_kind"),
-        Arg("buffer", "expr", 0, doc="bytes per request for the incomplete block (per_block only)"),
+        Arg("buffer", "expr", 0, doc="values kept per request for the incomplete block (per_block only)"),
+        Arg("buffer_dtype", "dtype", "state", doc="storage format of that buffer (fp32 in the chapter)"),
     ),
     widths=widths,
     cost=cost,

@@ -1,0 +1,64 @@
+"""`index`: an indexer scan that scores stored index entries before selection (CSA, CSA2).
+
+Seed 002 §2.3.3, Table 2-4: 2·heads·dim FLOPs per scanned entry, I = the entries the queries scan;
+each query scans every completed entry (causal), or, in the reference indexer, every query scores
+all ⌊H/r⌋ entries of the call (the rectangle). The whole index is read once per step.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import sympy as sp
+
+from ..symbols import B, H, P, S, m
+from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .cache import entry_bytes
+
+TOP_K_FLOPS_PER_ENTRY = 2  # head-weighted sum of scores, then a comparison in the top-k selection
+
+
+def widths(a: SimpleNamespace):
+    return a.heads * a.dim, None
+
+
+def floor_sum(n, r):
+    """Σ_{t=1..n} ⌊t/r⌋: the completed entries the first n positions of a request see in total."""
+    q = sp.floor(n / r)
+    return r * q * (q - 1) / 2 + q * (n - q * r + 1)
+
+
+def scanned(a: SimpleNamespace):
+    """I: query-entry pairs the scan scores in this call."""
+    if a.over == "rectangle":
+        return B * P * sp.floor(H / a.ratio)
+    return B * (floor_sum(S + P, a.ratio) - floor_sum(S, a.ratio))
+
+
+def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    pairs = scanned(a)
+    dot_products = 2 * a.heads * a.dim * pairs
+    return Cost(
+        flops_matrix=dot_products,
+        context_flops=dot_products,
+        flops_nonmatrix=(2 * a.heads + TOP_K_FLOPS_PER_ENTRY) * pairs,
+        read_state=sum((B * sp.floor(H / a.ratio) * entry_bytes(s) for s in ctx.states), ZERO),
+        read_activations=m * a.heads * a.dim * ctx.act_bytes,
+    )
+
+
+SPEC = OpSpec(
+    kind="index",
+    doc=__doc__,
+    produces=True,
+    args=(
+        Arg("heads", "dim", required=True, doc="index heads"),
+        Arg("dim", "dim", required=True, doc="index key width per head"),
+        Arg("ratio", "dim", required=True, doc="one index entry per `ratio` positions"),
+        Arg("over", "enum", "causal", choices=("causal", "rectangle"),
+            doc="causal: each query scans the entries before it; rectangle: the reference indexer"),
+        Arg("state", "state", None, doc="the index cache; default: the last cache in scope"),
+    ),
+    widths=widths,
+    cost=cost,
+)
