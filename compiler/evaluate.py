@@ -170,10 +170,14 @@ def _state_kind(op) -> str:
 
 
 def _by_kind(compiled: Compiled, field: str) -> dict[str, sp.Expr]:
-    """A state quantity split into kv, latent, window, ..., recurrent, conv (attend reads count as
-    the kind of the cache they read)."""
+    """A state quantity split into kv, latent, window, ..., recurrent, conv, buffer (attend reads
+    count as the kind of the cache they read; compressor buffers are their own kind)."""
     kind_of = lambda op: _state_kind(compiled.graph.nodes[op.states[0]]["op"]) if op.states else _state_kind(op)  # noqa: E731
     by_kind = costs.by(compiled.graph, field, kind_of, KINDS)
+    if field == "state_bytes":
+        buffers = costs.by(compiled.graph, "state_buffer", kind_of, KINDS)
+        by_kind = {k: v - buffers[k] for k, v in by_kind.items()}
+        by_kind["buffer"] = sp.Add(*buffers.values())
     return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
 
 

@@ -24,7 +24,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
 
 # Words with an argument that name how state grows or which entries an attention reads; they stay
 # unevaluated (`window(128)`) until an op argument of kind `mode` reads them.
-MODES = ("window", "all", "top", "per_block")
+MODES = ("window", "all", "top", "blocks", "per_block")
 
 
 class Problem(Exception):

@@ -43,7 +43,7 @@ def query(spec: str, q: dict) -> float:
         total = _layer_total(model, q["layer"], q["field"], q.get("kinds"))
         return int(sp.expand(total).coeff(symbols.SCENARIO[q["coefficient"]]))
     if "layer" in q:
-        total = _layer_total(model, q["layer"], q["field"], q.get("kinds"))
+        total = _layer_total(model, q["layer"], q["field"], q.get("kinds"), q.get("only"))
         shape = Scenario(**{k: q[k] for k in ("B", "S", "P") if k in q})
         return int(call_form(total, options).xreplace(shape.values())) * q.get("per", 1)
     if "profile" in q:
@@ -64,10 +64,11 @@ def query(spec: str, q: dict) -> float:
     raise NotImplementedError(f"query {q} is not implemented yet")
 
 
-def _layer_total(model, prefix: str, field: str, kinds) -> sp.Expr:
+def _layer_total(model, prefix: str, field: str, kinds, only: str | None = None) -> sp.Expr:
     """Per-instance sum over the ops under `prefix` (one layer of a stack, not ×L)."""
     return sp.Add(*(getattr(model.graph.nodes[op.id]["cost"], field) for op in costs.ops(model.graph)
-                    if op.id.startswith(prefix + ".") and (kinds is None or op.kind in kinds)))
+                    if op.id.startswith(prefix + ".") and (kinds is None or op.kind in kinds)
+                    and (only is None or op.label == only)))
 
 
 def _group_size(model, prefix: str) -> int:

@@ -24,6 +24,7 @@ class Cost:
     state_bytes: sp.Expr = ZERO            # held after the call, all requests of the batch
     state_per_token: sp.Expr = ZERO        # growth of one request's state per position (c_state)
     state_fixed: sp.Expr = ZERO            # one request's state that does not grow with H (M_fixed)
+    state_buffer: sp.Expr = ZERO           # the part of state_bytes held in raw buffers (kind `buffer`)
     temp_bytes: sp.Expr = ZERO             # temporaries of one instance during the call, freed after
     selected_expert_bytes: sp.Expr = ZERO  # weights of the experts one token is routed to
     read_weights: sp.Expr = ZERO           # shared weights, read once per call

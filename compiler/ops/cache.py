@@ -45,6 +45,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     written = m if growth != "per_block" else B * (entries(a, H) - entries(a, S))
     return Cost(
         state_bytes=B * (entries(a, H) * entry + buffer),
+        state_buffer=B * buffer,
         state_per_token=per_token,
         state_fixed=fixed,
         write_state=written * entry,
