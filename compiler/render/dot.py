@@ -103,7 +103,11 @@ def _node_label(graph: nx.DiGraph, node_id: str, owner: Cluster | None) -> str:
     lines = [title, f"{op.kind} {_shape(op)}"]
     if cost.params != 0:
         lines.append(f"{_number(cost.params)} params")
-    if cost.flops_matrix != 0:
+    if op.kind == "attend":  # the chapter's form: FLOPs per query-entry pair (Table 2-4: 4·64·512·A)
+        lines.append(f"F = {_expr(2 * op.args.heads * (op.args.qk + op.args.v))} per pair")
+    elif op.kind == "index":
+        lines.append(f"F = {_expr(2 * op.args.heads * op.args.dim)} per scanned entry")
+    elif cost.flops_matrix != 0:
         lines.append(f"F = {_expr(cost.flops_matrix)}")
     elif cost.flops_nonmatrix != 0:
         lines.append(f"F (non-matrix) = {_expr(cost.flops_nonmatrix)}")
@@ -124,6 +128,8 @@ def _shape(op: OpNode) -> str:
             return f"{_expr(a.heads)} heads · qk {_expr(a.qk)} · v {_expr(a.v)} · {describe_terms(a.over)}"
         case "cache":
             return f"{describe_terms(a.growth)} · width {_expr(a.width)}"
+        case "index":
+            return f"{_expr(a.heads)} heads × {_expr(a.dim)} · one per {_expr(a.ratio)} · {a.over}"
         case "recurrent":
             return f"{_expr(a.heads)} × {_expr(a.dk)}×{_expr(a.dv)} state · prefill {a.prefill}"
         case "conv":
