@@ -15,7 +15,7 @@ from .ops import Arg, OpSpec
 from .scope import Scope
 
 FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
-OP_WIDE_ARGS = ("component",)  # accepted by every op: its class in params_by_component
+OP_WIDE_ARGS = ("component", "replay")  # accepted by every op: its class; replay = false runs on every position
 
 
 def split_flow(args: list[ast.Arg], reserved: tuple[str, ...] = FLOW_ARGS
@@ -170,6 +170,9 @@ def _term(arg: Arg, value, expr, scope: Scope) -> tuple:
 
 
 def _state_name(expr, scope: Scope) -> str:
-    if not isinstance(expr, ast.Name) or expr.id not in scope.tensors:
-        raise scope.env.problem("E207", "`state` names a cache in this block", expr.span)
-    return scope.tensors[expr.id].producer
+    if isinstance(expr, ast.Name) and expr.id in scope.tensors:
+        return scope.tensors[expr.id].producer
+    if isinstance(expr, ast.Name) and expr.id in scope.shared:
+        return scope.shared[expr.id]
+    raise scope.env.problem("E207", "`state` names a cache in this block, or a cache declared `shared`", expr.span,
+                            hint=did_you_mean(getattr(expr, "id", ""), [*scope.tensors, *scope.shared]))

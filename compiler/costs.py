@@ -8,6 +8,7 @@ import networkx as nx
 import sympy as sp
 
 from .ops import REGISTRY, Cost, CostContext
+from .symbols import B, N_pair, N_rect, P, S, S_w, causal_pairs, m, rectangle_pairs
 from .ir import OpNode
 
 
@@ -17,8 +18,21 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in op.states)
         context = CostContext(act_bytes=act_format, states=states, options=options)
-        data["cost"] = REGISTRY[op.kind].cost(op.args, context)
+        cost = REGISTRY[op.kind].cost(op.args, context)
+        data["cost"] = cost.map(lambda e, subs=_stage(op.tail): e.xreplace(subs))
     return graph
+
+
+def _stage(tail) -> dict:
+    """What `replay N` does to an op's call: it runs on the last q = min(P, N) new positions, after
+    S + P − q others; its window, rebuilt from the replayed positions, looks back on nothing in a
+    prefill longer than N (seed 002 §2.3.6 tail-window replay; shared/reference/conventions.md)."""
+    if tail is None:
+        return {S_w: S}
+    q = sp.Min(P, tail)
+    before = S + P - q
+    return {m: B * q, N_pair: causal_pairs(B, before, q), N_rect: rectangle_pairs(B, before, q),
+            P: q, S: before, S_w: sp.Piecewise((S, P <= tail), (0, True))}
 
 
 def ops(graph: nx.DiGraph) -> list[OpNode]:

@@ -55,6 +55,7 @@ class OpNode:
     states: tuple[str, ...]
     cluster: str | None
     span: Span | None = field(default=None, compare=False)
+    tail: sp.Expr | None = None  # a replay stage's window: the op runs on the last min(P, tail) positions
 
 
 @dataclass

@@ -144,6 +144,8 @@ class _Resolver:
                 self._option(stmt, scope, model_level)
             case ast.Select():
                 self._select(stmt, scope)
+            case ast.Replay():
+                scope.tail = self._check_positive(to_sympy(stmt.tail, scope.env), stmt.tail)
             case ast.Precision():
                 self._precision(stmt, scope)
             case ast.Component():
@@ -192,11 +194,13 @@ class _Resolver:
         scope.current = replace(outputs[0], producer=producers[0] if producers else None, also=producers[1:])
 
     def _arm_count(self, arm: ast.Arm, scope: Scope) -> sp.Expr:
-        count = to_sympy(arm.count, scope.env)
-        if isinstance(count, sp.logic.boolalg.BooleanAtom) or (count.is_number and not (count.is_integer
-                                                                                        and count > 0)):
-            raise self.problem("E302", f"arm count `{count}` is not a positive integer", arm.count.span)
-        return count
+        return self._check_positive(to_sympy(arm.count, scope.env), arm.count, "arm count")
+
+    def _check_positive(self, value, expr, what: str = "count") -> sp.Expr:
+        if isinstance(value, sp.logic.boolalg.BooleanAtom) or (value.is_number and not (value.is_integer
+                                                                                        and value > 0)):
+            raise self.problem("E302", f"{what} `{value}` is not a positive integer", expr.span)
+        return value
 
     def _arm(self, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
         label = scope.unique(arm.label)
@@ -270,7 +274,7 @@ class _Resolver:
                                             multiplicity=scope.multiplicity)
         inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
                       multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
-                      formats=scope.formats,
+                      formats=scope.formats, shared=scope.shared, tail=scope.tail,
                       tensors={"input": source}, current=source, cluster=cluster_id,
                       call_chain=(*scope.call_chain, block.name), stack=scope.stack)
         self._body(block.body, inner)
@@ -329,6 +333,9 @@ class _Resolver:
             raise self.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
         flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
         component = self._component_arg(flow.pop("component", None), scope)
+        every_position = flow.pop("replay", None)
+        tail = None if every_position is not None and isinstance(every_position.value, ast.Bool) \
+            and not every_position.value.value else scope.tail
         values = bind_op_args(spec, args, scope, stmt)
         in_width, out_width = spec.widths(values)
         label = scope.unique(stmt.label or stmt.op)
@@ -340,13 +347,15 @@ class _Resolver:
         node = OpNode(id=node_id, kind=spec.kind, label=label, component=component,
                       multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
                       rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
-                      states=states, cluster=scope.cluster, span=stmt.span)
+                      states=states, cluster=scope.cluster, span=stmt.span, tail=tail)
         if len(self.nodes) >= MAX_NODES:
             raise self.problem("E211", f"more than {MAX_NODES} ops", stmt.span)
         self.nodes.append(node)
         if spec.kind == "cache":
             scope.last_cache = node_id
             scope.tensors[label] = Tensor(node_id, rows, in_width)
+            if values.shared:
+                scope.shared[label] = node_id  # one dict for the whole model: later layers read it
         if spec.produces:
             bind_output(flow, scope, label, Tensor(node_id, rows, out_width))
 

@@ -32,6 +32,8 @@ class Scope:
     labels: dict[str, int] = field(default_factory=dict)
     last_cache: str | None = None
     stack: sp.Expr | None = None  # layers of the innermost repeat, which a `select` divides among its arms
+    tail: sp.Expr | None = None   # `replay N`: ops here see only the last min(P, N) new positions
+    shared: dict = field(default_factory=dict)  # caches declared `shared`, readable from any scope
 
     def unique(self, label: str) -> str:
         count = self.labels.get(label, 0) + 1

@@ -13,6 +13,8 @@ m_out = sp.Symbol("m_out", positive=True, integer=True)  # rows through the voca
 H = sp.Symbol("H", positive=True, integer=True)        # positions held after the call: S + P
 N_pair = sp.Symbol("N_pair", positive=True, integer=True)  # causal query-key pairs per layer
 N_rect = sp.Symbol("N_rect", positive=True, integer=True)  # full-rectangle pairs: B*P*(S+P)
+# positions a window looks back on before the call: S, except in a replay stage's prefill (see costs)
+S_w = sp.Symbol("S_w", nonnegative=True, integer=True)
 
 SCENARIO = {s.name: s for s in (B, S, P, G, m, m_out, H, N_pair, N_rect)}
 

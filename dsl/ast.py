@@ -124,6 +124,13 @@ class Component(Node):
     name: str
 
 
+class Replay(Node):
+    """`replay 128`: the scope runs on the last min(P, 128) new positions of each request only."""
+
+    kind: Literal["replay"] = "replay"
+    tail: Expr
+
+
 class Repeat(Node):
     kind: Literal["repeat"] = "repeat"
     count: Expr
@@ -164,7 +171,8 @@ class Op(Node):
 
 
 Stmt = Annotated[
-    Union[Binding, Option, Precision, Component, Repeat, Select, If, BlockCall, Op], Field(discriminator="kind")
+    Union[Binding, Option, Precision, Component, Replay, Repeat, Select, If, BlockCall, Op],
+    Field(discriminator="kind")
 ]
 
 

@@ -123,6 +123,9 @@ class _ToAst(Transformer):
     def component(self, meta, children):
         return ast.Component(name=str(children[0]), span=self._s(meta))
 
+    def replay(self, meta, children):
+        return ast.Replay(tail=children[0], span=self._s(meta))
+
     def repeat(self, meta, children):
         count, label, body = children
         return ast.Repeat(count=count, label=_opt(label), body=body, span=self._s(meta))

@@ -75,6 +75,8 @@ def format_stmt(stmt: ast.Stmt, depth: int) -> list[str]:
             return [f"{pad}precision " + ", ".join(f"{s.role} = {s.format}" for s in stmt.settings)]
         case ast.Component():
             return [f"{pad}component {stmt.name}"]
+        case ast.Replay():
+            return [f"{pad}replay {format_expr(stmt.tail)}"]
         case ast.Repeat():
             label = f" as {stmt.label}" if stmt.label else ""
             return [f"{pad}repeat {format_expr(stmt.count)}{label} {{", *_body(stmt.body, depth), f"{pad}}}"]

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, H, N_pair, N_rect, P, S, m
+from ..symbols import B, H, N_pair, N_rect, P, S, S_w, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .cache import entry_bytes
-from .index import floor_sum
+from .index import capped_floor_sum, floor_sum
 
 SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
 FULL = ("causal", "rectangle", "half_rectangle")
@@ -30,11 +30,6 @@ def window_sum(n, w):
     return inside * (inside + 1) / 2 + sp.Max(n - w, 0) * w
 
 
-def capped_floor_sum(n, r, k):
-    """Σ_{t=1..n} min(k, ⌊t/r⌋): entries the first n queries select when each takes at most k."""
-    return floor_sum(sp.Min(n, k * r - 1), r) + k * sp.Max(0, n - k * r + 1)
-
-
 def pairs_and_reads(term, override: str | None):
     """(query-entry pairs of this call, entries read per request) for one `over` term."""
     name, args = term
@@ -44,7 +39,7 @@ def pairs_and_reads(term, override: str | None):
         return pairs, S
     if name == "window":
         (w,) = args
-        return B * (window_sum(S + P, w) - window_sum(S, w)), sp.Min(S, w)
+        return B * (window_sum(S_w + P, w) - window_sum(S_w, w)), sp.Min(S_w, w)
     if name == "blocks":        # every completed entry of ratio r (HCA)
         (r,) = args
         return B * (floor_sum(S + P, r) - floor_sum(S, r)), sp.floor(H / r)

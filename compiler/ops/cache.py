@@ -66,6 +66,7 @@ SPEC = OpSpec(
         Arg("kind", "enum", "kv", choices=KINDS, doc="class in state_by_kind"),
         Arg("buffer", "expr", 0, doc="values kept per request for the incomplete block (per_block only)"),
         Arg("buffer_dtype", "dtype", "state", doc="storage format of that buffer (fp32 in the chapter)"),
+        Arg("shared", "bool", False, doc="readable (`state = NAME`) by ops in any later scope: cross-layer KV"),
     ),
     widths=widths,
     cost=cost,

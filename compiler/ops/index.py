@@ -2,7 +2,7 @@
 
 Seed 002 §2.3.3, Table 2-4: 2·heads·dim FLOPs per scanned entry, I = the entries the queries scan;
 each query scans every completed entry (causal), or, in the reference indexer, every query scores
-all ⌊H/r⌋ entries of the call (the rectangle). The whole index is read once per step.
+all ⌊H/r⌋ entries of the call (the rectangle); `limit` caps it to a candidate pool (§2.3.6).
 """
 
 from __future__ import annotations
@@ -28,11 +28,24 @@ def floor_sum(n, r):
     return r * q * (q - 1) / 2 + q * (n - q * r + 1)
 
 
+def capped_floor_sum(n, r, k):
+    """Σ_{t=1..n} min(k, ⌊t/r⌋): entries the first n queries see when each sees at most k."""
+    return floor_sum(sp.Min(n, k * r - 1), r) + k * sp.Max(0, n - k * r + 1)
+
+
+def stored(a: SimpleNamespace, history):
+    """Entries one query can scan after `history` positions, within the candidate pool if any."""
+    entries = sp.floor(history / a.ratio)
+    return entries if a.limit is None else sp.Min(a.limit, entries)
+
+
 def scanned(a: SimpleNamespace):
     """I: query-entry pairs the scan scores in this call."""
     if a.over == "rectangle":
-        return B * P * sp.floor(H / a.ratio)
-    return B * (floor_sum(S + P, a.ratio) - floor_sum(S, a.ratio))
+        return B * P * stored(a, H)
+    if a.limit is None:
+        return B * (floor_sum(S + P, a.ratio) - floor_sum(S, a.ratio))
+    return B * (capped_floor_sum(S + P, a.ratio, a.limit) - capped_floor_sum(S, a.ratio, a.limit))
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
@@ -42,7 +55,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         flops_matrix=dot_products,
         context_flops=dot_products,
         flops_nonmatrix=(2 * a.heads + TOP_K_FLOPS_PER_ENTRY) * pairs,
-        read_state=sum((B * sp.floor(H / a.ratio) * entry_bytes(s) for s in ctx.states), ZERO),
+        read_state=sum((B * stored(a, H) * entry_bytes(s) for s in ctx.states), ZERO),
         read_activations=m * a.heads * a.dim * ctx.act_bytes,
     )
 
@@ -57,6 +70,7 @@ SPEC = OpSpec(
         Arg("ratio", "dim", required=True, doc="one index entry per `ratio` positions"),
         Arg("over", "enum", "causal", choices=("causal", "rectangle"),
             doc="causal: each query scans the entries before it; rectangle: the reference indexer"),
+        Arg("limit", "dim", None, doc="a candidate pool: each query scans at most this many entries (CSA2 Reindex)"),
         Arg("state", "state", None, doc="the index cache; default: the last cache in scope"),
     ),
     widths=widths,

@@ -13,16 +13,17 @@ from .base import Arg, Cost, CostContext, OpSpec
 
 
 def widths(a: SimpleNamespace):
-    return None, a.signature[1]  # reads token ids, not a feature tensor
+    return None, a.signature[1] * a.per_token  # reads token ids, not a feature tensor
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     entries, width = a.signature
+    gathered = a.rows * a.per_token
     return Cost(
         params=entries * width,
         weight_bytes=entries * width * a.dtype,
-        read_lookups=a.rows * width * a.dtype,         # one row per token
-        write_activations=a.rows * width * ctx.act_bytes,
+        read_lookups=gathered * (width * a.dtype),     # whole rows, per token
+        write_activations=gathered * width * ctx.act_bytes,
     )
 
 
@@ -32,7 +33,8 @@ SPEC = OpSpec(
     positional=("signature",),
     args=(
         Arg("signature", "signature", required=True, doc="table entries -> row width"),
-        Arg("rows", "expr", symbols.m, doc="rows gathered: one per token"),
+        Arg("rows", "expr", symbols.m, doc="tokens looking rows up"),
+        Arg("per_token", "dim", 1, doc="rows each token gathers (Engram: one per hash bucket)"),
         Arg("dtype", "dtype", "weights", doc="storage format of the table"),
     ),
     widths=widths,
