@@ -70,9 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("specs", nargs="+", metavar="SPEC")
     compare.add_argument("--phase", choices=PHASES, default="prefill")
     _scenario_flags(compare, P=8192)
-    compare.add_argument("--table", choices=("summary", "architecture", "params", "prefill", "long-context"),
+    compare.add_argument("--table", choices=("summary", "chapter", "architecture", "params", "prefill", "long-context"),
                          default="summary", help="summary: size and cost of the call; the chapter's tables: "
-                         "architecture (2-A), params (2-B), prefill (2-C), long-context (2-E)")
+                         "architecture (2-A), params (2-B), prefill (2-C), long-context (2-E), or all four: chapter")
     compare.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
     _options_flags(compare)
     compare.set_defaults(run=_compare)
@@ -207,11 +207,14 @@ def _compare(args) -> int:
         reports = [evaluate(model, args.phase, _scenario(args)) for model in models]
         print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))
         return 0
-    if args.table == "summary":
-        table = tables.summary_table([evaluate(model, args.phase, _scenario(args)) for model in models])
-    else:
-        table = chapter_table(args.table, models)
-    print({"text": table.text, "markdown": table.markdown, "csv": table.csv}[args.format](), end="")
+    names = ("architecture", "params", "prefill", "long-context") if args.table == "chapter" else (args.table,)
+    for index, name in enumerate(names):
+        if name == "summary":
+            table = tables.summary_table([evaluate(model, args.phase, _scenario(args)) for model in models])
+        else:
+            table = chapter_table(name, models)
+        print(("\n" if index else "") + {"text": table.text, "markdown": table.markdown, "csv": table.csv}[args.format](),
+              end="")
     return 0
 
 

@@ -213,6 +213,15 @@ class _Resolver:
         self._body(arm.body, inner)
         return inner.current
 
+    def _replays(self, given: ast.Keyword | None, scope: Scope) -> bool:
+        """`replay = false` keeps an op on every position inside a replay stage (a global KV source)."""
+        if given is None:
+            return True
+        value = to_sympy(given.value, scope.env)
+        if value not in (sp.true, sp.false):
+            raise self.problem("E211", f"`replay` takes true or false, not `{value}`", given.value.span)
+        return value == sp.true
+
     def _component_arg(self, given: ast.Keyword | None, scope: Scope) -> str:
         if given is None:
             return scope.component
@@ -275,7 +284,7 @@ class _Resolver:
         inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
                       multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
                       formats=scope.formats, shared=scope.shared, tail=scope.tail,
-                      tensors={"input": source}, current=source, cluster=cluster_id,
+                      tensors={"input": source, "tokens": scope.tensors["tokens"]}, current=source, cluster=cluster_id,
                       call_chain=(*scope.call_chain, block.name), stack=scope.stack)
         self._body(block.body, inner)
         self.clusters[cluster_id] = replace(self.clusters[cluster_id], component=inner.component)
@@ -333,9 +342,7 @@ class _Resolver:
             raise self.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
         flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
         component = self._component_arg(flow.pop("component", None), scope)
-        every_position = flow.pop("replay", None)
-        tail = None if every_position is not None and isinstance(every_position.value, ast.Bool) \
-            and not every_position.value.value else scope.tail
+        tail = scope.tail if self._replays(flow.pop("replay", None), scope) else None
         values = bind_op_args(spec, args, scope, stmt)
         in_width, out_width = spec.widths(values)
         label = scope.unique(stmt.label or stmt.op)

@@ -26,6 +26,8 @@ def format_expr(expr: ast.Expr, parent: int = 0) -> str:
             level = _PRECEDENCE[expr.op]
             if expr.op == "^":  # right-associative, binds tighter than unary minus on its right
                 text = f"{format_expr(expr.left, 5)} ^ {format_expr(expr.right, 3)}"
+            elif expr.op in ("==", "!="):  # comparisons do not chain: both sides are sums
+                text = f"{format_expr(expr.left, 1)} {expr.op} {format_expr(expr.right, 1)}"
             else:
                 text = f"{format_expr(expr.left, level)} {expr.op} {format_expr(expr.right, level + 1)}"
             return _wrap(text, level, parent)

@@ -15,6 +15,8 @@ def test_readme_shows_exactly_two_commands():
     commands = _readme_commands()
     assert len(commands) == 2
     assert "archcost compare" in commands[0] and "pytest" in commands[1]
+    for model in ("deepseek-v4.1-flash", "qwen3-8b", "qwen3.6-35b-a3b", "deepseek-v4-flash", "kimi-k3"):
+        assert f"specs/{model}.arch" in commands[0]  # the chapter's five models
 
 
 def test_ci_runs_the_readme_commands():

@@ -9,7 +9,7 @@ import sympy as sp
 import yaml
 
 from archcost.compiler import costs, symbols
-from archcost.compiler.evaluate import attention_crossover, evaluate, state_bytes_at
+from archcost.compiler.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
 from archcost.compiler.scenario import LEDGERS, Options, Scenario, call_form
 from archcost.compiler.state import profile
 
@@ -46,6 +46,8 @@ def query(spec: str, q: dict) -> float:
         total = _layer_total(model, q["layer"], q["field"], q.get("kinds"), q.get("only"))
         shape = Scenario(**{k: q[k] for k in ("B", "S", "P") if k in q})
         return int(call_form(total, options).xreplace(shape.values())) * q.get("per", 1)
+    if "stage" in q:
+        return _stage_flops(model, q["stage"], q["P"])
     if "profile" in q:
         result = profile(model, [], q.get("budget"))
         if q["profile"] == "never_fits":
@@ -69,6 +71,21 @@ def _layer_total(model, prefix: str, field: str, kinds, only: str | None = None)
     return sp.Add(*(getattr(model.graph.nodes[op.id]["cost"], field) for op in costs.ops(model.graph)
                     if op.id.startswith(prefix + ".") and (kinds is None or op.kind in kinds)
                     and (only is None or op.label == only)))
+
+
+SOURCE_OPS = (".global_kv", ".compress_gate", ".index_key")  # the decoder's global KV source (Table 2-D row 2)
+
+
+def _stage_flops(model, stage: str, tokens: int) -> float:
+    """Matrix FLOPs of a prefill split like Table 2-D: encoder, decoder source, decoder body, head."""
+    ops = by_op(model, "prefill", Scenario(P=tokens))
+    pick = {
+        "encoder": lambda o: o.op.startswith("encoder."),
+        "decoder-source": lambda o: o.op.startswith("decoder.") and any(s in o.op for s in SOURCE_OPS),
+        "decoder-body": lambda o: o.op.startswith("decoder.") and not any(s in o.op for s in SOURCE_OPS),
+        "head": lambda o: o.op.startswith("lm_head."),
+    }[stage]
+    return sum(o.flops_matrix_all_layers for o in ops if pick(o))
 
 
 def _group_size(model, prefix: str) -> int:

@@ -19,7 +19,7 @@ def _use_line(path) -> str:
 @pytest.mark.parametrize("path,block", BLOCKS, ids=[b.name for _, b in BLOCKS])
 def test_block_compiles_alone(path, block):
     required = ", ".join("64" for p in block.params if p.default is None)
-    text = f'{_use_line(path)}\nmodel "Probe" {{\n  lookup tokens: 1000 -> 64\n  {block.name}({required})\n}}\n'
+    text = f'{_use_line(path)}\nmodel "Probe" {{\n  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
     model = compile_text(text, name=f"<probe of {block.name}>")
     for field in ("params", "flops_matrix", "flops_nonmatrix", "state_bytes", "read_weights"):
         value = model.total(field).xreplace({s: 7 for s in model.total(field).free_symbols})

@@ -75,14 +75,23 @@ def _fill(dot, parent, graph, clusters, members, children, collapsed) -> None:
             _fill(dot, cluster_id, graph, clusters, members, children, collapsed)
             continue
         with dot.subgraph(name=f"cluster_{_identifier(cluster_id)}") as sub:
-            sub.attr(**_cluster_style(clusters[cluster_id]))
+            sub.attr(**_cluster_style(clusters[cluster_id], _replay(graph, cluster_id)))
             _fill(sub, cluster_id, graph, clusters, members, children, collapsed)
 
 
-def _cluster_style(cluster: Cluster) -> dict[str, str]:
+def _replay(graph: nx.DiGraph, cluster_id: str):
+    """The replay window of a stage: the tail its ops share, if any."""
+    tails = {data["op"].tail for _, data in graph.nodes(data=True)
+             if data["op"].id.startswith(cluster_id + ".") and data["op"].tail is not None}
+    return next(iter(tails)) if len(tails) == 1 else None
+
+
+def _cluster_style(cluster: Cluster, replay) -> dict[str, str]:
     if cluster.kind == "repeat":
-        return {"label": f"{cluster.label} ×{sp.sstr(cluster.times)}", "style": "rounded,bold",
-                "color": "#333333", "fontsize": "14", "labeljust": "l"}
+        label = f"{cluster.label} ×{sp.sstr(cluster.times)}"
+        if replay is not None:
+            label += f" · replays the last min(P, {sp.sstr(replay)}) positions"
+        return {"label": label, "style": "rounded,bold", "color": "#333333", "fontsize": "14", "labeljust": "l"}
     return {"label": cluster.label, "style": "rounded,dashed", "color": "#888888", "fontsize": "11",
             "labeljust": "l"}
 
