@@ -78,12 +78,13 @@ SOURCE_OPS = (".global_kv", ".compress_gate", ".index_key")  # the decoder's glo
 
 def _stage_flops(model, stage: str, tokens: int) -> float:
     """Matrix FLOPs of a prefill split like Table 2-D: encoder, decoder source, decoder body, head."""
-    ops = by_op(model, "prefill", Scenario(P=tokens))
+    ops = by_op(model, "prefill" if tokens > 1 else "decode", Scenario(P=tokens))
     pick = {
         "encoder": lambda o: o.op.startswith("encoder."),
         "decoder-source": lambda o: o.op.startswith("decoder.") and any(s in o.op for s in SOURCE_OPS),
         "decoder-body": lambda o: o.op.startswith("decoder.") and not any(s in o.op for s in SOURCE_OPS),
         "head": lambda o: o.op.startswith("lm_head."),
+        "mtp": lambda o: o.op.startswith("mtp."),
     }[stage]
     return sum(o.flops_matrix_all_layers for o in ops if pick(o))
 

@@ -19,9 +19,10 @@ def widths(a: SimpleNamespace):
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     entries, width = a.signature
     gathered = a.rows * a.per_token
+    params = 0 if a.tied else entries * width  # a tied table belongs to another lookup
     return Cost(
-        params=entries * width,
-        weight_bytes=entries * width * a.dtype,
+        params=params,
+        weight_bytes=params * a.dtype,
         read_lookups=gathered * (width * a.dtype),     # whole rows, per token
         write_activations=gathered * width * ctx.act_bytes,
     )
@@ -35,6 +36,7 @@ SPEC = OpSpec(
         Arg("signature", "signature", required=True, doc="table entries -> row width"),
         Arg("rows", "expr", symbols.m, doc="tokens looking rows up"),
         Arg("per_token", "dim", 1, doc="rows each token gathers (Engram: one per hash bucket)"),
+        Arg("tied", "bool", False, doc="the table of another lookup (MTP's shared embedding): no params"),
         Arg("dtype", "dtype", "weights", doc="storage format of the table"),
     ),
     widths=widths,
