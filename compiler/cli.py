@@ -70,9 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("specs", nargs="+", metavar="SPEC")
     compare.add_argument("--phase", choices=PHASES, default="prefill")
     _scenario_flags(compare, P=8192)
-    compare.add_argument("--table", choices=("summary", "chapter", "architecture", "params", "prefill", "long-context"),
+    compare.add_argument("--table", choices=("summary", "chapter", "architecture", "params", "prefill", "long-context",
+                                             "stages"),
                          default="summary", help="summary: size and cost of the call; the chapter's tables: "
-                         "architecture (2-A), params (2-B), prefill (2-C), long-context (2-E), or all four: chapter")
+                         "architecture (2-A), params (2-B), prefill (2-C), stages (2-D), long-context (2-E); "
+                         "chapter: 2-A, 2-B, 2-C and 2-E")
+    compare.add_argument("--across", metavar="OPTION", default=None,
+                         help="with --table stages: one column per word of this spec option, e.g. execution")
     compare.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
     _options_flags(compare)
     compare.set_defaults(run=_compare)
@@ -212,7 +216,7 @@ def _compare(args) -> int:
         if name == "summary":
             table = tables.summary_table([evaluate(model, args.phase, _scenario(args)) for model in models])
         else:
-            table = chapter_table(name, models)
+            table = chapter_table(name, models, across=args.across)
         print(("\n" if index else "") + {"text": table.text, "markdown": table.markdown, "csv": table.csv}[args.format](),
               end="")
     return 0

@@ -66,6 +66,7 @@ class ModelIR:
     first_use: dict[sp.Symbol, Span | None]
     sources: object = field(repr=False)
     paths: dict[str, str] = field(default_factory=dict)  # `option` choices this model was resolved with
+    path_choices: dict[str, list[str]] = field(default_factory=dict)  # every word each option allows
     act_format: object = None  # the Format activations are stored in (the model's `act` role)
 
     def node(self, node_id: str) -> OpNode:

@@ -24,6 +24,7 @@ class Compiled:
     ir: ModelIR
     graph: nx.DiGraph
     options: Options
+    path: Path | None = None  # the spec file, so a run can compile it again along another path
 
     @property
     def name(self) -> str:
@@ -38,7 +39,19 @@ class Compiled:
 
 
 def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset()) -> Compiled:
-    return _compile(load_file(path), options, keep)
+    compiled = _compile(load_file(path), options, keep)
+    compiled.path = Path(path)
+    return compiled
+
+
+def with_path(compiled: Compiled, option: str, word: str) -> Compiled:
+    """The same spec compiled again with one of its `option`s set to `word`."""
+    paths = tuple((k, v) for k, v in compiled.options.paths if k != option) + ((option, word),)
+    options = compiled.options.model_copy(update={"paths": paths})
+    if compiled.path is not None:
+        return compile_file(compiled.path, options)
+    text = compiled.ir.sources.text(compiled.ir.nodes[0].span.file) if compiled.ir.nodes else ""
+    return compile_text(text, options=options)
 
 
 def compile_text(text: str, options: Options = Options(), keep: frozenset[str] = frozenset(),

@@ -40,6 +40,7 @@ class _Resolver:
         self.keep = keep
         self.overrides = overrides
         self.paths: dict[str, str] = {}
+        self.path_choices: dict[str, list[str]] = {}
         self.nodes: list[OpNode] = []
         self.clusters: dict[str, Cluster] = {}
         self.problems: list[Diagnostic] = []
@@ -65,6 +66,7 @@ class _Resolver:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters,
                        first_use=self.first_use, sources=self.sources, paths=self.paths,
+                       path_choices=self.path_choices,
                        act_format=self.formats[scope.roles["act"]])
 
     def problem(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Problem:
@@ -172,8 +174,13 @@ class _Resolver:
         if not model_level:
             raise self.problem("E307", f"`option {stmt.name}` belongs in the model, not in a block", stmt.span,
                                hint="give the block a parameter and pass the option to it")
+        choices = [stmt.value, *stmt.alternatives]
         value = self.overrides.get(stmt.name, stmt.value)
         self.paths[stmt.name] = value
+        self.path_choices[stmt.name] = choices
+        if stmt.alternatives and value not in choices:
+            raise self.problem("E308", f"option `{stmt.name}` is one of {', '.join(choices)}, not `{value}`",
+                               stmt.span, hint=did_you_mean(value, choices))
         scope.env.values[stmt.name] = sp.Symbol(value)
 
     def _select(self, stmt: ast.Select, scope: Scope) -> None:

@@ -112,6 +112,7 @@ class Option(Node):
     kind: Literal["option"] = "option"
     name: str
     value: str
+    alternatives: list[str] = []  # the other words a run may choose
 
 
 class Precision(Node):

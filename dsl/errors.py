@@ -121,6 +121,9 @@ class Sources:
     def add(self, file: str, text: str) -> None:
         self._texts[file] = text
 
+    def text(self, file: str) -> str:
+        return self._texts.get(file, "")
+
     def line(self, span: Span | None) -> str | None:
         if span is None or span.file not in self._texts:
             return None

@@ -105,7 +105,8 @@ class _ToAst(Transformer):
         return ast.Binding(name=str(children[0]), value=children[1], span=self._s(meta))
 
     def option(self, meta, children):
-        return ast.Option(name=str(children[0]), value=str(children[1]), span=self._s(meta))
+        name, value, *others = (str(c) for c in children)
+        return ast.Option(name=name, value=value, alternatives=others, span=self._s(meta))
 
     def arm(self, meta, children):
         count, label, body = children

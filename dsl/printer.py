@@ -66,7 +66,7 @@ def format_stmt(stmt: ast.Stmt, depth: int) -> list[str]:
         case ast.Binding():
             return [f"{pad}{stmt.name} = {format_expr(stmt.value)}"]
         case ast.Option():
-            return [f"{pad}option {stmt.name} = {stmt.value}"]
+            return [f"{pad}option {stmt.name} = {' | '.join([stmt.value, *stmt.alternatives])}"]
         case ast.Select():
             lines = [f"{pad}select {{"]
             for arm in stmt.arms:

@@ -45,3 +45,11 @@ def test_chapter_table_golden(table, update_golden):
 
     models = [compiled(name) for name in NAMES]
     check_golden(GOLDEN / "tables" / f"{table}.txt", chapter_table(table, models).text(), update_golden)
+
+
+def test_stages_table_golden(update_golden):
+    """Table 2-D: V4.1 Flash's 8K prefill by stage, CED and the reference path side by side."""
+    from archcost.compiler.render.chapter import stages_table
+
+    table = stages_table([compiled("deepseek-v4.1-flash")], across="execution")
+    check_golden(GOLDEN / "tables" / "stages-v4.1.txt", table.text(), update_golden)

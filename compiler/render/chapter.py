@@ -8,7 +8,7 @@ import sympy as sp
 
 from ..evaluate import evaluate, state_bytes_at
 from ..ir import Cluster
-from ..pipeline import Compiled
+from ..pipeline import Compiled, with_path
 from ..scenario import Scenario
 from .tables import Table, params_table
 
@@ -102,11 +102,58 @@ def long_context_table(models: list[Compiled], short: int = 8192, long: int = 1_
                                 "before the call", *_option_notes(models)])
 
 
+def _stage_of(op, clusters: dict[str, Cluster]) -> str:
+    """A prefill's stage: the model-level stack an op sits in, or the embedding, head and norms."""
+    top = op.id.split(".", 1)[0]
+    cluster = clusters.get(top)
+    return top if cluster is not None and cluster.kind == "repeat" else "embedding, head and norms"
+
+
+def _every_position(model: Compiled) -> list:
+    """Ops of a replaying stack that are not replayed themselves."""
+    graph = model.graph
+    replaying = {data["op"].id.split(".", 1)[0] for _, data in graph.nodes(data=True) if data["op"].tail is not None}
+    return [data["op"] for _, data in graph.nodes(data=True)
+            if data["op"].tail is None and data["op"].id.split(".", 1)[0] in replaying]
+
+
+def stages_table(models: list[Compiled], tokens: int = 8192, across: str | None = None) -> Table:
+    """Table 2-D: a B = 1 prefill's matrix TFLOPs by stage, one column per model and execution path."""
+    from ..evaluate import by_op
+
+    variants = []
+    for model in models:
+        words = model.ir.path_choices.get(across, [None]) if across else [None]
+        variants += [(model.name if word is None else f"{model.name} · {across} = {word}",
+                      model if word is None else with_path(model, across, word)) for word in words]
+    # ops that keep running on every position inside a replaying stage (a global KV source) get a row
+    # of their own, in every column, so the paths compare stage by stage
+    apart = {op.id for _, variant in variants for op in _every_position(variant)}
+    columns: list[tuple[str, dict[str, float]]] = []
+    for name, variant in variants:
+        split: dict[str, float] = {}
+        for op in by_op(variant, "prefill", Scenario(P=tokens)):
+            stage = _stage_of(variant.graph.nodes[op.op]["op"], variant.ir.clusters)
+            stage = f"{stage}: every position" if op.op in apart else stage
+            split[stage] = split.get(stage, 0) + op.flops_matrix_all_layers
+        split["total"] = sum(split.values())
+        columns.append((name, split))
+    order = list(dict.fromkeys(stage for _, split in columns for stage in split if stage != "total"))
+    header = ["stage", *(name for name, _ in columns)]
+    rows = [[stage, *(f"{split[stage] / 1e12:,.3f}" if stage in split else "—" for _, split in columns)]
+            for stage in [*order, "total"]]
+    return Table(f"Table 2-D: a {tokens:,}-token prefill by stage (TFLOPs, B = 1, head on the last token)",
+                 header, rows, ["`every position`: a replaying stage's ops that still run on all P positions "
+                                "(its global KV source)"])
+
+
 CHAPTER_TABLES = {"architecture": architecture_table, "params": None, "prefill": prefill_table,
-                  "long-context": long_context_table}
+                  "long-context": long_context_table, "stages": stages_table}
 
 
-def chapter_table(name: str, models: list[Compiled]) -> Table:
+def chapter_table(name: str, models: list[Compiled], across: str | None = None) -> Table:
     if name == "params":
         return params_table([evaluate(m, "decode", Scenario()) for m in models])
+    if name == "stages":
+        return stages_table(models, across=across)
     return CHAPTER_TABLES[name](models)
