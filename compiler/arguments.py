@@ -60,12 +60,18 @@ def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) 
         elif arg.required:
             raise problem("E202", f"missing argument `{arg.name}` of `{spec.kind}`", stmt.span, hint=arg.doc or None)
         else:
-            values[arg.name] = _default(arg, scope)
+            values[arg.name] = _default(arg, scope, spec)
     return SimpleNamespace(**values)
 
 
-def _default(arg: Arg, scope: Scope):
+QUANTIZABLE = ("linear", "experts")  # matrix weights a run may store in another format (§2.6.2)
+
+
+def _default(arg: Arg, scope: Scope, spec: OpSpec):
     if arg.kind == "dtype":
+        if (arg.default == "weights" and scope.weight_format and spec.kind in QUANTIZABLE
+                and scope.component != "embedding_output"):
+            return scope.formats[scope.weight_format]  # embedding, head and norms keep their format
         return scope.formats[scope.roles[arg.default]]
     if arg.kind == "bool":
         return bool(arg.default)

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from archcost.dsl.errors import ArchError
 from archcost.dsl.loader import load_file
 
@@ -71,10 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--phase", choices=PHASES, default="prefill")
     _scenario_flags(compare, P=8192)
     compare.add_argument("--table", choices=("summary", "chapter", "architecture", "params", "prefill", "long-context",
-                                             "stages"),
+                                             "stages", "request"),
                          default="summary", help="summary: size and cost of the call; the chapter's tables: "
-                         "architecture (2-A), params (2-B), prefill (2-C), stages (2-D), long-context (2-E); "
-                         "chapter: 2-A, 2-B, 2-C and 2-E")
+                         "architecture (2-A), params (2-B), prefill (2-C), stages (2-D), long-context (2-E), "
+                         "request (§2.6.3); chapter: 2-A, 2-B, 2-C, 2-E and the request table")
     compare.add_argument("--across", metavar="OPTION", default=None,
                          help="with --table stages: one column per word of this spec option, e.g. execution")
     compare.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
@@ -92,13 +94,69 @@ def _parser() -> argparse.ArgumentParser:
     state.set_defaults(run=_state)
 
     plot = commands.add_parser("plot", help="draw a figure with matplotlib (.png or .svg)")
-    plot.add_argument("figure", choices=("state",), help="state: state vs. context length, log x")
+    plot.add_argument("figure", choices=("state", "flops", "step", "roofline", "capacity"),
+                      help="state or flops against context length, decode step time or capacity against batch and "
+                      "context on --device, or the roofline with the call's ops on it")
+    plot.add_argument("--device", default="rtx-4090", help="for step, roofline and capacity (default rtx-4090)")
     plot.add_argument("specs", nargs="+", metavar="SPEC")
     plot.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
     plot.add_argument("--from", dest="shortest", type=int, default=1024, help="shortest context (default 1K)")
     plot.add_argument("--to", dest="longest", type=int, default=2**20, help="longest context (default 1M)")
     _options_flags(plot)
     plot.set_defaults(run=_plot)
+
+    fits = commands.add_parser("capacity", help="how many requests fit on a device (B_max), N_max and B*")
+    fits.add_argument("spec", metavar="SPEC")
+    fits.add_argument("--device", required=True, help="rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, "
+                      "h100-sxm, h200")
+    fits.add_argument("--context", type=int, required=True, metavar="H", help="positions each request holds")
+    fits.add_argument("--workspace", type=_bytes, default=0, metavar="BYTES", help="kept free, e.g. 2GiB")
+    fits.add_argument("--reserve", type=float, default=0.0, help="fraction of device memory kept free, e.g. 0.1")
+    fits.add_argument("--batch", type=int, default=None, help="for N_max: the parameters that fit with B requests")
+    fits.add_argument("--weights", default=None, metavar="FORMAT",
+                      help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
+    fits.add_argument("--json", action="store_true")
+    _options_flags(fits)
+    fits.set_defaults(run=_capacity)
+
+    roof = commands.add_parser("roofline", help="arithmetic intensity, ridge point and the step-time bound")
+    roof.add_argument("spec", metavar="SPEC")
+    roof.add_argument("--device", required=True)
+    roof.add_argument("--phase", choices=PHASES, default="decode")
+    _scenario_flags(roof, P=1)
+    roof.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
+    roof.add_argument("--activations", action="store_true", help="count activation traffic as moved bytes too")
+    roof.add_argument("--weights", default=None, metavar="FORMAT")
+    roof.add_argument("--json", action="store_true")
+    _options_flags(roof)
+    roof.set_defaults(run=_roofline)
+
+    ask = commands.add_parser("request", help="one request (S, P, G), or a conversation of turns")
+    ask.add_argument("spec", metavar="SPEC")
+    _scenario_flags(ask, P=128)
+    ask.add_argument("--turns", default=None, metavar="P:G,P:G,…", help="a conversation: prompt and returned "
+                     "tokens per turn, each turn after everything kept so far")
+    ask.add_argument("--json", action="store_true")
+    _options_flags(ask)
+    ask.set_defaults(run=_request)
+
+    draft = commands.add_parser("speculate", help="speculative decoding: tokens per round, time per output")
+    draft.add_argument("--k", type=int, required=True, help="drafted tokens per round")
+    draft.add_argument("--alpha", type=float, required=True, help="probability a drafted token is accepted")
+    draft.add_argument("--round-ms", type=float, default=None, help="draft plus verification time, T_s + T_v")
+    draft.add_argument("--decode-ms", type=float, default=None, help="a plain decode step, T_d")
+    draft.add_argument("--json", action="store_true")
+    draft.set_defaults(run=_speculate)
+
+    grid = commands.add_parser("sweep", help="evaluate a grid of B, S, P, G at once (CSV or JSON)")
+    grid.add_argument("spec", metavar="SPEC")
+    grid.add_argument("--phase", choices=PHASES, default="decode")
+    for letter, default in (("B", "1"), ("S", "0"), ("P", "1"), ("G", "1")):
+        grid.add_argument(f"--{letter}", default=default, metavar="LIST",
+                          help=f"values of {letter}: 1,8,64 or a range start:stop:step (default {default})")
+    grid.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.csv|FILE.json")
+    _options_flags(grid)
+    grid.set_defaults(run=_sweep)
 
     draw = commands.add_parser("diagram", help="draw the computation graph (.dot, .svg or .png)")
     draw.add_argument("spec", metavar="SPEC")
@@ -134,7 +192,8 @@ def _options_flags(parser: argparse.ArgumentParser) -> None:
 def _options(args) -> Options:
     chosen = dict(LEDGERS[args.ledger])
     chosen.update({k: v for k, v in (("attention", args.attention), ("vector_params", args.vector_params)) if v})
-    return Options(logits=args.logits, routing=args.routing, paths=_paths(args.option), **chosen)
+    return Options(logits=args.logits, routing=args.routing, paths=_paths(args.option),
+                   weights=getattr(args, "weights", None), **chosen)
 
 
 def _paths(given: list[str]) -> tuple[tuple[str, str], ...]:
@@ -211,7 +270,8 @@ def _compare(args) -> int:
         reports = [evaluate(model, args.phase, _scenario(args)) for model in models]
         print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))
         return 0
-    names = ("architecture", "params", "prefill", "long-context") if args.table == "chapter" else (args.table,)
+    names = ("architecture", "params", "prefill", "long-context", "request") if args.table == "chapter" \
+        else (args.table,)
     for index, name in enumerate(names):
         if name == "summary":
             table = tables.summary_table([evaluate(model, args.phase, _scenario(args)) for model in models])
@@ -258,8 +318,88 @@ def _plot(args) -> int:
         from archcost.dsl.errors import Diagnostic
 
         raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{args.output}`: use .png or .svg")])
-    plot.state_vs_context([_compile(path, args) for path in args.specs], args.output, args.shortest, args.longest)
+    models = [_compile(path, args) for path in args.specs]
+    if args.figure == "state":
+        plot.state_vs_context(models, args.output, args.shortest, args.longest)
+    elif args.figure == "flops":
+        plot.flops_vs_context(models, args.output, args.shortest, args.longest)
+    else:
+        from .hardware import device
+
+        draw = {"step": plot.step_vs_batch, "roofline": plot.roofline_chart, "capacity": plot.capacity_vs_context}
+        draw[args.figure](models, device(args.device), args.output)
     print(f"wrote {args.output}")
+    return 0
+
+
+def _show(model: BaseModel, args, text: str) -> int:
+    print(json.dumps(model.model_dump(), indent=2) if args.json else text, end="" if not args.json else "\n")
+    return 0
+
+
+def _capacity(args) -> int:
+    from .hardware import device
+    from .serving import capacity
+
+    result = capacity(_compile(args.spec, args), device(args.device), args.context, args.workspace, args.reserve,
+                      args.batch)
+    return _show(result, args, tables.capacity_text(result))
+
+
+def _roofline(args) -> int:
+    from .hardware import device
+    from .serving import roofline
+
+    result = roofline(_compile(args.spec, args), device(args.device), args.phase, _scenario(args), args.peak,
+                      args.activations)
+    return _show(result, args, tables.roofline_text(result))
+
+
+def _request(args) -> int:
+    from .serving import conversation, prefix_reuse
+
+    compiled = _compile(args.spec, args)
+    if args.turns:
+        turns = [tuple(int(x) for x in turn.split(":")) for turn in args.turns.split(",")]
+        result = conversation(compiled, turns, batch=args.B, cached=args.S)
+        if args.json:
+            print(json.dumps([t.model_dump(exclude_none=True) for t in result], indent=2))
+        else:
+            print(tables.conversation_table(result).text(), end="")
+        return 0
+    report = evaluate(compiled, "request", _scenario(args))
+    reuse = prefix_reuse(compiled, _scenario(args)) if args.S else None
+    if args.json:
+        data = report.model_dump(exclude_none=True)
+        if reuse is not None:
+            data["prefix_reuse"] = reuse.model_dump()
+        print(json.dumps(data, indent=2))
+        return 0
+    print(tables.report_text(report), end="")
+    if reuse is not None:
+        print(f"\n  prefix reuse: {reuse.cached:,} cached positions save {reuse.rows_saved:,} projection rows, "
+              f"{reuse.pairs_saved:,} causal pairs and {reuse.flops_saved / 1e12:,.3f} matrix TFLOPs")
+    return 0
+
+
+def _speculate(args) -> int:
+    from .serving import speculate
+
+    result = speculate(args.k, args.alpha, None if args.round_ms is None else args.round_ms / 1000,
+                       None if args.decode_ms is None else args.decode_ms / 1000)
+    return _show(result, args, tables.speculation_text(result))
+
+
+def _sweep(args) -> int:
+    from .sweep import grid, sweep, write
+
+    values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
+    table = sweep(_compile(args.spec, args), args.phase, values)
+    text = write(table, args.output)
+    if args.output is None:
+        print(text, end="")
+    else:
+        print(f"wrote {args.output} ({len(table['B']):,} points)")
     return 0
 
 

@@ -32,7 +32,10 @@ class Compiled:
 
     def options_named(self) -> dict[str, str]:
         """Every counting convention and execution path these numbers were computed with."""
-        return {**self.options.model_dump(exclude={"paths"}), **self.ir.paths}
+        named = self.options.model_dump(exclude={"paths", "weights"})
+        if self.options.weights:
+            named["weights"] = self.options.weights
+        return {**named, **self.ir.paths}
 
     def total(self, field: str, keep=lambda op: True) -> sp.Expr:
         return costs.total(self.graph, field, keep)
@@ -60,6 +63,6 @@ def compile_text(text: str, options: Options = Options(), keep: frozenset[str] =
 
 
 def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:
-    ir = resolve(program, keep, options.paths)
+    ir = resolve(program, keep, options.paths, options.weights)
     graph = costs.annotate(lower(ir), options.cost_options(), ir.act_format)
     return Compiled(ir=ir, graph=graph, options=options)

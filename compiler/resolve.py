@@ -25,16 +25,18 @@ MAX_NODES = 100_000
 
 
 def resolve(program: Program, keep: frozenset[str] = frozenset(),
-            paths: tuple[tuple[str, str], ...] = ()) -> ModelIR:
+            paths: tuple[tuple[str, str], ...] = (), weights: str | None = None) -> ModelIR:
     """Resolve the entry module's model; raise ArchError with every problem found.
 
-    `keep` leaves model-level dimensions symbolic; `paths` overrides the model's `option` choices.
+    `keep` leaves model-level dimensions symbolic; `paths` overrides the model's `option` choices;
+    `weights` stores the matrix weights outside embedding and head in that format.
     """
-    return _Resolver(program, keep, dict(paths)).run()
+    return _Resolver(program, keep, dict(paths), weights).run()
 
 
 class _Resolver:
-    def __init__(self, program: Program, keep: frozenset[str], overrides: dict[str, str]):
+    def __init__(self, program: Program, keep: frozenset[str], overrides: dict[str, str], weights: str | None):
+        self.weights = weights
         self.program = program
         self.sources = program.sources
         self.keep = keep
@@ -52,9 +54,14 @@ class _Resolver:
 
     def run(self) -> ModelIR:
         model = self._the_model()
+        if self.weights is not None and self.weights not in self.formats:
+            raise ArchError([self.sources.diagnostic("E210", f"unknown weight format `{self.weights}`", None,
+                                                     hint=did_you_mean(self.weights, self.formats)
+                                                     or f"one of {', '.join(self.formats)}")])
         roles = dict(precision.DEFAULT_ROLES)
         scope = Scope(env=Env({}, self.problem, self.first_use), module=self.program.entry.path, path=(),
                       multiplicity=sp.Integer(1), component="other", roles=roles, formats=self.formats,
+                      weight_format=self.weights,
                       tensors={"tokens": Tensor(None, symbols.m, None)},
                       current=Tensor(None, symbols.m, None), cluster=None)
         self._body(model.body, scope, model_level=True)
@@ -290,7 +297,7 @@ class _Resolver:
                                             multiplicity=scope.multiplicity)
         inner = Scope(env=scope.env.child(values), module=self._module_of(block), path=(*scope.path, label),
                       multiplicity=scope.multiplicity, component=scope.component, roles=dict(scope.roles),
-                      formats=scope.formats, shared=scope.shared, tail=scope.tail,
+                      formats=scope.formats, shared=scope.shared, tail=scope.tail, weight_format=scope.weight_format,
                       tensors={"input": source, "tokens": scope.tensors["tokens"]}, current=source, cluster=cluster_id,
                       call_chain=(*scope.call_chain, block.name), stack=scope.stack)
         self._body(block.body, inner)

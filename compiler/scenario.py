@@ -35,6 +35,8 @@ class Options(BaseModel):
     # which experts a batch's tokens touch (seed 002 Example 2-4): spread evenly, all on the same k,
     # or independently at random
     routing: Literal["uniform", "concentrated", "random"] = "uniform"
+    # a format for the matrix weights outside embedding and head (seed 002 §2.6.2), e.g. int4_g128
+    weights: str | None = None
     # choices for the spec's own `option` statements (execution paths), e.g. (("mla_cache", "expanded"),)
     paths: tuple[tuple[str, str], ...] = ()
 

@@ -34,6 +34,7 @@ class Scope:
     stack: sp.Expr | None = None  # layers of the innermost repeat, which a `select` divides among its arms
     tail: sp.Expr | None = None   # `replay N`: ops here see only the last min(P, N) new positions
     shared: dict = field(default_factory=dict)  # caches declared `shared`, readable from any scope
+    weight_format: str | None = None  # a run's format for matrix weights outside embedding and head
 
     def unique(self, label: str) -> str:
         count = self.labels.get(label, 0) + 1

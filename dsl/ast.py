@@ -198,6 +198,13 @@ class FormatDef(Node):
     args: list[Arg]
 
 
+class DeviceDef(Node):
+    """`device NAME { memory = ..., bandwidth = ..., <format> = peak FLOPS, ... }`: a hardware sheet."""
+
+    name: str
+    args: list[Arg]
+
+
 class ModelDef(Node):
     name: str
     body: list[Stmt]
@@ -212,6 +219,7 @@ class Module(Node):
     path: str
     uses: list[Use] = []
     formats: list[FormatDef] = []
+    devices: list[DeviceDef] = []
     blocks: list[BlockDef] = []
     models: list[ModelDef] = []
 

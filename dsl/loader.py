@@ -12,7 +12,7 @@ from .parser import parse
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_USE_DEPTH = 64
-PRELUDE = "formats.arch"
+PRELUDE = ("formats.arch", "hardware.arch")
 
 
 def stdlib_root() -> Path:
@@ -93,11 +93,12 @@ class _Loader:
         return module
 
     def load_prelude(self) -> None:
-        """Every spec sees the number formats of std/formats.arch without a `use` line."""
-        path = stdlib_root() / PRELUDE
-        key = display_name(path)
-        if key not in self.modules:
-            self.load(_read(path), key, path.parent, chain=())
+        """Every spec sees the number formats and hardware sheets of the stdlib without a `use` line."""
+        for name in PRELUDE:
+            path = stdlib_root() / name
+            key = display_name(path)
+            if key not in self.modules:
+                self.load(_read(path), key, path.parent, chain=())
 
     def _follow(self, use: ast.Use, base: Path, chain: tuple[str, ...]) -> str:
         target = self._locate(use, base)

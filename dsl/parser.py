@@ -157,6 +157,10 @@ class _ToAst(Transformer):
         name, *args = children
         return ast.FormatDef(name=str(name), args=list(args), span=self._s(meta))
 
+    def device_def(self, meta, children):
+        name, *args = children
+        return ast.DeviceDef(name=str(name), args=list(args), span=self._s(meta))
+
     def model_def(self, meta, children):
         return ast.ModelDef(name=str(children[0])[1:-1], body=children[1], span=self._s(meta))
 
@@ -173,6 +177,7 @@ class _ToAst(Transformer):
         return (
             [c for c in children if isinstance(c, ast.Use)],
             [c for c in children if isinstance(c, ast.FormatDef)],
+            [c for c in children if isinstance(c, ast.DeviceDef)],
             [c for c in children if isinstance(c, ast.BlockDef)],
             [c for c in children if isinstance(c, ast.ModelDef)],
         )
@@ -186,12 +191,12 @@ def parse(text: str, file: str = "<text>") -> ast.Module:
     """Parse one file's text; raise ArchError (E100) at the first syntax error."""
     try:
         tree = _parser().parse(text)
-        uses, formats, blocks, models = _ToAst(file).transform(tree)
+        uses, formats, devices, blocks, models = _ToAst(file).transform(tree)
     except UnexpectedInput as exc:
         raise ArchError([_syntax_diagnostic(exc, text, file)]) from None
     except VisitError as exc:  # lark wraps transformer errors; unwrap in this one place
         raise exc.orig_exc from None
-    return ast.Module(path=file, uses=uses, formats=formats, blocks=blocks, models=models)
+    return ast.Module(path=file, uses=uses, formats=formats, devices=devices, blocks=blocks, models=models)
 
 
 def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:

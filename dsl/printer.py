@@ -107,6 +107,8 @@ def format_module(module: ast.Module) -> str:
         parts.append("\n".join(f'use "{u.target}"' if u.is_path else f"use {u.target}" for u in module.uses))
     for fmt in module.formats:
         parts.append(f"format {fmt.name} {{ {', '.join(format_arg(a) for a in fmt.args)} }}")
+    for device in module.devices:
+        parts.append(f"device {device.name} {{ {', '.join(format_arg(a) for a in device.args)} }}")
     for block in module.blocks:
         params = ", ".join(p.name if p.default is None else f"{p.name} = {format_expr(p.default)}"
                            for p in block.params)

@@ -113,3 +113,48 @@ def test_state_plot_renders(tmp_path, suffix):
     specs = [str(SPECS / n) for n in ("qwen3-8b.arch", "qwen3.6-35b-a3b.arch", "kimi-k3.arch")]
     assert main(["plot", "state", *specs, "-o", str(out)]) == 0
     assert {"svg": b"<svg", "png": b"\x89PNG"}[suffix] in out.read_bytes()[:400]
+
+
+def test_capacity_command(capsys):
+    # §2.6.2: Qwen3-8B on an RTX 4090 with 2 GiB of workspace, 8K per request
+    assert main(["capacity", QWEN, "--device", "rtx-4090", "--context", "8192", "--workspace", "2GiB",
+                 "--batch", "4", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["max_batch"] == 4 and result["crossover_batch"] == 13
+    assert round(result["max_params"] / 1e9, 2) == 8.51
+
+
+def test_capacity_with_quantized_weights(capsys):
+    spec = str(SPECS / "deepseek-r1-distill-llama-70b.arch")
+    assert main(["capacity", spec, "--device", "h100-sxm", "--context", "8192", "--workspace", "2GiB",
+                 "--weights", "int4_g128"]) == 0
+    assert "max_batch            14" in capsys.readouterr().out
+
+
+def test_unknown_device_is_named(capsys):
+    assert main(["capacity", QWEN, "--device", "rtx-4900", "--context", "8192"]) == 2
+    assert "did you mean `rtx-4090`?" in capsys.readouterr().err
+
+
+def test_roofline_request_speculate_and_sweep(capsys, tmp_path):
+    assert main(["roofline", str(SPECS / "qwen2.5-1.5b.arch"), "--device", "rtx-2080-ti", "--B", "64",
+                 "--S", "1024", "--json"]) == 0
+    assert round(json.loads(capsys.readouterr().out)["intensity"]) == 42        # seed 000 §02
+    assert main(["request", QWEN, "--S", "1392", "--P", "51", "--G", "128"]) == 0
+    assert "969,528 causal pairs" in capsys.readouterr().out                    # Exercise 2-8
+    assert main(["request", QWEN, "--turns", "512:128,64:256"]) == 0
+    assert "a conversation of 2 turns" in capsys.readouterr().out
+    assert main(["speculate", "--k", "4", "--alpha", "0.8", "--json"]) == 0
+    assert round(json.loads(capsys.readouterr().out)["tokens_per_round"], 1) == 3.4  # seed 000 §08
+    out = tmp_path / "grid.csv"
+    assert main(["sweep", QWEN, "--B", "1,8", "--S", "0:8192:4096", "-o", str(out)]) == 0
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("B,S,P,G,flops") and len(rows) == 1 + 2 * 3
+    assert rows[3].split(",")[5] == "19968622592"  # decode at 8K: the §2.1.4 20.0 GFLOPs
+
+
+@pytest.mark.parametrize("kind", ["flops", "step", "roofline", "capacity"])
+def test_other_plots_render(tmp_path, kind):
+    out = tmp_path / f"{kind}.png"
+    assert main(["plot", kind, QWEN, "-o", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"

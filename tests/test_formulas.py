@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -92,3 +93,21 @@ def test_all_logits_option_runs_the_head_on_every_token():
     last = evaluate(compiled("qwen3-8b"), "prefill", Scenario(P=16))
     every = evaluate(compiled("qwen3-8b", (), Options(logits="all")), "prefill", Scenario(P=16))
     assert every.flops_matrix - last.flops_matrix == 15 * 2 * 4096 * 151936
+
+
+def test_fast_paths_agree_with_exact_evaluation():
+    """The math and numpy functions behind `sweep` give the exact evaluator's numbers (floats)."""
+    import numpy as np
+
+    from archcost.compiler.sweep import evaluator, sweep
+
+    for name in ("qwen3-8b", "deepseek-v4.1-flash", "qwen3.6-35b-a3b"):
+        model = compiled(name)
+        for phase, shape in (("decode", Scenario(B=3, S=8191)), ("prefill", Scenario(B=2, S=100, P=300))):
+            exact = evaluate(model, phase, shape)
+            fast = evaluator(model, phase)(shape.B, shape.S, shape.P, shape.G)
+            grid = sweep(model, phase, {"B": [shape.B], "S": [shape.S], "P": [shape.P], "G": [1]})
+            for key, value in (("flops_matrix", exact.flops_matrix), ("state_bytes", exact.state_bytes),
+                               ("context_flops", exact.context_flops)):
+                assert fast[key] == pytest.approx(value, rel=1e-12), (name, phase, key)
+                assert float(np.asarray(grid[key])[0]) == pytest.approx(value, rel=1e-12), (name, phase, key)

@@ -53,3 +53,11 @@ def test_stages_table_golden(update_golden):
 
     table = stages_table([compiled("deepseek-v4.1-flash")], across="execution")
     check_golden(GOLDEN / "tables" / "stages-v4.1.txt", table.text(), update_golden)
+
+
+def test_request_table_golden(update_golden):
+    """§2.6.3's request table over the chapter's five models."""
+    from archcost.compiler.render.chapter import request_table
+
+    five = ["deepseek-v4.1-flash", "qwen3-8b", "qwen3.6-35b-a3b", "deepseek-v4-flash", "kimi-k3"]
+    check_golden(GOLDEN / "tables" / "request.txt", request_table([compiled(n) for n in five]).text(), update_golden)

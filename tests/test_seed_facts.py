@@ -11,6 +11,8 @@ import yaml
 from archcost.compiler import costs, symbols
 from archcost.compiler.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
 from archcost.compiler.scenario import LEDGERS, Options, Scenario, call_form
+from archcost.compiler.hardware import device
+from archcost.compiler.serving import capacity, prefix_reuse, roofline, speculate
 from archcost.compiler.state import profile
 
 from helpers import compiled
@@ -22,7 +24,7 @@ def query(spec: str, q: dict) -> float:
     """Evaluate one query of seed_facts.yaml against the compiled spec."""
     spec = q.get("spec", spec)
     options = Options(**LEDGERS[q.get("ledger", "chapter")], paths=tuple(q.get("paths", {}).items()),
-                      routing=q.get("routing", "uniform"))
+                      routing=q.get("routing", "uniform"), weights=q.get("weights"))
     model = compiled(spec, tuple(q.get("edit", {}).items()), options)
     if "const" in q:
         return q["const"]
@@ -46,6 +48,22 @@ def query(spec: str, q: dict) -> float:
         total = _layer_total(model, q["layer"], q["field"], q.get("kinds"), q.get("only"))
         shape = Scenario(**{k: q[k] for k in ("B", "S", "P") if k in q})
         return int(call_form(total, options).xreplace(shape.values())) * q.get("per", 1)
+    if "capacity" in q:
+        result = capacity(model, device(q["device"]), q["H"], q.get("workspace", 0), q.get("reserve", 0),
+                          q.get("batch"))
+        return getattr(result, q["capacity"])
+    if "roofline" in q:
+        shape = Scenario(**{k: q[k] for k in ("B", "S") if k in q})
+        return getattr(roofline(model, device(q["device"]), "decode", shape), q["roofline"])
+    if "ridge" in q:
+        return device(q["device"]).ridge(q["ridge"])
+    if "bandwidth" in q:
+        return device(q["device"]).bandwidth
+    if "speculate" in q:
+        result = speculate(q["k"], q["alpha"], q.get("round"), q.get("decode"), q.get("accepted"))
+        return getattr(result, q["speculate"])
+    if "reuse" in q:
+        return getattr(prefix_reuse(model, Scenario(S=q["S"], P=q["P"])), q["reuse"])
     if "stage" in q:
         return _stage_flops(model, q["stage"], q["P"])
     if "profile" in q:

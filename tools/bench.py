@@ -42,7 +42,20 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "archcost.compiler.cli", "eval", str(SPEC), "--phase", "prefill",
                         "--P", "8192", "--json"], check=True, capture_output=True)
 
+    from archcost.compiler.sweep import evaluator, sweep
+
+    model = compile_file(SPEC)
+    one = evaluator(model, "decode")
+
+    def single_scenario():
+        one(8, 8192, 1, 1)
+
+    def million_points():
+        sweep(model, "decode", {"B": list(range(1, 101)), "S": list(range(0, 1_000_000, 100)), "P": [1], "G": [1]})
+
     print(f"compile + evaluate Qwen3-8B, prefill (in-process): {median_seconds(compile_and_evaluate, 20) * 1e3:.1f} ms")
+    print(f"one scenario, compiled spec (6 quantities):        {median_seconds(single_scenario, 2000) * 1e6:.1f} µs")
+    print(f"sweep of 1,000,000 (B, S) points:                  {median_seconds(million_points, 3):.2f} s")
     print(f"compile + evaluate Qwen3-8B, request G=1025:      {median_seconds(request, 10) * 1e3:.1f} ms")
     print(f"archcost eval --json (whole process):              {median_seconds(process, 7):.2f} s")
 

@@ -83,7 +83,7 @@ def prefill_table(models: list[Compiled], tokens: int = 8192) -> Table:
 
 def _option_notes(models: list[Compiled]) -> list[str]:
     """The run's conventions once, then each model's own execution paths."""
-    shared = models[0].options.model_dump(exclude={"paths"})
+    shared = {k: v for k, v in models[0].options_named().items() if k not in models[0].ir.paths}
     notes = [f"options: {', '.join(f'{k} = {v}' for k, v in shared.items())}"]
     notes += [f"{m.name}: {', '.join(f'{k} = {v}' for k, v in m.ir.paths.items())}" for m in models if m.ir.paths]
     return notes
@@ -147,8 +147,20 @@ def stages_table(models: list[Compiled], tokens: int = 8192, across: str | None 
                                 "(its global KV source)"])
 
 
+def request_table(models: list[Compiled], prompt: int = 128, returned: int = 4) -> Table:
+    """§2.6.3: one request of P new tokens returning G, the matrix work of its prefill and G − 1 decodes."""
+    header = ["model", "execution path", "request (TFLOPs)", "positions kept"]
+    rows = []
+    for model in models:
+        report = evaluate(model, "request", Scenario(P=prompt, G=returned))
+        paths = ", ".join(f"{k} = {v}" for k, v in model.ir.paths.items()) or "as written"
+        rows.append([model.name, paths, f"{report.flops_matrix / 1e12:,.2f}", f"{report.positions_retained:,}"])
+    return Table(f"§2.6.3: one request, S = 0, P = {prompt}, G = {returned}, B = 1 (a prefill and {returned - 1} "
+                 "decodes)", header, rows, _option_notes(models)[:1], text_columns=2)
+
+
 CHAPTER_TABLES = {"architecture": architecture_table, "params": None, "prefill": prefill_table,
-                  "long-context": long_context_table, "stages": stages_table}
+                  "long-context": long_context_table, "stages": stages_table, "request": request_table}
 
 
 def chapter_table(name: str, models: list[Compiled], across: str | None = None) -> Table:

@@ -45,6 +45,94 @@ def state_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
     plt.close(figure)
 
 
+def _figure(title: str, xlabel: str, ylabel: str):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5), dpi=120)
+    axes.set_title(title)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.grid(True, which="major", alpha=0.3)
+    return plt, figure, axes
+
+
+def _finish(plt, figure, axes, path: Path) -> None:
+    axes.legend()
+    figure.tight_layout()
+    _save(figure, path)
+    plt.close(figure)
+
+
+def flops_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, longest: int = 2**20) -> None:
+    """Matrix FLOPs of one decode step against the context it reads (seed 002 Figure 2-29's growth)."""
+    from ..evaluate import evaluate
+    from ..scenario import Scenario
+
+    plt, figure, axes = _figure("One decode step against context length", "context length S (positions)",
+                                "matrix GFLOPs per step")
+    lengths = np.unique(np.geomspace(shortest, longest, 60).astype(int))
+    for model in models:
+        axes.plot(lengths, [evaluate(model, "decode", Scenario(S=int(n))).flops_matrix / 1e9 for n in lengths],
+                  linewidth=2, label=model.name)
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    _finish(plt, figure, axes, path)
+
+
+def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 1024) -> None:
+    """The decode step's lower bound max(F/peak, R/bandwidth) against batch size (seed 000 §02)."""
+    from ..scenario import Scenario
+    from ..serving import roofline
+
+    plt, figure, axes = _figure(f"Decode step on {device.name} at {context:,} positions of context", "batch B",
+                                "step lower bound (ms)")
+    batches = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    for model in models:
+        axes.plot(batches, [roofline(model, device, "decode", Scenario(B=b, S=context)).step_seconds * 1e3
+                            for b in batches], marker="o", linewidth=2, label=model.name)
+    axes.set_xscale("log", base=2)
+    _finish(plt, figure, axes, path)
+
+
+def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, context: int = 8192) -> None:
+    """The device's roofline with each model's decode call placed on it by its intensity."""
+    from ..scenario import Scenario
+    from ..serving import roofline
+
+    plt, figure, axes = _figure(f"Roofline of {device.name}", "arithmetic intensity (FLOP/byte)",
+                                "attainable TFLOPS")
+    fmt = roofline(models[0], device, "decode", Scenario(B=batch, S=context)).peak_format
+    peak, ridge = device.peak_for(fmt) / 1e12, device.ridge(fmt)
+    x = np.geomspace(0.1, ridge * 100, 200)
+    axes.plot(x, np.minimum(peak, x * device.bandwidth / 1e12), color="black", linewidth=2, label=f"roof ({fmt})")
+    for model in models:
+        for b in (batch, 64):
+            r = roofline(model, device, "decode", Scenario(B=b, S=context))
+            axes.scatter([r.intensity], [r.flops / r.step_seconds / 1e12], s=40,
+                         label=f"{model.name}, decode B = {b}")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    _finish(plt, figure, axes, path)
+
+
+def capacity_vs_context(models: list[Compiled], device, path: Path) -> None:
+    """Requests that fit (B_max) against the context each holds (seed 002 §2.6.2)."""
+    from ..serving import capacity
+
+    plt, figure, axes = _figure(f"Requests that fit on {device.name}", "context length H (positions)",
+                                "max_batch")
+    lengths = [2**k for k in range(10, 21)]
+    for model in models:
+        axes.plot(lengths, [capacity(model, device, n).max_batch for n in lengths], marker="o", linewidth=2,
+                  label=model.name)
+    axes.set_xscale("log", base=2)
+    axes.set_xticks(lengths[::2], [_length(n) for n in lengths[::2]])
+    _finish(plt, figure, axes, path)
+
+
 def _length(n: int) -> str:
     for unit, scale in (("M", 2**20), ("K", 2**10)):
         if n >= scale:

@@ -145,3 +145,50 @@ def by_op_table(ops, report: Report) -> Table:
     rows = [[o.op, o.kind, o.shape, grouped(o.layers), grouped(o.params), f"{o.flops_matrix / 1e9:,.4f}",
              f"{o.flops_matrix_all_layers / 1e9:,.3f}"] for o in ops]
     return Table(f"{report.model}: op by op, {_scenario_text(report)}", header, rows, [], text_columns=3)
+
+
+def capacity_text(c) -> str:
+    GB, GiB = 1e9, BINARY["GiB"]
+    lines = [f"{c.model} on {c.device}, {c.context:,} positions per request",
+             f"  device memory        {c.device_bytes / GB:,.3f} GB, usable {c.usable_bytes / GB:,.3f} GB",
+             f"  weights              {c.weight_bytes / GB:,.3f} GB ({c.weight_bytes / GiB:,.3f} GiB)",
+             f"  workspace            {c.workspace_bytes / GiB:,.3f} GiB",
+             f"  state per request    {c.state_bytes_per_request / GiB:,.3f} GiB",
+             f"  max_batch            {c.max_batch}",
+             f"  crossover_batch      {c.crossover_batch} (context reads exceed weight reads from here, §2.2.2)"]
+    if c.max_params is not None:
+        lines.append(f"  max_params           {c.max_params / 1e9:,.3f} B for {c.batch} requests (§2.6.2)")
+    return "\n".join(lines) + "\n"
+
+
+def roofline_text(r) -> str:
+    shape = ", ".join(f"{k} = {v:,}" for k, v in r.scenario.items())
+    return "\n".join([
+        f"{r.model} on {r.device}: phase {r.phase} ({shape}), peak {r.peak_format}",
+        f"  matrix FLOPs         {r.flops:,.0f}",
+        f"  bytes moved          {r.bytes:,.0f}   (weights, rows, context read and written)",
+        f"  intensity            {r.intensity:,.2f} FLOP/byte   ridge {r.ridge:,.2f}",
+        f"  compute time         {r.compute_seconds * 1e3:,.4f} ms",
+        f"  memory time          {r.memory_seconds * 1e3:,.4f} ms",
+        f"  step lower bound     {r.step_seconds * 1e3:,.4f} ms ({r.bound}-bound)"]) + "\n"
+
+
+def speculation_text(s) -> str:
+    lines = [f"k = {s.k} drafted tokens, acceptance α = {s.alpha}",
+             f"  tokens per round     {s.tokens_per_round:,.4f}   (1 − α^(k+1)) / (1 − α)"]
+    if s.seconds_per_output is not None:
+        lines.append(f"  time per output      {s.seconds_per_output * 1e3:,.3f} ms   (T_s + T_v) / ḡ")
+    if s.break_even_tokens is not None:
+        verdict = "faster than plain decoding" if s.worth_it else "not faster than plain decoding"
+        lines.append(f"  break-even           ḡ > {s.break_even_tokens:,.3f}: {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def conversation_table(turns) -> Table:
+    header = ["turn", "cached S", "prompt P", "returned G", "matrix TFLOPs", "context read (GiB)", "state after (GiB)"]
+    rows = [[str(t.turn), grouped(t.cached), grouped(t.prompt), grouped(t.returned),
+             f"{t.report.flops_matrix / 1e12:,.3f}", f"{t.report.read_bytes['state'] / BINARY['GiB']:,.3f}",
+             f"{t.report.state_bytes / BINARY['GiB']:,.3f}"] for t in turns]
+    total = sum(t.report.flops_matrix for t in turns)
+    return Table(f"{turns[0].report.model}: a conversation of {len(turns)} turns", header, rows,
+                 [f"total {total / 1e12:,.3f} matrix TFLOPs; each turn keeps S + P + G − 1 positions"])

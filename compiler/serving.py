@@ -1,0 +1,152 @@
+"""Serving arithmetic on a compiled spec: capacity, the roofline, speculative decoding, requests."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel
+
+from .evaluate import Report, evaluate, state_bytes_at
+from .hardware import Device
+from .pipeline import Compiled
+from .scenario import Scenario
+from .symbols import causal_pairs
+
+PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
+
+
+class Capacity(BaseModel):
+    """Seed 002 §2.6.2: B_max = ⌊(M_device − M_weights − M_workspace) / M_state⌋ and its inverse."""
+
+    model: str
+    device: str
+    context: int
+    device_bytes: float
+    usable_bytes: float              # after the reserved fraction
+    weight_bytes: float
+    workspace_bytes: float
+    state_bytes_per_request: int     # at `context` positions, fixed state included
+    max_batch: int
+    max_params: float | None = None  # N_max for `batch` requests: (C − M_0 − B·K) / b_W
+    batch: int | None = None
+    crossover_batch: int             # B*: the smallest B whose context reads exceed the weight reads
+
+
+def capacity(compiled: Compiled, device: Device, context: int, workspace: float = 0, reserve: float = 0,
+             batch: int | None = None) -> Capacity:
+    report = evaluate(compiled, "decode", Scenario(S=context))
+    state = state_bytes_at(compiled, context)
+    usable = device.memory * (1 - reserve)
+    free = usable - report.weight_bytes - workspace
+    max_batch = max(0, math.floor(free / state)) if state else 0
+    bytes_per_param = report.weight_bytes / report.params
+    context_reads = report.read_bytes["state"]  # one request's reads of its context in one decode step
+    return Capacity(
+        model=compiled.name, device=device.name, context=context, device_bytes=device.memory, usable_bytes=usable,
+        weight_bytes=report.weight_bytes, workspace_bytes=workspace, state_bytes_per_request=state,
+        max_batch=max_batch, batch=batch,
+        max_params=None if batch is None else (usable - workspace - batch * state) / bytes_per_param,
+        crossover_batch=math.floor(report.read_bytes["weights"] / context_reads) + 1 if context_reads else 0,
+    )
+
+
+class Roofline(BaseModel):
+    """Seed 000 §02: t ≥ max(F / peak, R / bandwidth); intensity F / R against the ridge peak / bandwidth."""
+
+    model: str
+    device: str
+    phase: str
+    scenario: dict[str, int]
+    peak_format: str
+    flops: float
+    bytes: float
+    intensity: float
+    ridge: float
+    compute_seconds: float
+    memory_seconds: float
+    step_seconds: float
+    bound: str
+
+
+def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario, peak_format: str | None = None,
+             activations: bool = False) -> Roofline:
+    """Matrix FLOPs against the bytes a call must move: weights, rows gathered, context read and written
+    (activations only when asked: fused kernels keep most of them on chip)."""
+    report = evaluate(compiled, phase, scenario)
+    fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
+    moved = moved_bytes(report, activations)
+    compute, memory = report.flops_matrix / device.peak_for(fmt), moved / device.bandwidth
+    return Roofline(model=compiled.name, device=device.name, phase=phase, scenario=report.scenario, peak_format=fmt,
+                    flops=report.flops_matrix, bytes=moved, intensity=report.flops_matrix / moved,
+                    ridge=device.ridge(fmt), compute_seconds=compute, memory_seconds=memory,
+                    step_seconds=max(compute, memory), bound="compute" if compute >= memory else "memory")
+
+
+def moved_bytes(report: Report, activations: bool = False) -> float:
+    read, write = report.read_bytes, report.write_bytes
+    moved = read["weights"] + read["lookups"] + read["state"] + write["state"]
+    return moved + (read["activations"] + write["activations"] if activations else 0)
+
+
+class Speculation(BaseModel):
+    """Seed 000 §08 and seed 002 §2.5.3: k drafted tokens, each accepted with probability α."""
+
+    k: int
+    alpha: float
+    tokens_per_round: float           # (1 − α^(k+1)) / (1 − α)
+    round_seconds: float | None = None      # T_s + T_v
+    decode_seconds: float | None = None     # T_d, a plain decode step
+    seconds_per_output: float | None = None  # (T_s + T_v) / ḡ
+    break_even_tokens: float | None = None   # ḡ must exceed (T_s + T_v) / T_d
+    worth_it: bool | None = None
+
+
+def speculate(k: int, alpha: float, round_seconds: float | None = None, decode_seconds: float | None = None,
+              tokens_per_round: float | None = None) -> Speculation:
+    expected = (k + 1) if alpha == 1 else (1 - alpha ** (k + 1)) / (1 - alpha)
+    accepted = tokens_per_round if tokens_per_round is not None else expected
+    result = Speculation(k=k, alpha=alpha, tokens_per_round=accepted, round_seconds=round_seconds,
+                         decode_seconds=decode_seconds)
+    if round_seconds is not None:
+        result.seconds_per_output = round_seconds / accepted
+    if round_seconds is not None and decode_seconds:
+        result.break_even_tokens = round_seconds / decode_seconds
+        result.worth_it = accepted > result.break_even_tokens
+    return result
+
+
+class PrefixReuse(BaseModel):
+    """Seed 002 §2.2.1, Exercise 2-8: a cached prefix of S positions is not computed again."""
+
+    cached: int
+    rows_saved: int          # projection rows: B·S
+    pairs_saved: int         # causal pairs: N_pair(0, S+P) − N_pair(S, P)
+    flops_saved: float       # matrix FLOPs of the prefill with and without the prefix cached
+
+
+def prefix_reuse(compiled: Compiled, scenario: Scenario) -> PrefixReuse:
+    whole = evaluate(compiled, "prefill", Scenario(B=scenario.B, S=0, P=scenario.S + scenario.P))
+    reused = evaluate(compiled, "prefill", scenario)
+    pairs = causal_pairs(scenario.B, 0, scenario.S + scenario.P) - causal_pairs(scenario.B, scenario.S, scenario.P)
+    return PrefixReuse(cached=scenario.S, rows_saved=scenario.B * scenario.S, pairs_saved=int(pairs),
+                       flops_saved=whole.flops_matrix - reused.flops_matrix)
+
+
+class Turn(BaseModel):
+    turn: int
+    cached: int        # S: positions kept from earlier turns
+    prompt: int        # P
+    returned: int      # G
+    report: Report
+
+
+def conversation(compiled: Compiled, turns: list[tuple[int, int]], batch: int = 1, cached: int = 0) -> list[Turn]:
+    """Turns of (P, G): each turn's prompt follows everything kept so far; the last returned token is
+    not fed back, so a turn keeps S + P + G − 1 positions for the next (seed 002 §2.2.3)."""
+    result = []
+    for index, (prompt, returned) in enumerate(turns, start=1):
+        shape = Scenario(B=batch, S=cached, P=prompt, G=returned)
+        result.append(Turn(turn=index, cached=cached, prompt=prompt, returned=returned,
+                           report=evaluate(compiled, "request", shape)))
+        cached += prompt + returned - 1
+    return result
