@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import sympy as sp
+from sympy.printing.pycode import PythonCodePrinter
 from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError, Diagnostic
@@ -242,7 +244,8 @@ class _Evaluator:
         return self._number(closed.xreplace({B: sc.B, S: sc.S, P: sc.P, G: sc.G}))
 
     def _request_flow(self, expr: sp.Expr) -> Number:
-        """Prefill, then the G − 1 decodes, decode j seeing S + P + j cached positions."""
+        """Prefill, then the G − 1 decodes, decode j seeing S + P + j cached positions: summed in closed
+        form when a decode is polynomial in j, else step by step, exactly (floors, windows, replay)."""
         sc = self.scenario
         call = call_form(expr, self.compiled.options).xreplace({B: sc.B})
         first = self._number(call.xreplace({S: sc.S, P: sc.P}))
@@ -250,7 +253,12 @@ class _Evaluator:
             return first
         j = sp.Symbol("j", nonnegative=True, integer=True)
         step = sp.expand(call.xreplace({S: sc.S + sc.P + j, P: 1}))
-        return first + self._number(sp.summation(step, (j, 0, sc.G - 2)))
+        if step.free_symbols - {j}:
+            raise self._unbound(step.free_symbols - {j})
+        if step.is_polynomial(j):
+            return first + self._number(sp.summation(step, (j, 0, sc.G - 2)))
+        decode = exact_function(step, j)
+        return first + _plain(sum((decode(k) for k in range(sc.G - 1)), Fraction(0)))
 
     def _number(self, value: sp.Expr) -> Number:
         if value.free_symbols:
@@ -262,6 +270,23 @@ class _Evaluator:
         return ArchError([ir.sources.diagnostic(
             "E400", f"cannot evaluate: `{s.name}` has no value", ir.first_use.get(s),
             hint=f"bind it in the model, e.g. `{s.name} = ...`") for s in sorted(free, key=lambda s: s.name)])
+
+
+class _ExactPrinter(PythonCodePrinter):
+    """Rationals as Fractions, so a compiled step computes exactly with Python ints."""
+
+    def _print_Rational(self, expr):
+        return f"Fraction({expr.p}, {expr.q})"
+
+    def _print_Half(self, expr):
+        return "Fraction(1, 2)"
+
+
+def exact_function(expr: sp.Expr, *symbols_in):
+    """`expr` as a Python function of integers with exact rational arithmetic (generated from the
+    compiled formula, never from user text)."""
+    names = {"Fraction": Fraction, "math": math, "floor": math.floor, "ceiling": math.ceil, "Min": min, "Max": max}
+    return sp.lambdify(symbols_in, expr, modules=[names, "math"], printer=_ExactPrinter)
 
 
 def _plain(value) -> Number:

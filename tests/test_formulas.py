@@ -111,3 +111,16 @@ def test_fast_paths_agree_with_exact_evaluation():
                                ("context_flops", exact.context_flops)):
                 assert fast[key] == pytest.approx(value, rel=1e-12), (name, phase, key)
                 assert float(np.asarray(grid[key])[0]) == pytest.approx(value, rel=1e-12), (name, phase, key)
+
+
+def test_stepped_request_equals_its_calls():
+    """Block-compressed caches and replay make a decode piecewise in S: the request is summed step by
+    step, exactly, and must equal its prefill plus each decode evaluated on its own."""
+    model = compiled("deepseek-v4.1-flash")
+    shape = Scenario(B=1, S=5, P=300, G=9)
+    request = evaluate(model, "request", shape)
+    parts = [evaluate(model, "prefill", Scenario(S=5, P=300))] + [
+        evaluate(model, "decode", Scenario(S=305 + j)) for j in range(8)]
+    for field in ("flops_matrix", "context_flops"):
+        assert getattr(request, field) == sum(getattr(p, field) for p in parts)
+    assert request.read_bytes["state"] == sum(p.read_bytes["state"] for p in parts)
