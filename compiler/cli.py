@@ -127,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     roof.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
     roof.add_argument("--activations", action="store_true", help="count activation traffic as moved bytes too")
     roof.add_argument("--weights", default=None, metavar="FORMAT")
+    roof.add_argument("--by-op", action="store_true", help="also place every op on the roofline")
     roof.add_argument("--json", action="store_true")
     _options_flags(roof)
     roof.set_defaults(run=_roofline)
@@ -350,9 +351,21 @@ def _roofline(args) -> int:
     from .hardware import device
     from .serving import roofline
 
-    result = roofline(_compile(args.spec, args), device(args.device), args.phase, _scenario(args), args.peak,
-                      args.activations)
-    return _show(result, args, tables.roofline_text(result))
+    from .serving import roofline_by_op
+
+    compiled, hardware = _compile(args.spec, args), device(args.device)
+    result = roofline(compiled, hardware, args.phase, _scenario(args), args.peak, args.activations)
+    ops = roofline_by_op(compiled, hardware, args.phase, _scenario(args), args.peak) if args.by_op else None
+    if args.json:
+        data = result.model_dump()
+        if ops is not None:
+            data["by_op"] = [o.model_dump() for o in ops]
+        print(json.dumps(data, indent=2))
+        return 0
+    print(tables.roofline_text(result), end="")
+    if ops is not None:
+        print("\n" + tables.roofline_ops_table(ops, result).text(), end="")
+    return 0
 
 
 def _request(args) -> int:

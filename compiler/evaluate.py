@@ -310,6 +310,7 @@ class OpCost(BaseModel):
     flops_matrix: Number
     flops_nonmatrix: Number
     flops_matrix_all_layers: Number
+    bytes_moved_all_layers: Number  # weights and rows read, context read and written (the roofline's R)
 
 
 def by_op(compiled: Compiled, phase: str, scenario: Scenario) -> list[OpCost]:
@@ -322,8 +323,10 @@ def by_op(compiled: Compiled, phase: str, scenario: Scenario) -> list[OpCost]:
     for node_id, data in compiled.graph.nodes(data=True):
         op, cost = data["op"], data["cost"]
         matrix = value(cost.flops_matrix, "flops_matrix")
+        moved = sum(value(getattr(cost, f), f) for f in ("read_weights", "read_lookups", "read_state", "write_state"))
         rows.append(OpCost(op=node_id, kind=op.kind, component=op.component, layers=_plain(op.multiplicity),
                            shape=shape_text(op), params=value(cost.params, "params"), flops_matrix=matrix,
                            flops_nonmatrix=value(cost.flops_nonmatrix, "flops_nonmatrix"),
-                           flops_matrix_all_layers=_plain(op.multiplicity * matrix)))
+                           flops_matrix_all_layers=_plain(op.multiplicity * matrix),
+                           bytes_moved_all_layers=_plain(op.multiplicity * moved)))
     return rows

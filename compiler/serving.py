@@ -88,6 +88,34 @@ def moved_bytes(report: Report, activations: bool = False) -> float:
     return moved + (read["activations"] + write["activations"] if activations else 0)
 
 
+class OpRoofline(BaseModel):
+    op: str
+    kind: str
+    flops: float
+    bytes: float
+    intensity: float | None
+    seconds: float
+    bound: str
+
+
+def roofline_by_op(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
+                   peak_format: str | None = None) -> list[OpRoofline]:
+    """Each op's FLOPs against its own bytes: which ops are memory-bound and which compute-bound."""
+    from .evaluate import by_op
+
+    fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
+    rows = []
+    for op in by_op(compiled, phase, scenario):
+        flops, moved = op.flops_matrix_all_layers, op.bytes_moved_all_layers
+        if not flops and not moved:
+            continue
+        compute, memory = flops / device.peak_for(fmt), moved / device.bandwidth
+        rows.append(OpRoofline(op=op.op, kind=op.kind, flops=flops, bytes=moved,
+                               intensity=flops / moved if moved else None, seconds=max(compute, memory),
+                               bound="compute" if compute >= memory else "memory"))
+    return rows
+
+
 class Speculation(BaseModel):
     """Seed 000 §08 and seed 002 §2.5.3: k drafted tokens, each accepted with probability α."""
 

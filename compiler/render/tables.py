@@ -192,3 +192,11 @@ def conversation_table(turns) -> Table:
     total = sum(t.report.flops_matrix for t in turns)
     return Table(f"{turns[0].report.model}: a conversation of {len(turns)} turns", header, rows,
                  [f"total {total / 1e12:,.3f} matrix TFLOPs; each turn keeps S + P + G − 1 positions"])
+
+
+def roofline_ops_table(ops, call) -> Table:
+    header = ["op", "kind", "bound", "GFLOPs", "MB moved", "FLOP/byte", "µs at least"]
+    rows = [[o.op, o.kind, o.bound, f"{o.flops / 1e9:,.3f}", f"{o.bytes / 1e6:,.3f}",
+             "—" if o.intensity is None else f"{o.intensity:,.1f}", f"{o.seconds * 1e6:,.2f}"] for o in ops]
+    return Table(f"Op by op on {call.device} (ridge {call.ridge:,.1f} FLOP/byte, all layers of each op)", header,
+                 rows, [], text_columns=3)
