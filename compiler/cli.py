@@ -146,7 +146,13 @@ def _parser() -> argparse.ArgumentParser:
     draft.add_argument("--alpha", type=float, required=True, help="probability a drafted token is accepted")
     draft.add_argument("--round-ms", type=float, default=None, help="draft plus verification time, T_s + T_v")
     draft.add_argument("--decode-ms", type=float, default=None, help="a plain decode step, T_d")
+    draft.add_argument("spec", nargs="?", metavar="SPEC", help="time the round from this spec's roofline instead")
+    draft.add_argument("--device", default=None, help="with SPEC: the device the steps run on")
+    draft.add_argument("--drafter", default="mtp", help="with SPEC: the stage that drafts (default mtp)")
+    draft.add_argument("--B", type=int, default=1)
+    draft.add_argument("--S", type=int, default=8192)
     draft.add_argument("--json", action="store_true")
+    _options_flags(draft)
     draft.set_defaults(run=_speculate)
 
     grid = commands.add_parser("sweep", help="evaluate a grid of B, S, P, G at once (CSV or JSON)")
@@ -398,8 +404,19 @@ def _request(args) -> int:
 def _speculate(args) -> int:
     from .serving import speculate
 
-    result = speculate(args.k, args.alpha, None if args.round_ms is None else args.round_ms / 1000,
-                       None if args.decode_ms is None else args.decode_ms / 1000)
+    round_s = None if args.round_ms is None else args.round_ms / 1000
+    decode_s = None if args.decode_ms is None else args.decode_ms / 1000
+    if args.spec is not None:
+        from .hardware import device
+        from .serving import draft_timing
+
+        if args.device is None:
+            from archcost.dsl.errors import Diagnostic
+
+            raise ArchError([Diagnostic(code="E401", message="`speculate SPEC` needs --device to time its steps")])
+        round_s, decode_s, _ = draft_timing(_compile(args.spec, args), device(args.device), args.k,
+                                            Scenario(B=args.B, S=args.S), args.drafter)
+    result = speculate(args.k, args.alpha, round_s, decode_s)
     return _show(result, args, tables.speculation_text(result))
 
 

@@ -6,6 +6,8 @@ import math
 
 from pydantic import BaseModel
 
+from archcost.dsl.errors import ArchError, Diagnostic
+
 from .evaluate import Report, evaluate, state_bytes_at
 from .hardware import Device
 from .pipeline import Compiled
@@ -178,3 +180,26 @@ def conversation(compiled: Compiled, turns: list[tuple[int, int]], batch: int = 
                            report=evaluate(compiled, "request", shape)))
         cached += prompt + returned - 1
     return result
+
+
+def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario, drafter: str = "mtp"
+                 ) -> tuple[float, float, float]:
+    """(T_s + T_v, T_d) from the roofline: the `drafter` stage (ops under it, e.g. V4-Flash's MTP
+    block) drafts k tokens one step at a time, the model without it verifies k + 1 positions in one
+    call, and a plain decode step is the model without it (seed 002 §2.5.3)."""
+    from .evaluate import by_op
+
+    def bound(phase: str, shape: Scenario, keep) -> float:
+        ops = [o for o in by_op(compiled, phase, shape) if keep(o.op)]
+        fmt = next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
+        flops, moved = sum(o.flops_matrix_all_layers for o in ops), sum(o.bytes_moved_all_layers for o in ops)
+        return max(flops / device.peak_for(fmt), moved / device.bandwidth)
+
+    in_drafter = lambda op: op.startswith(drafter + ".")  # noqa: E731
+    main = lambda op: not in_drafter(op)  # noqa: E731
+    draft = k * bound("decode", scenario, in_drafter)
+    if draft == 0:
+        raise ArchError([Diagnostic(code="E401", message=f"`{compiled.name}` has no `{drafter}` stage to draft with",
+                                    hint="compile it with its drafter switched on, e.g. --option mtp=on")])
+    verify = bound("call", Scenario(B=scenario.B, S=scenario.S, P=k + 1), main)
+    return draft + verify, bound("decode", scenario, main), draft

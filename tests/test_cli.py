@@ -158,3 +158,14 @@ def test_other_plots_render(tmp_path, kind):
     out = tmp_path / f"{kind}.png"
     assert main(["plot", kind, QWEN, "-o", str(out)]) == 0
     assert out.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_speculate_with_mtp_as_the_drafter(capsys):
+    spec = str(SPECS / "deepseek-v4-flash.arch")
+    assert main(["speculate", spec, "--device", "h100-sxm", "--option", "mtp=on", "--k", "1", "--alpha", "0.8",
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    # one drafted token accepted with 0.8: 1.8 tokens per round; the round costs more than a decode step
+    assert result["tokens_per_round"] == pytest.approx(1.8)
+    assert result["round_seconds"] > result["decode_seconds"] > 0
+    assert main(["speculate", QWEN, "--device", "h100-sxm", "--k", "1", "--alpha", "0.8"]) == 2
