@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="archcost", description=__doc__)
+    parser.add_argument("--allow-use-outside", action="store_true",
+                        help="let `use \"PATH\"` reach files outside the spec's own folder")
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="validate specs and print a one-screen summary")
@@ -222,15 +224,16 @@ def _scenario(args) -> Scenario:
 
 def _compile(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
     options = _options(args) if args is not None and hasattr(args, "logits") else Options()
-    return compile_file(path, options=options, keep=keep)
+    allow = bool(getattr(args, "allow_use_outside", False))
+    return compile_file(path, options=options, keep=keep, allow_outside=allow)
 
 
 def _check(args) -> int:
     for path in args.specs:
         if args.emit == "ast":
-            print(listing.ast_listing(load_file(path)), end="")
+            print(listing.ast_listing(load_file(path, args.allow_use_outside)), end="")
             continue
-        compiled = _compile(path)
+        compiled = _compile(path, args)
         if args.emit == "graph":
             print(listing.graph_listing(compiled), end="")
             continue
@@ -441,7 +444,7 @@ def _diagram(args) -> int:
         from archcost.dsl.errors import Diagnostic
 
         raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{args.output}`: use .dot, .svg or .png")])
-    dot.write(_compile(args.spec), args.output)
+    dot.write(_compile(args.spec, args), args.output)
     print(f"wrote {args.output}")
     return 0
 

@@ -41,8 +41,9 @@ class Compiled:
         return costs.total(self.graph, field, keep)
 
 
-def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset()) -> Compiled:
-    compiled = _compile(load_file(path), options, keep)
+def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset(),
+                 allow_outside: bool = False) -> Compiled:
+    compiled = _compile(load_file(path, allow_outside), options, keep)
     compiled.path = Path(path)
     return compiled
 

@@ -85,7 +85,9 @@ def write(table: dict[str, np.ndarray], path: Path | None) -> str:
         writer.writerows([_plain(v) for v in row] for row in rows)
         text = buffer.getvalue()
     if path is not None:
-        path.write_text(text)
+        from .render.files import atomic_write
+
+        atomic_write(path, lambda target: target.write_text(text))
     return text
 
 

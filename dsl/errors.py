@@ -15,6 +15,8 @@ CODES: dict[str, str] = {
     "E103": "cyclic `use`",
     "E104": "no model in file",
     "E105": "more than one model in file",
+    "E106": "input too large or too deeply nested",
+    "E107": "`use` outside the spec's folder",
     "E200": "unknown block",
     "E201": "unknown operation argument",
     "E202": "missing argument",

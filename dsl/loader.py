@@ -41,21 +41,27 @@ class Program:
         return seen
 
 
-def load_file(path: str | Path) -> Program:
-    """Load a spec from disk."""
+def load_file(path: str | Path, allow_outside: bool = False) -> Program:
+    """Load a spec from disk; its `use` lines may reach its own folder and the stdlib only, unless
+    `allow_outside`."""
     file = Path(path)
     try:
         text = _read(file)
-    except OSError as exc:
+    except _TooLarge as exc:
+        raise ArchError([Sources().diagnostic("E106", str(exc), None)]) from None
+    except (OSError, UnicodeDecodeError) as exc:
         sources = Sources()
-        raise ArchError([sources.diagnostic("E101", f"cannot read `{file}`: {exc.strerror or exc}", None)]) from None
-    return load_text(text, name=display_name(file), base=file.parent)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ArchError([sources.diagnostic("E101", f"cannot read `{file}`: {reason}", None)]) from None
+    return load_text(text, name=display_name(file), base=file.parent, allow_outside=allow_outside)
 
 
-def load_text(text: str, name: str = "<text>", base: Path | None = None) -> Program:
-    """Load a spec given as text; relative `use` paths resolve against `base`."""
+def load_text(text: str, name: str = "<text>", base: Path | None = None, allow_outside: bool = False) -> Program:
+    """Load a spec given as text; relative `use` paths resolve against `base` and stay below it."""
+    if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+        raise ArchError([Sources().diagnostic("E106", f"`{name}` is larger than {MAX_FILE_BYTES:,} bytes", None)])
     sources = Sources()
-    loader = _Loader(sources)
+    loader = _Loader(sources, root=None if allow_outside else (base or Path.cwd()).resolve())
     entry = loader.load(text, name, base or Path.cwd(), chain=())
     loader.load_prelude()
     return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources)
@@ -71,15 +77,20 @@ def display_name(path: Path) -> str:
     return str(path)
 
 
+class _TooLarge(Exception):
+    pass
+
+
 def _read(file: Path) -> str:
     if file.stat().st_size > MAX_FILE_BYTES:
-        raise OSError(0, f"file larger than {MAX_FILE_BYTES} bytes")
+        raise _TooLarge(f"`{file}` is larger than {MAX_FILE_BYTES:,} bytes")
     return file.read_text(encoding="utf-8")
 
 
 class _Loader:
-    def __init__(self, sources: Sources):
+    def __init__(self, sources: Sources, root: Path | None = None):
         self.sources = sources
+        self.root = root  # `use` paths must stay below this folder (None: anywhere)
         self.modules: dict[str, ast.Module] = {}
         self.imports: dict[str, list[str]] = {}
 
@@ -109,17 +120,25 @@ class _Loader:
         if key in self.modules:
             return key
         if len(chain) > MAX_USE_DEPTH:
-            raise ArchError([self.sources.diagnostic("E103", f"`use` nested deeper than {MAX_USE_DEPTH} files", use.span)])
+            raise ArchError([self.sources.diagnostic("E106", f"`use` nested deeper than {MAX_USE_DEPTH} files",
+                                                     use.span)])
         try:
             text = _read(target)
-        except OSError as exc:
-            raise ArchError([self.sources.diagnostic("E101", f"cannot read `{target}`: {exc.strerror or exc}", use.span)]) from None
+        except _TooLarge as exc:
+            raise ArchError([self.sources.diagnostic("E106", str(exc), use.span)]) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ArchError([self.sources.diagnostic("E101", f"cannot read `{target}`: {reason}", use.span)]) from None
         self.load(text, key, target.parent, chain)
         return key
 
     def _locate(self, use: ast.Use, base: Path) -> Path:
         if use.is_path:
             target = (base / use.target).resolve()
+            if self.root is not None and not target.is_relative_to(self.root):
+                raise ArchError([self.sources.diagnostic(
+                    "E107", f"`use {use.target}` reaches outside the spec's folder", use.span,
+                    hint="move the file beside the spec, or pass --allow-use-outside")])
         else:
             parts = use.target.split(".")
             if parts[0] != "std" or len(parts) < 2:

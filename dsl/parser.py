@@ -187,16 +187,47 @@ def _opt(token) -> str | None:
     return None if token is None else str(token)
 
 
+MAX_NESTING = 200          # brackets open at once
+MAX_STATEMENTS = 100_000   # lines that could each hold a statement
+
+
 def parse(text: str, file: str = "<text>") -> ast.Module:
-    """Parse one file's text; raise ArchError (E100) at the first syntax error."""
+    """Parse one file's text; raise ArchError (E100) at the first syntax error, E106 for hostile sizes."""
+    _check_shape(text, file)
     try:
         tree = _parser().parse(text)
         uses, formats, devices, blocks, models = _ToAst(file).transform(tree)
     except UnexpectedInput as exc:
         raise ArchError([_syntax_diagnostic(exc, text, file)]) from None
     except VisitError as exc:  # lark wraps transformer errors; unwrap in this one place
+        if isinstance(exc.orig_exc, RecursionError):
+            raise _too_deep(file) from None
         raise exc.orig_exc from None
+    except RecursionError:
+        raise _too_deep(file) from None
     return ast.Module(path=file, uses=uses, formats=formats, devices=devices, blocks=blocks, models=models)
+
+
+def _check_shape(text: str, file: str) -> None:
+    """Reject, before parsing, text whose brackets nest too deep or whose statements are too many."""
+    import numpy as np
+
+    data = np.frombuffer(text.encode("utf-8", "replace"), dtype=np.uint8)
+    opening = (data == ord("(")) | (data == ord("{"))
+    closing = (data == ord(")")) | (data == ord("}"))
+    depth = int(np.cumsum(opening.astype(np.int64) - closing.astype(np.int64)).max(initial=0))
+    if depth > MAX_NESTING:
+        raise ArchError([Diagnostic(code="E106", message=f"brackets nest {depth} deep; the limit is {MAX_NESTING}",
+                                    span=Span(file=file, line=1, column=1, end_line=1, end_column=1))])
+    if text.count("\n") > MAX_STATEMENTS:
+        raise ArchError([Diagnostic(code="E106", message=f"more than {MAX_STATEMENTS:,} lines in one file",
+                                    span=Span(file=file, line=1, column=1, end_line=1, end_column=1))])
+
+
+def _too_deep(file: str) -> ArchError:
+    return ArchError([Diagnostic(code="E106", message="an expression is nested too deeply to read",
+                                 span=Span(file=file, line=1, column=1, end_line=1, end_column=1),
+                                 hint="split it with intermediate bindings")])
 
 
 def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:

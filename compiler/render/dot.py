@@ -16,6 +16,7 @@ import sympy as sp
 from ..ir import Cluster, OpNode
 from ..ops.base import describe_terms
 from ..pipeline import Compiled
+from .files import atomic_write
 from .units import grouped
 
 COLORS = {
@@ -173,12 +174,15 @@ def write(compiled: Compiled, path: Path) -> None:
     source = to_dot(compiled)
     suffix = path.suffix.lower().lstrip(".")
     if suffix == "dot":
-        path.write_text(source)
+        atomic_write(path, lambda target: target.write_text(source))
         return
     import pygraphviz
 
-    with _native_stderr_filtered("Fontconfig warning"):
-        pygraphviz.AGraph(string=source).draw(str(path), format=suffix, prog="dot")
+    def draw(target: Path) -> None:
+        with _native_stderr_filtered("Fontconfig warning"):
+            pygraphviz.AGraph(string=source).draw(str(target), format=suffix, prog="dot")
+
+    atomic_write(path, draw)
 
 
 @contextlib.contextmanager

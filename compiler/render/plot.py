@@ -144,6 +144,11 @@ def _save(figure, path: Path) -> None:
     import matplotlib
 
     suffix = path.suffix.lower().lstrip(".")
-    with matplotlib.rc_context({"svg.hashsalt": "archcost"}):  # fixed ids: the same figure, the same bytes
-        metadata = {"Date": None} if suffix == "svg" else {}
-        figure.savefig(path, format=suffix, metadata=metadata)
+    from .files import atomic_write
+
+    def save(target: Path) -> None:
+        with matplotlib.rc_context({"svg.hashsalt": "archcost"}):  # fixed ids: the same figure, the same bytes
+            metadata = {"Date": None} if suffix == "svg" else {}
+            figure.savefig(target, format=suffix, metadata=metadata)
+
+    atomic_write(path, save)
