@@ -8,7 +8,7 @@ import networkx as nx
 import sympy as sp
 
 from .ops import REGISTRY, Cost, CostContext
-from .symbols import B, N_pair, N_rect, P, S, S_w, causal_pairs, m, rectangle_pairs
+from .symbols import B, N_pair, N_rect, P, S, S_w, Min, causal_pairs, m, rectangle_pairs
 from .ir import OpNode
 
 
@@ -29,7 +29,7 @@ def _stage(tail) -> dict:
     prefill longer than N (seed 002 §2.3.6 tail-window replay; shared/reference/conventions.md)."""
     if tail is None:
         return {S_w: S}
-    q = sp.Min(P, tail)
+    q = Min(P, tail)
     before = S + P - q
     return {m: B * q, N_pair: causal_pairs(B, before, q), N_rect: rectangle_pairs(B, before, q),
             P: q, S: before, S_w: sp.Piecewise((S, P <= tail), (0, True))}

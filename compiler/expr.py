@@ -16,8 +16,8 @@ MAX_DIGITS = 40          # integers beyond 10^40 are typos or attacks, not model
 MAX_EXPONENT = 256
 
 FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
-    "min": (sp.Min, None),
-    "max": (sp.Max, None),
+    "min": (symbols.Min, None),
+    "max": (symbols.Max, None),
     "floor": (sp.floor, 1),
     "ceil": (sp.ceiling, 1),
 }
@@ -59,7 +59,7 @@ class Env:
 def to_sympy(expr: ast.Expr, env: Env, depth: int = 0) -> sp.Basic:
     """Convert an expression to sympy in `env`; raise Problem for what cannot be a value."""
     if depth > MAX_DEPTH:
-        raise env.problem("E211", f"expression nested deeper than {MAX_DEPTH} levels", expr.span)
+        raise env.problem("E106", f"expression nested deeper than {MAX_DEPTH} levels", expr.span)
     match expr:
         case ast.Num():
             return _number(expr, env)

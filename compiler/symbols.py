@@ -35,3 +35,41 @@ def causal_pairs(batch, cached, new):
 def rectangle_pairs(batch, cached, new):
     """B·P·(S+P): every query scored against every position, the mask applied after."""
     return batch * new * (cached + new)
+
+
+class Min(sp.Min):
+    """sympy's Min, minus its second search for relations between arguments (factor_terms of every
+    pairwise difference), which was most of the compile time of the large specs. Arguments are
+    still dropped when a direct comparison under the symbols' assumptions decides."""
+
+    @classmethod
+    def _is_connected(cls, x, y):
+        return _connected(x, y)
+
+
+class Max(sp.Max):
+    """sympy's Max with the same cheaper search as `Min`."""
+
+    @classmethod
+    def _is_connected(cls, x, y):
+        return _connected(x, y)
+
+
+def _connected(x, y):
+    """Max or Min when `x >= y` or `x <= y` decides which argument the other makes redundant, True when
+    they are equal, else False (sympy's rule, one pass, no factoring)."""
+    if x == y:
+        return True
+    larger, smaller = Max, Min
+    for op in "><":
+        for _ in range(2):
+            try:
+                decided = x >= y if op == ">" else x <= y
+            except TypeError:
+                return False
+            if not decided.is_Relational:
+                return larger if decided else smaller
+            larger, smaller = smaller, larger
+            x, y = y, x
+        x, y = y, x
+    return False

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, H, N_pair, N_rect, P, S, S_w, m
+from ..symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum
@@ -26,8 +26,8 @@ def widths(a: SimpleNamespace):
 
 def window_sum(n, w):
     """Σ_{t=1..n} min(t, w): the positions the first n queries of a request see through a window."""
-    inside = sp.Min(n, w)
-    return inside * (inside + 1) / 2 + sp.Max(n - w, 0) * w
+    inside = Min(n, w)
+    return inside * (inside + 1) / 2 + Max(n - w, 0) * w
 
 
 def pairs_and_reads(term, override: str | None):
@@ -39,13 +39,13 @@ def pairs_and_reads(term, override: str | None):
         return pairs, S
     if name == "window":
         (w,) = args
-        return B * (window_sum(S_w + P, w) - window_sum(S_w, w)), sp.Min(S_w, w)
+        return B * (window_sum(S_w + P, w) - window_sum(S_w, w)), Min(S_w, w)
     if name == "blocks":        # every completed entry of ratio r (HCA)
         (r,) = args
         return B * (floor_sum(S + P, r) - floor_sum(S, r)), sp.floor(H / r)
     if name == "top" and len(args) == 2:  # the k best of the completed entries of ratio r (CSA)
         k, r = args
-        return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), sp.Min(k, sp.floor(H / r))
+        return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), Min(k, sp.floor(H / r))
     (n,) = args
     return m * n, n  # all(n), and top(k) with no ratio: every query reads n entries (an upper bound)
 

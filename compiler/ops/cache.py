@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 
-from ..symbols import B, H, S, m
+from ..symbols import B, H, Min, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 
 KINDS = ("kv", "latent", "window", "compressed", "index", "recurrent", "conv", "buffer")
@@ -31,7 +31,7 @@ def entries(a: SimpleNamespace, history) -> sp.Expr:
     if growth == "per_block":
         return sp.floor(history / args[0])
     if growth == "window":
-        return sp.Min(history, args[0])
+        return Min(history, args[0])
     return history
 
 

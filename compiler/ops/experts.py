@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import m
+from ..symbols import Min, m
 from .base import Arg, Cost, CostContext, OpSpec
 
 ACTIVATION_FLOPS = 5  # SiLU(gate)·up per hidden value, as in the stdlib's swiglu block
@@ -24,10 +24,10 @@ def distinct_experts(a: SimpleNamespace, routing: str) -> sp.Expr:
     """U: experts a call's m·k routed rows touch, under the routing the scenario assumes."""
     E, k = a.count, a.top
     if routing == "concentrated":   # every token picks the same k experts
-        return sp.Min(E, k)
+        return Min(E, k)
     if routing == "random":         # expected distinct experts for m independent tokens
         return E * (1 - (1 - k / E) ** m)
-    return sp.Min(E, m * k)         # uniform: rows spread evenly, one expert per row until all are used
+    return Min(E, m * k)         # uniform: rows spread evenly, one expert per row until all are used
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:

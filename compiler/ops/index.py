@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, H, P, S, m
+from ..symbols import B, H, Max, Min, P, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .cache import entry_bytes
 
@@ -30,13 +30,13 @@ def floor_sum(n, r):
 
 def capped_floor_sum(n, r, k):
     """Σ_{t=1..n} min(k, ⌊t/r⌋): entries the first n queries see when each sees at most k."""
-    return floor_sum(sp.Min(n, k * r - 1), r) + k * sp.Max(0, n - k * r + 1)
+    return floor_sum(Min(n, k * r - 1), r) + k * Max(0, n - k * r + 1)
 
 
 def stored(a: SimpleNamespace, history):
     """Entries one query can scan after `history` positions, within the candidate pool if any."""
     entries = sp.floor(history / a.ratio)
-    return entries if a.limit is None else sp.Min(a.limit, entries)
+    return entries if a.limit is None else Min(a.limit, entries)
 
 
 def scanned(a: SimpleNamespace):
