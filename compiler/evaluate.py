@@ -111,9 +111,25 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     return _with_request_parts(report, compiled, scenario) if phase == "request" else report
 
 
+def substituted(expr: sp.Expr, values: dict) -> sp.Expr:
+    """`expr` with values put in for its letters. A value that makes a min, max or floor divide by
+    zero is the scenario's fault: an E401, never a sympy exception."""
+    try:
+        return expr.xreplace(values)
+    except (ValueError, TypeError, ZeroDivisionError):
+        shown = ", ".join(f"{k} = {v}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
+        raise ArchError([Diagnostic(code="E401", message=f"at {shown} a size of this model divides by zero")]) from None
+
+
+def number_of(compiled: Compiled, value: sp.Expr) -> Number:
+    """A scenario-free expression as a number, or the ArchError that says why it is not one."""
+    return _Evaluator(compiled, "decode", Scenario())._number(sp.Integer(value) if isinstance(value, int) else value)
+
+
 def state_bytes_at(compiled: Compiled, history: int, batch: int = 1) -> Number:
     """Context state held by `batch` requests of `history` positions each (the chapter's M(H))."""
-    return _plain(compiled.total("state_bytes").xreplace({H: history, B: batch}))
+    value = substituted(compiled.total("state_bytes"), {H: sp.Integer(history), B: sp.Integer(batch)})
+    return _Evaluator(compiled, "decode", Scenario(B=batch, S=history))._number(value)
 
 
 def attention_crossover(compiled: Compiled) -> float:
@@ -149,7 +165,7 @@ def _expert_uses(compiled: Compiled, phase: str, scenario: Scenario) -> list[Exp
             continue
         a = op.args
         uses.append(ExpertUse(
-            op=node_id, layers=_plain(op.multiplicity), experts=_plain(a.count), top=_plain(a.top),
+            op=node_id, layers=value(op.multiplicity, "rows"), experts=value(a.count, "rows"), top=value(a.top, "rows"),
             routed_rows=value(m * a.top, "rows"), rows_per_expert=value(m * a.top / a.count, "rows"),
             distinct_experts=value(distinct_experts(a, routing), "rows"),
             read_bytes_per_layer=value(data["cost"].read_weights, "read_weights")))
@@ -230,7 +246,21 @@ class _Evaluator:
         self.compiled, self.phase, self.scenario = compiled, phase, scenario
 
     def total(self, field: str) -> Number:
-        return self(self.compiled.total(field), field)
+        try:
+            return self(self.compiled.total(field), field)
+        except ArchError as error:
+            raise self._locate(field) or error from None
+
+    def _locate(self, field: str) -> ArchError | None:
+        """The first op whose own `field` fails to evaluate, as an error pointing at its line."""
+        for op in costs.ops(self.compiled.graph):
+            try:
+                self(self.compiled.total(field, lambda other, op=op: other is op), field)
+            except ArchError as error:
+                if error.codes == ["E401"]:
+                    message = f"`{op.label}`: {error.diagnostics[0].message}"
+                    return ArchError([self.compiled.ir.sources.diagnostic("E401", message, op.span)])
+        return None
 
     def each(self, exprs: dict[str, sp.Expr], field: str) -> dict[str, Number]:
         return {k: self(v, field) for k, v in exprs.items()}
@@ -241,28 +271,36 @@ class _Evaluator:
             return self._request_flow(expr)
         closed = at_phase(expr, self.phase, self.compiled.options, level=level)
         sc = self.scenario
-        return self._number(closed.xreplace({B: sc.B, S: sc.S, P: sc.P, G: sc.G}))
+        values = {B: sp.Integer(sc.B), S: sp.Integer(sc.S), P: sp.Integer(sc.P), G: sp.Integer(sc.G)}
+        return self._number(substituted(closed, values))
 
     def _request_flow(self, expr: sp.Expr) -> Number:
         """Prefill, then the G − 1 decodes, decode j seeing S + P + j cached positions: summed in closed
         form when a decode is polynomial in j, else step by step, exactly (floors, windows, replay)."""
         sc = self.scenario
-        call = call_form(expr, self.compiled.options).xreplace({B: sc.B})
-        first = self._number(call.xreplace({S: sc.S, P: sc.P}))
+        call = substituted(call_form(expr, self.compiled.options), {B: sp.Integer(sc.B)})
+        first = self._number(substituted(call, {S: sp.Integer(sc.S), P: sp.Integer(sc.P)}))
         if sc.G == 1:
             return first
         j = sp.Symbol("j", nonnegative=True, integer=True)
-        step = sp.expand(call.xreplace({S: sc.S + sc.P + j, P: 1}))
+        step = sp.expand(substituted(call, {S: sc.S + sc.P + j, P: sp.Integer(1)}))
         if step.free_symbols - {j}:
             raise self._unbound(step.free_symbols - {j})
         if step.is_polynomial(j):
             return first + self._number(sp.summation(step, (j, 0, sc.G - 2)))
         decode = exact_function(step, j)
-        return first + _plain(sum((decode(k) for k in range(sc.G - 1)), Fraction(0)))
+        try:
+            return first + _plain(sum((decode(k) for k in range(sc.G - 1)), Fraction(0)))
+        except (ZeroDivisionError, ValueError, TypeError):
+            raise ArchError([Diagnostic(code="E401", message="a decode step of this request divides by "
+                                        "zero")]) from None
 
     def _number(self, value: sp.Expr) -> Number:
         if value.free_symbols:
             raise self._unbound(value.free_symbols)
+        if not (value.is_number and value.is_finite and value.is_real):
+            raise ArchError([Diagnostic(code="E401", message=f"this scenario gives `{sp.sstr(value)}`, not a number: "
+                                        "a size divides by zero or turns negative here")])
         return _plain(value)
 
     def _unbound(self, free: set[sp.Symbol]) -> ArchError:
@@ -293,6 +331,8 @@ def _plain(value) -> Number:
     """Exact integers stay integers; anything fractional becomes a float for JSON."""
     if isinstance(value, Fraction):
         return int(value) if value.denominator == 1 else float(value)
+    if isinstance(value, int | float):
+        return value
     if value.is_Integer:
         return int(value)
     return float(value)
@@ -324,9 +364,9 @@ def by_op(compiled: Compiled, phase: str, scenario: Scenario) -> list[OpCost]:
         op, cost = data["op"], data["cost"]
         matrix = value(cost.flops_matrix, "flops_matrix")
         moved = sum(value(getattr(cost, f), f) for f in ("read_weights", "read_lookups", "read_state", "write_state"))
-        rows.append(OpCost(op=node_id, kind=op.kind, component=op.component, layers=_plain(op.multiplicity),
+        layers = value(op.multiplicity, "params")
+        rows.append(OpCost(op=node_id, kind=op.kind, component=op.component, layers=layers,
                            shape=shape_text(op), params=value(cost.params, "params"), flops_matrix=matrix,
                            flops_nonmatrix=value(cost.flops_nonmatrix, "flops_nonmatrix"),
-                           flops_matrix_all_layers=_plain(op.multiplicity * matrix),
-                           bytes_moved_all_layers=_plain(op.multiplicity * moved)))
+                           flops_matrix_all_layers=layers * matrix, bytes_moved_all_layers=layers * moved))
     return rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sympy as sp
 from pydantic import BaseModel
 
+from .evaluate import number_of, substituted
 from .pipeline import Compiled
 from .symbols import B, H
 
@@ -26,27 +27,26 @@ class StateProfile(BaseModel):
 
 def state_curve(compiled: Compiled) -> sp.Expr:
     """Exact bytes of one request's state after H positions (floors and windows included)."""
-    return compiled.total("state_bytes").xreplace({B: 1})
+    return substituted(compiled.total("state_bytes"), {B: sp.Integer(1)})
 
 
 def profile(compiled: Compiled, lengths: list[int], budget: int | None = None) -> StateProfile:
     curve = state_curve(compiled)
-    fixed = int(compiled.total("state_fixed"))
-    growth = compiled.total("state_per_token")
-    growth = float(growth) if not growth.is_Integer else int(growth)
+    fixed = int(number_of(compiled, compiled.total("state_fixed")))
+    growth = number_of(compiled, compiled.total("state_per_token"))
     result = StateProfile(
         model=compiled.name, fixed_bytes=fixed, growth_bytes_per_token=growth,
         crossover_tokens=(fixed / growth) if growth else None,
-        state_at={n: int(curve.xreplace({H: n})) for n in lengths},
+        state_at={n: int(number_of(compiled, substituted(curve, {H: sp.Integer(n)}))) for n in lengths},
     )
     if budget is not None:
-        result = result.model_copy(update=dict(budget_bytes=budget, **_fit(curve, budget, fixed)))
+        result = result.model_copy(update=dict(budget_bytes=budget, **_fit(compiled, curve, budget, fixed)))
     return result
 
 
-def _fit(curve: sp.Expr, budget: int, fixed: int) -> dict:
+def _fit(compiled: Compiled, curve: sp.Expr, budget: int, fixed: int) -> dict:
     """The longest H with state(H) ≤ budget; state only grows with H, so bisection is exact."""
-    at = lambda n: int(curve.xreplace({H: n}))  # noqa: E731
+    at = lambda n: number_of(compiled, substituted(curve, {H: sp.Integer(n)}))  # noqa: E731
     if at(0) > budget:
         return {"max_context": None, "budget_note": f"the state that does not depend on context ({fixed:,} B) "
                                                     f"already exceeds the budget: no context length fits"}
