@@ -1,0 +1,83 @@
+"""Mutated specs and stdlib blocks never escape the public API with anything but an ArchError.
+
+The mutator and the harness are tools/fuzz.py, the long-running target; here they run on a fixed
+budget and seed so every CI run covers the same ≥2,000 inputs, and the kept corpus replays.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+CI_MUTATIONS = 2_400
+
+
+def _load_fuzz():
+    spec = importlib.util.spec_from_file_location("fuzz", ROOT / "tools" / "fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fuzz"] = module  # its worker processes find their function by module name
+    spec.loader.exec_module(module)
+    return module
+
+
+fuzz = _load_fuzz()
+SEEDS = fuzz.seeds()
+
+
+def test_every_spec_and_stdlib_block_is_a_seed():
+    names = {name.split(":")[0] for name, _ in SEEDS}
+    assert {p.name for p in (ROOT / "specs").glob("*.arch")} <= names
+    assert "moe.arch" in names and "dsv4.arch" in names
+
+
+def test_unmutated_seeds_compile_and_evaluate():
+    """A seed the harness rejects would make every mutation of it trivially `rejected`."""
+    for name, text in SEEDS:
+        assert fuzz.run_one(text) == fuzz.ACCEPTED, name
+
+
+def test_mutations_never_escape():
+    tally = fuzz.campaign(seed=20261129, workers=2, count=CI_MUTATIONS)
+    assert tally.done == CI_MUTATIONS
+    assert not tally.escapes, "\n".join(f"--- mutation of {name}:\n{text}\n{failure}"
+                                         for name, text, failure in tally.escapes[:3])
+    # Both kinds must be common, or the mutator has stopped exercising the compiler's back half.
+    assert tally.accepted > CI_MUTATIONS // 10 and tally.rejected > CI_MUTATIONS // 10, tally[:3]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.sampled_from(SEEDS), rng=st.randoms(use_true_random=False))
+def test_mutations_never_escape_shrinking(seed, rng):
+    """The same property under hypothesis, which shrinks a failure to the fewest edits."""
+    outcome = fuzz.run_one(fuzz.mutate(seed[1], rng))
+    assert outcome in (None, fuzz.ACCEPTED), outcome
+
+
+CORPUS = sorted((ROOT / "tests" / "fuzz_corpus").glob("*.arch"))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_corpus_replays(path):
+    """Inputs the long fuzz runs kept: former escapes (now fixed) and mutants that still evaluate."""
+    outcome = fuzz.run_one(path.read_text())
+    assert outcome in (None, fuzz.ACCEPTED), outcome
+    if path.stem.startswith("accepted"):
+        assert outcome == fuzz.ACCEPTED
+
+
+def test_harness_reports_an_escape(monkeypatch):
+    """The harness must see a non-ArchError exception, or the tests above could never fail."""
+    import archcost.compiler.pipeline as pipeline
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(pipeline, "compile_text", broken)
+    outcome = fuzz.run_one(SEEDS[0][1])
+    assert outcome is not None and "ZeroDivisionError: planted" in outcome

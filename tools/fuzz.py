@@ -1,0 +1,188 @@
+"""Mutation fuzzing: specs and stdlib blocks with tokens deleted, doubled, swapped or replaced.
+
+The only exception allowed out of the public API is the DSL error (ArchError). Run it for as long
+as you like; inputs that escaped, and a sample of those that reached evaluation, land in
+tests/fuzz_corpus/:
+
+    .venv/bin/python tools/fuzz.py --minutes 10 [--seed 1] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fuzz_corpus"
+TOKEN = re.compile(r'"[^"\n]*"|#[^\n]*|[A-Za-z_][A-Za-z0-9_]*|\d[\d_]*(?:\.\d+)?|->|//|==|!=|\S')
+WEIRD = ["0", "-1", "-0", "1.5", "0.5", "10^40", "10^12", "9" * 45, "2^300", "x", "m", "B", "H", "N_pair",
+         "true", "false", "(", ")", "{", "}", ",", ":", "=", "->", "repeat", "select", "replay", "option",
+         "floor(0)", "min()", "window(0)", "top(512, 0)", "1 / 0", "use", "model", "block", "from", "on"]
+
+
+def seeds() -> list[tuple[str, str]]:
+    """(name, text) of every spec, and of every stdlib block wrapped in a model that calls it."""
+    from archcost.dsl.parser import parse
+
+    found = [(p.name, p.read_text()) for p in sorted((ROOT / "specs").glob("*.arch"))]
+    for path in sorted((ROOT / "stdlib").rglob("*.arch")):
+        text = path.read_text()
+        for block in parse(text).blocks:
+            required = ", ".join("64" for p in block.params if p.default is None)
+            probe = f'\nmodel "Probe" {{\n  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
+            found.append((f"{path.name}:{block.name}", text + probe))
+    return found
+
+
+NUMBER = re.compile(r"\d[\d_]*(?:\.\d+)?")
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+STRUCTURE = {"model", "block", "use", "repeat", "select", "replay", "option", "if", "else", "as", "component",
+             "precision", "format", "device", "from", "on"}  # renaming these only ever breaks the syntax
+ODD_NUMBERS = ["0", "-1", "-0", "1.5", "0.5", "1", "7", "10^40", "10^12", "9" * 45, "2^300", "(1 / 3)",
+               "x", "B", "S", "H", "true"]
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """One to three edits at token boundaries. Most mutants get only edits that tend to keep the
+    syntax (a number or a name replaced by another), so the compiler's later stages see hostile
+    values; the rest get token deletions, duplications and swaps as well, mostly syntax errors."""
+    keep_syntax = rng.random() < 0.6
+    for _ in range(rng.randint(1, 3)):
+        spans = [m.span() for m in TOKEN.finditer(text)]
+        if not spans:
+            return rng.choice(WEIRD)
+        tokens = [text[a:b] for a, b in spans]
+        numbers = [span for span, token in zip(spans, tokens) if NUMBER.fullmatch(token)]
+        names = [span for span, token in zip(spans, tokens) if NAME.fullmatch(token) and token not in STRUCTURE]
+        action = rng.random() * (0.5 if keep_syntax else 1.0)
+        if action < 0.3 and numbers:
+            start, end = rng.choice(numbers)
+            text = text[:start] + rng.choice(ODD_NUMBERS) + text[end:]
+        elif action < 0.5 and names:
+            start, end = rng.choice(names)
+            other = text[slice(*rng.choice(names))]
+            text = text[:start] + (other if rng.random() < 0.8 else rng.choice(ODD_NUMBERS)) + text[end:]
+        else:
+            text = _break(text, spans, rng)
+    return text
+
+
+def _break(text: str, spans: list[tuple[int, int]], rng: random.Random) -> str:
+    """Delete, duplicate, swap or replace one token: mostly syntax errors, some near misses."""
+    start, end = rng.choice(spans)
+    token = text[start:end]
+    action = rng.randrange(4)
+    if action == 0:
+        return text[:start] + text[end:]
+    if action == 1:
+        return text[:start] + token + " " + token + text[end:]
+    if action == 2:
+        others = [s for s in spans if s[0] > end][:5]
+        if others:
+            o_start, o_end = rng.choice(others)
+            return text[:start] + text[o_start:o_end] + text[end:o_start] + token + text[o_end:]
+    return text[:start] + rng.choice(WEIRD) + text[end:]
+
+
+ACCEPTED = "accepted"
+
+
+def run_one(text: str) -> str | None:
+    """None when the input is rejected with an ArchError, ACCEPTED when it compiles and evaluates,
+    else the traceback of an escape."""
+    from archcost.compiler.evaluate import by_op, evaluate
+    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.render import dot, formula, listing
+    from archcost.compiler.scenario import Scenario
+    from archcost.compiler.state import profile
+    from archcost.dsl.errors import ArchError
+
+    try:
+        model = compile_text(text, name="<fuzz>", base=ROOT / "specs")
+        evaluate(model, "decode", Scenario(B=2, S=100))
+        evaluate(model, "prefill", Scenario(P=3))
+        evaluate(model, "request", Scenario(P=5, G=3))
+        by_op(model, "decode", Scenario(S=7))
+        profile(model, [64, 1024], budget=2**20)
+        dot.to_dot(model)
+        listing.graph_listing(model)
+        formula.render(model, ["M", "F", "R"], "call")
+    except ArchError:
+        return None
+    except Exception:  # noqa: BLE001 - an escape is exactly what we are looking for
+        return traceback.format_exc()
+    return ACCEPTED
+
+
+class Tally(NamedTuple):
+    """What a fuzz campaign saw: inputs tried, how many compiled and evaluated, how many were
+    rejected with an ArchError, the escapes (name, input, traceback) and a few accepted mutants."""
+
+    done: int
+    accepted: int
+    rejected: int
+    escapes: list[tuple[str, str, str]]
+    kept: list[tuple[str, str]]
+
+
+def _work(arguments: tuple[int, int | None, float | None]) -> Tally:
+    seed, count, deadline = arguments
+    rng, corpus = random.Random(seed), seeds()
+    done = accepted = rejected = 0
+    escapes, kept = [], []
+    while (count is None or done < count) and (deadline is None or time.time() < deadline):
+        name, text = rng.choice(corpus)
+        mutated = mutate(text, rng)
+        outcome = run_one(mutated)
+        done += 1
+        if outcome is None:
+            rejected += 1
+        elif outcome == ACCEPTED:
+            accepted += 1
+            if len(kept) < 10 and mutated != text:
+                kept.append((name, mutated))  # mutated, yet it compiles and evaluates: worth replaying
+        else:
+            escapes.append((name, mutated, outcome))
+    return Tally(done, accepted, rejected, escapes, kept)
+
+
+def campaign(seed: int, workers: int, count: int | None = None, minutes: float | None = None) -> Tally:
+    """Mutate and run inputs in `workers` processes, `count` in all or for `minutes`; seeded, so a
+    count-bounded campaign is the same inputs every time."""
+    deadline = time.time() + minutes * 60 if minutes is not None else None
+    shares = [None] * workers if count is None else [count // workers + (i < count % workers) for i in range(workers)]
+    # fork, so workers inherit this module even when it was loaded from a path (as the tests do)
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        parts = pool.map(_work, [(seed + i, share, deadline) for i, share in enumerate(shares)])
+    return Tally(*(sum(part[i] for part in parts) for i in range(3)),
+                 [e for part in parts for e in part.escapes], [k for part in parts for k in part.kept])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    tally = campaign(args.seed, args.workers, minutes=args.minutes)
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    for index, (name, text, failure) in enumerate(tally.escapes[:50]):
+        (CORPUS / f"escape-{args.seed}-{index}.arch").write_text(text)
+        print(f"--- escape from a mutation of {name}:\n{failure}", file=sys.stderr)
+    for index, (name, text) in enumerate(tally.kept):
+        stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        (CORPUS / f"accepted-{args.seed}-{index}-{stem}.arch").write_text(text)
+    print(f"{tally.done:,} inputs in {args.minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
+          f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")
+    return 1 if tally.escapes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
