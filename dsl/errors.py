@@ -4,44 +4,104 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-# Every code the toolchain can raise, with a one-line title. Issue 8 turns this into docs.
-CODES: dict[str, str] = {
-    "E100": "syntax error",
-    "E101": "unreadable source file",
-    "E102": "`use` of a missing file",
-    "E103": "cyclic `use`",
-    "E104": "no model in file",
-    "E105": "more than one model in file",
-    "E106": "input too large or too deeply nested",
-    "E107": "`use` outside the spec's folder",
-    "E200": "unknown block",
-    "E201": "unknown operation argument",
-    "E202": "missing argument",
-    "E203": "too many positional arguments",
-    "E204": "argument given twice",
-    "E205": "unknown op kind",
-    "E206": "ambiguous block name",
-    "E207": "unknown tensor name",
-    "E208": "reserved name",
-    "E209": "unknown component class",
-    "E210": "unknown precision format",
-    "E211": "bad argument value",
-    "E212": "duplicate block definition",
-    "E213": "recursive block",
-    "E300": "width mismatch",
-    "E301": "non-positive dimension",
-    "E302": "repeat count is not a positive integer",
-    "E303": "repeat body changes the width",
-    "E304": "condition is not a known boolean",
-    "E305": "select counts do not add up to the stack",
-    "E306": "select outside a repeat",
-    "E307": "option inside a block",
-    "E308": "unknown option",
-    "E400": "unbound symbol in evaluation",
-    "E401": "bad scenario value",
+
+class ErrorKind(NamedTuple):
+    """What an error code means and what usually fixes it; docs/errors.md is generated from these."""
+
+    title: str
+    fix: str
+
+
+# Every code the toolchain can raise. tools/errors_doc.py turns this table into docs/errors.md.
+CODES: dict[str, ErrorKind] = {
+    "E100": ErrorKind("syntax error",
+                      "Read the caret: the token under it is not allowed there. The message lists what was "
+                      "expected; a missing `}` or `->` is the usual cause."),
+    "E101": ErrorKind("unreadable source file",
+                      "Check the path and that the file is UTF-8 text."),
+    "E102": ErrorKind("`use` of a missing file",
+                      "Paths in `use` are relative to the file that says `use`; `std.<name>` loads from the "
+                      "standard library. Fix the path or the spelling."),
+    "E103": ErrorKind("cyclic `use`",
+                      "Two files load each other. Move the shared blocks into a third file both of them `use`."),
+    "E104": ErrorKind("no model in file",
+                      "Commands that cost something need one `model \"Name\" { ... }`. A file of blocks only "
+                      "is a library: `archcost check` accepts it; `use` it from a spec."),
+    "E105": ErrorKind("more than one model in file",
+                      "Write one model per file; share the common part as a block."),
+    "E106": ErrorKind("input too large or too deeply nested",
+                      "The file, an expression or the chain of `use` passes a safety limit (4 MB per file, "
+                      "100,000 lines, 200 nested brackets, an operator chain of a few hundred terms, 64 "
+                      "nested `use`). Split the expression with bindings or flatten the includes."),
+    "E107": ErrorKind("`use` outside the spec's folder",
+                      "A spec may load files below its own folder and the standard library. Copy the file "
+                      "next to the spec, or pass `--allow-use-outside` if you trust it."),
+    "E200": ErrorKind("unknown block",
+                      "Check the spelling (the hint names the closest block) and that the file defining it "
+                      "is loaded with `use`."),
+    "E201": ErrorKind("unknown operation argument",
+                      "The op or block has no argument by that name; the hint names the closest one. "
+                      "`archcost check --emit ast` shows how the line was read."),
+    "E202": ErrorKind("missing argument",
+                      "Give the argument, by position or as `name = value`."),
+    "E203": ErrorKind("too many positional arguments",
+                      "Drop the extra values or name them with `name = value`."),
+    "E204": ErrorKind("argument given twice",
+                      "An argument was given by position and again by name, or twice by name; keep one."),
+    "E205": ErrorKind("unknown op kind",
+                      "The primitive ops are linear, lookup, attend, index, cache, recurrent, conv, experts, "
+                      "mix and elementwise; anything else must be a block call `name(args)`."),
+    "E207": ErrorKind("unknown tensor name",
+                      "`from` and `on` name a labelled op or cache earlier in the same block; `state` names a "
+                      "cache declared before the op or one declared `shared`."),
+    "E208": ErrorKind("reserved name",
+                      "B, S, P, G, N_pair and the other scenario letters are set per request; bind the value "
+                      "under a different name."),
+    "E209": ErrorKind("unknown component class",
+                      "Use one of the classes the hint lists (attention, ffn, experts, embedding, other, ...)."),
+    "E210": ErrorKind("unknown precision format",
+                      "Use a format from stdlib/formats.arch (bf16, fp8, fp4, int4, ...) or define one with "
+                      "`format NAME { ... }`."),
+    "E211": ErrorKind("bad argument value",
+                      "The value has the wrong kind (a word where a number goes, a tuple, a boolean), "
+                      "divides by zero or passes a numeric limit (40 digits, exponent 256). The message "
+                      "says which."),
+    "E212": ErrorKind("duplicate block definition",
+                      "Rename one of the two blocks; a file may define each name once."),
+    "E213": ErrorKind("recursive block",
+                      "A block calls itself, directly or through others. Use `repeat N` for depth."),
+    "E300": ErrorKind("width mismatch",
+                      "The op reads a tensor of one width and declares another. Fix `in -> out`, or read "
+                      "another tensor with `from`."),
+    "E301": ErrorKind("non-positive dimension",
+                      "Sizes, head counts and widths must be at least 1; check the binding the message names."),
+    "E302": ErrorKind("repeat count is not a positive integer",
+                      "`repeat N` needs a whole number of layers of at least 1."),
+    "E303": ErrorKind("repeat body changes the width",
+                      "A repeated body (or each arm of a `select`) must end at the width it started with; add "
+                      "the missing projection back to the model width."),
+    "E304": ErrorKind("condition is not a known boolean",
+                      "`if` needs a condition decidable when the spec compiles: compare option words or numbers "
+                      "bound in the spec, not scenario letters."),
+    "E305": ErrorKind("select counts do not add up to the stack",
+                      "The layer counts of the arms of `select` must add up to the `repeat` count."),
+    "E306": ErrorKind("select outside a repeat",
+                      "Put `select` inside `repeat N as name { ... }`; it divides those N layers."),
+    "E307": ErrorKind("option inside a block",
+                      "Options belong to the model; pass their value into the block as an argument."),
+    "E308": ErrorKind("unknown option",
+                      "Name an option the model declares, with one of its words: `--option NAME=WORD`; "
+                      "`archcost check` lists them."),
+    "E400": ErrorKind("unbound symbol in evaluation",
+                      "A formula still holds a letter with no value. Bind it in the spec or give it on the "
+                      "command line (--B, --S, --P, --G ...)."),
+    "E401": ErrorKind("bad scenario value",
+                      "A command-line value is out of range (negative lengths, zero batch), or names a device, "
+                      "stage or output file the command cannot use. The message says which."),
 }
 
 
@@ -82,9 +142,18 @@ def _caret_lines(span: Span, source_line: str) -> list[str]:
     gutter = str(span.line)
     text = source_line.rstrip("\n").expandtabs(1)
     end = span.end_column if span.end_line == span.line else len(text) + 1
-    width = max(1, min(end, len(text) + 1) - span.column)
+    column = span.column
+    width = max(1, min(end, len(text) + 1) - column)
+    if len(text) > MAX_QUOTED:  # quote a window around the caret, not a whole generated line
+        start = max(0, min(column - 1 - MAX_QUOTED // 2, len(text) - MAX_QUOTED))
+        text = ("…" if start else "") + text[start:start + MAX_QUOTED] + ("…" if start + MAX_QUOTED < len(text) else "")
+        column = column - start + (1 if start else 0)
+        width = max(1, min(width, MAX_QUOTED - (column - 1) + 1))
     pad = " " * len(gutter)
-    return [f" {gutter} | {text}", f" {pad} | {' ' * (span.column - 1)}{'^' * width}"]
+    return [f" {gutter} | {text}", f" {pad} | {' ' * (column - 1)}{'^' * width}"]
+
+
+MAX_QUOTED = 120  # characters of a source line shown above a caret
 
 
 class ArchError(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 
@@ -201,10 +202,10 @@ def parse(text: str, file: str = "<text>") -> ast.Module:
         raise ArchError([_syntax_diagnostic(exc, text, file)]) from None
     except VisitError as exc:  # lark wraps transformer errors; unwrap in this one place
         if isinstance(exc.orig_exc, RecursionError):
-            raise _too_deep(file) from None
+            raise _too_deep(text, file) from None
         raise exc.orig_exc from None
     except RecursionError:
-        raise _too_deep(file) from None
+        raise _too_deep(text, file) from None
     return ast.Module(path=file, uses=uses, formats=formats, devices=devices, blocks=blocks, models=models)
 
 
@@ -215,18 +216,32 @@ def _check_shape(text: str, file: str) -> None:
     data = np.frombuffer(text.encode("utf-8", "replace"), dtype=np.uint8)
     opening = (data == ord("(")) | (data == ord("{"))
     closing = (data == ord(")")) | (data == ord("}"))
-    depth = int(np.cumsum(opening.astype(np.int64) - closing.astype(np.int64)).max(initial=0))
-    if depth > MAX_NESTING:
-        raise ArchError([Diagnostic(code="E106", message=f"brackets nest {depth} deep; the limit is {MAX_NESTING}",
-                                    span=Span(file=file, line=1, column=1, end_line=1, end_column=1))])
+    depth = np.cumsum(opening.astype(np.int64) - closing.astype(np.int64))
+    if depth.size and int(depth.max()) > MAX_NESTING:
+        offset = int(np.argmax(depth > MAX_NESTING))  # the bracket that goes one level too deep
+        before = text.encode("utf-8", "replace")[:offset].decode("utf-8", "replace")
+        line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+        raise ArchError([Diagnostic(code="E106", message=f"brackets nest {int(depth.max())} deep; "
+                                    f"the limit is {MAX_NESTING}",
+                                    span=Span(file=file, line=line, column=column, end_line=line,
+                                              end_column=column + 1),
+                                    source_line=text.splitlines()[line - 1],
+                                    hint="split the expression with intermediate bindings")])
     if text.count("\n") > MAX_STATEMENTS:
         raise ArchError([Diagnostic(code="E106", message=f"more than {MAX_STATEMENTS:,} lines in one file",
                                     span=Span(file=file, line=1, column=1, end_line=1, end_column=1))])
 
 
-def _too_deep(file: str) -> ArchError:
-    return ArchError([Diagnostic(code="E106", message="an expression is nested too deeply to read",
-                                 span=Span(file=file, line=1, column=1, end_line=1, end_column=1),
+def _too_deep(text: str, file: str) -> ArchError:
+    """Python's stack ran out building the tree: blame the line with the longest operator chain."""
+    lines = text.splitlines() or [""]
+    operators = [len(re.findall(r"[-+*/^]", line)) for line in lines]
+    line = operators.index(max(operators)) + 1
+    return ArchError([Diagnostic(code="E106", message="an expression is nested too deeply to read "
+                                 "(a chain of a few hundred operators, or unary minus signs)",
+                                 span=Span(file=file, line=line, column=1, end_line=line,
+                                           end_column=len(lines[line - 1]) + 1),
+                                 source_line=lines[line - 1],
                                  hint="split it with intermediate bindings")])
 
 

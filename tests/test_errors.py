@@ -1,39 +1,60 @@
-"""Every error case in tests/errors/ fails with its expected codes and its pinned message."""
+"""Every error case in tests/errors/ fails with its expected codes and its pinned message, and the
+error catalogue docs/errors.md covers every code the package can raise."""
 
 from __future__ import annotations
 
-import os
+import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
 from archcost.compiler.cli import main
+from archcost.dsl.errors import CODES
 from helpers import GOLDEN, check_golden
 
 HERE = Path(__file__).resolve().parent
-CASES = sorted(p for p in (HERE / "errors").glob("*.arch") if p.read_text().startswith("# expect"))
+ROOT = HERE.parent
 
 
-def _expected_codes(path: Path) -> list[str]:
-    return re.findall(r"E\d{3}", path.read_text().splitlines()[0])
+def _load_tool():
+    spec = importlib.util.spec_from_file_location("errors_doc", ROOT / "tools" / "errors_doc.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+errors_doc = _load_tool()
+CASES = errors_doc.cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[p.stem for p in CASES])
 def test_error_case(case: Path, capsys, update_golden, monkeypatch):
     monkeypatch.chdir(HERE)  # relative paths in messages keep the goldens machine-independent
-    relative = os.path.relpath(case, HERE)
-    code = main(["eval", relative, "--phase", "prefill", "--P", "8"])
+    code = main(errors_doc.case_command(case))
     captured = capsys.readouterr()
     assert code == 2, captured.out + captured.err
     assert "Traceback" not in captured.err
-    assert re.findall(r"error\[(E\d{3})\]", captured.err) == _expected_codes(case)
+    assert re.findall(r"error\[(E\d{3})\]", captured.err) == errors_doc.expected_codes(case)
     check_golden(GOLDEN / "errors" / f"{case.stem}.err", captured.err, update_golden)
 
 
-def test_error_codes_are_catalogued():
-    from archcost.dsl.errors import CODES
+def test_every_code_raised_is_catalogued_and_has_an_example():
+    """Every `"Exxx"` literal in the package is in CODES, and every code in CODES is raised somewhere
+    and has a case here that produces it, so docs/errors.md shows each one happening."""
+    raised = {code for folder in ("dsl", "compiler") for path in (ROOT / folder).rglob("*.py")
+              if path.name != "errors.py" for code in re.findall(r'"(E\d{3})"', path.read_text())}
+    assert raised == set(CODES)
+    shown = {code for case in CASES for code in errors_doc.expected_codes(case)}
+    assert shown == set(CODES)
 
-    for case in CASES:
-        for code in _expected_codes(case):
-            assert code in CODES
+
+def test_every_code_has_a_fix():
+    for code, kind in CODES.items():
+        assert re.fullmatch(r"E[1-4]\d\d", code)
+        assert kind.title and len(kind.fix) > 20, code
+
+
+def test_catalogue_is_current(update_golden):
+    """docs/errors.md is exactly what tools/errors_doc.py writes (regenerate with that tool)."""
+    check_golden(ROOT / "docs" / "errors.md", errors_doc.render(), update_golden)
