@@ -10,10 +10,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError
-from archcost.dsl.loader import load_file
+from archcost.dsl.loader import display_name, load_file
 
 from .evaluate import by_op, evaluate
-from .pipeline import Compiled, compile_file
+from .pipeline import Compiled, compile_file, check_library
 from .render import formula, listing, tables
 from .render.units import grouped, human_bytes, human_count
 from .scenario import LEDGERS, PHASES, Options, Scenario
@@ -169,7 +169,8 @@ def _parser() -> argparse.ArgumentParser:
 
     draw = commands.add_parser("diagram", help="draw the computation graph (.dot, .svg or .png)")
     draw.add_argument("spec", metavar="SPEC")
-    draw.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
+    draw.add_argument("-o", "--output", required=True, type=Path, metavar="FILE",
+                      help=".dot, .svg or .png; `-` writes DOT to stdout")
     draw.set_defaults(run=_diagram)
     return parser
 
@@ -233,6 +234,10 @@ def _check(args) -> int:
         if args.emit == "ast":
             print(listing.ast_listing(load_file(path, args.allow_use_outside)), end="")
             continue
+        library = check_library(path, args.allow_use_outside)
+        if library is not None:
+            print(f"{display_name(Path(path).resolve())}: ok, {_contents(library)}")
+            continue
         compiled = _compile(path, args)
         if args.emit == "graph":
             print(listing.graph_listing(compiled), end="")
@@ -247,6 +252,15 @@ def _check(args) -> int:
         print(f"  ops                 {len(compiled.ir.nodes):>20}   in "
               + (", ".join(f"{c.label} ×{c.times}" for c in stacks) or "no repeated stack"))
     return 0
+
+
+def _contents(module) -> str:
+    """`3 blocks (gelu, relu, silu)`, `12 formats`: what a library file defines."""
+    parts = [f"{len(items)} {kind}{'s' if len(items) != 1 else ''} ({', '.join(names)})"
+             for kind, items, names in (("block", module.blocks, [b.name for b in module.blocks]),
+                                        ("format", module.formats, [f.name for f in module.formats]),
+                                        ("device", module.devices, [d.name for d in module.devices])) if items]
+    return "; ".join(parts) or "nothing defined"
 
 
 def _formula(args) -> int:
@@ -439,6 +453,9 @@ def _sweep(args) -> int:
 def _diagram(args) -> int:
     from .render import dot
 
+    if str(args.output) == "-":  # DOT on stdout, for a pipe into Graphviz or a diff
+        print(dot.to_dot(_compile(args.spec, args)), end="")
+        return 0
     suffix = args.output.suffix.lower()
     if suffix not in (".dot", ".svg", ".png"):
         from archcost.dsl.errors import Diagnostic

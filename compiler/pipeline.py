@@ -8,6 +8,7 @@ from pathlib import Path
 import networkx as nx
 import sympy as sp
 
+from archcost.dsl import ast
 from archcost.dsl.loader import load_file, load_text
 
 from . import costs
@@ -61,6 +62,23 @@ def with_path(compiled: Compiled, option: str, word: str) -> Compiled:
 def compile_text(text: str, options: Options = Options(), keep: frozenset[str] = frozenset(),
                  name: str = "<text>", base: Path | None = None) -> Compiled:
     return _compile(load_text(text, name=name, base=base), options, keep)
+
+
+def check_library(path: str | Path, allow_outside: bool = False) -> ast.Module | None:
+    """Check a file without a model (blocks, formats, devices): each block is compiled inside a small
+    probe model that calls it with 64 for every argument without a default. None when the file holds
+    a model."""
+    file = Path(path)
+    program = load_file(file, allow_outside)
+    if program.entry.models:
+        return None
+    for block in program.entry.blocks:
+        required = ", ".join("64" for param in block.params if param.default is None)
+        probe = (f'use "{file.name}"\nmodel "probe of {block.name}" {{\n'
+                 f'  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n')
+        _compile(load_text(probe, name=f"<probe of {block.name}>", base=file.parent.resolve(),
+                           allow_outside=allow_outside), Options(), frozenset())
+    return program.entry
 
 
 def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:

@@ -169,3 +169,14 @@ def test_speculate_with_mtp_as_the_drafter(capsys):
     assert result["tokens_per_round"] == pytest.approx(1.8)
     assert result["round_seconds"] > result["decode_seconds"] > 0
     assert main(["speculate", QWEN, "--device", "h100-sxm", "--k", "1", "--alpha", "0.8"]) == 2
+
+
+def test_check_validates_a_library_of_blocks(capsys, tmp_path):
+    assert main(["check", str(ROOT / "stdlib" / "norm.arch"), str(ROOT / "stdlib" / "formats.arch")]) == 0
+    out = capsys.readouterr().out
+    assert "std/norm.arch: ok, 2 blocks (rmsnorm, layernorm)" in out and "std/formats.arch: ok," in out
+    broken = tmp_path / "lib.arch"
+    broken.write_text("block wide(d) {\n  linear up: d -> 2 * d\n  linaer down: 2 * d -> d\n}\n")
+    assert main(["check", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "lib.arch:3:3: error[E205]" in err and "did you mean `linear`?" in err
