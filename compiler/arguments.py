@@ -124,6 +124,9 @@ def _dimension(value, expr, scope: Scope) -> sp.Expr:
     if value.is_number and not value > 0:
         raise scope.env.problem("E301", f"dimension `{format_expr(expr)}` is {value}; sizes must be positive",
                                 expr.span)
+    if value.is_number and not value.is_integer:
+        raise scope.env.problem("E301", f"dimension `{format_expr(expr)}` is {value}; sizes and counts are "
+                                "whole numbers", expr.span)
     return value
 
 

@@ -58,6 +58,49 @@ def main() -> None:
     print(f"sweep of 1,000,000 (B, S) points:                  {median_seconds(million_points, 3):.2f} s")
     print(f"compile + evaluate Qwen3-8B, request G=1025:      {median_seconds(request, 10) * 1e3:.1f} ms")
     print(f"archcost eval --json (whole process):              {median_seconds(process, 7):.2f} s")
+    print(f"compile + evaluate DeepSeek V4.1 Flash, decode:    "
+          f"{median_seconds(lambda: evaluate(compile_file(V41), 'decode', Scenario(S=8191)), 5) * 1e3:.0f} ms")
+    hostile_limits()
+
+
+V41 = ROOT / "specs" / "deepseek-v4.1-flash.arch"
+SMALL = 'model "Small" {\n  lookup embed: 1000 -> 64\n}\n'
+
+
+def hostile_limits() -> None:
+    """How long each limit takes to refuse its hostile input (issue 8: each well under a second)."""
+    import tempfile
+
+    from archcost.compiler.evaluate import evaluate
+    from archcost.compiler.pipeline import compile_file, compile_text
+    from archcost.compiler.scenario import Scenario
+    from archcost.dsl.errors import ArchError
+
+    def refused(action, code: str):
+        def run():
+            try:
+                action()
+            except ArchError as error:
+                assert error.codes == [code], error.codes
+                return
+            raise AssertionError("accepted")
+        return run
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        huge = root / "huge.arch"
+        huge.write_text(SMALL + "# padding\n" * 1_100_000)  # 10.9 MB
+        for index in range(1_000):
+            (root / f"f{index}.arch").write_text(f'use "f{index + 1}.arch"\n' if index < 999 else "")
+        (root / "chain.arch").write_text('use "f0.arch"\n' + SMALL)
+        deep = 'model "Deep" {\n  d = ' + "(" * 10_000 + "64" + ")" * 10_000 + "\n}\n"
+        tall = 'model "Tall" {\n  lookup embed: 1000 -> 64\n  repeat 10^12 as layers {\n    linear up: 64 -> 64\n  }\n}\n'
+        cases = [("10.9 MB spec (E106)", refused(lambda: compile_file(huge), "E106")),
+                 ("expression nested 10,000 deep (E106)", refused(lambda: compile_text(deep), "E106")),
+                 ("1,000-file `use` chain (E106 at depth 64)", refused(lambda: compile_file(root / "chain.arch"), "E106")),
+                 ("`repeat 10^12`, compiled and evaluated", lambda: evaluate(compile_text(tall), "decode", Scenario()))]
+        for label, action in cases:
+            print(f"limit: {label:<45} {median_seconds(action, 5) * 1e3:8.1f} ms")
 
 
 if __name__ == "__main__":
