@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -14,6 +16,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
 STDLIB = ROOT / "stdlib"
 GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def load_tool(name: str):
+    """A script of tools/ as a module (registered under its name, so its worker processes find it)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def spec_path(name: str) -> Path:

@@ -68,14 +68,6 @@ def test_diagram_renders(tmp_path, suffix):
     assert {"svg": b"<svg", "png": b"\x89PNG", "dot": b"digraph"}[suffix] in data[:400]
 
 
-def test_outputs_are_byte_identical_across_runs_and_hash_seeds(tmp_path):
-    commands = [("formula", QWEN), ("eval", QWEN, "--phase", "request", "--P", "128", "--G", "4", "--json"),
-                ("diagram", QWEN, "-o", "/dev/stdout")]
-    for command in commands:
-        outputs = {run(*command, env={"PYTHONHASHSEED": seed}).stdout for seed in ("0", "1", "12345")}
-        assert len(outputs) == 1, command
-
-
 def test_every_python_package_is_installed():
     """pyproject lists packages one by one (they live in mapped folders); none may be forgotten."""
     import tomllib

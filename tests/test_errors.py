@@ -3,7 +3,6 @@ error catalogue docs/errors.md covers every code the package can raise."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
@@ -11,20 +10,13 @@ import pytest
 
 from archcost.compiler.cli import main
 from archcost.dsl.errors import CODES
-from helpers import GOLDEN, check_golden
+from helpers import GOLDEN, check_golden, load_tool
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location("errors_doc", ROOT / "tools" / "errors_doc.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-errors_doc = _load_tool()
+errors_doc = load_tool("errors_doc")
 CASES = errors_doc.cases()
 
 

@@ -6,27 +6,19 @@ budget and seed so every CI run covers the same ≥2,000 inputs, and the kept co
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import load_tool
+
 ROOT = Path(__file__).resolve().parents[1]
 CI_MUTATIONS = 2_400
 
 
-def _load_fuzz():
-    spec = importlib.util.spec_from_file_location("fuzz", ROOT / "tools" / "fuzz.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fuzz"] = module  # its worker processes find their function by module name
-    spec.loader.exec_module(module)
-    return module
-
-
-fuzz = _load_fuzz()
+fuzz = load_tool("fuzz")
 SEEDS = fuzz.seeds()
 
 
