@@ -114,6 +114,8 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
 def substituted(expr: sp.Expr, values: dict) -> sp.Expr:
     """`expr` with values put in for its letters. A value that makes a min, max or floor divide by
     zero is the scenario's fault: an E401, never a sympy exception."""
+    if not isinstance(expr, sp.Basic):  # a cost that came out as a plain Python number
+        expr = sp.Integer(expr) if isinstance(expr, int) else sp.Rational(expr)
     try:
         return expr.xreplace(values)
     except (ValueError, TypeError, ZeroDivisionError):

@@ -44,6 +44,7 @@ class _Resolver:
         self.paths: dict[str, str] = {}
         self.path_choices: dict[str, list[str]] = {}
         self.nodes: list[OpNode] = []
+        self.kinds: dict[str, str] = {}  # node id -> op kind, to check what `state = NAME` names
         self.clusters: dict[str, Cluster] = {}
         self.problems: list[Diagnostic] = []
         self.first_use: dict[sp.Symbol, Span | None] = {}
@@ -372,6 +373,7 @@ class _Resolver:
         if len(self.nodes) >= MAX_NODES:
             raise self.problem("E211", f"more than {MAX_NODES} ops", stmt.span)
         self.nodes.append(node)
+        self.kinds[node_id] = spec.kind
         if spec.kind == "cache":
             scope.last_cache = node_id
             scope.tensors[label] = Tensor(node_id, rows, in_width)
@@ -387,5 +389,9 @@ class _Resolver:
         if chosen is None:
             raise self.problem("E207", f"`{spec.kind}` reads a cache, and none is declared before it", stmt.span,
                                hint="declare `cache NAME: per_token, width = ...` first, or pass `state = NAME`")
+        for name in chosen:
+            if self.kinds.get(name) != "cache":
+                raise self.problem("E207", f"`state` names `{name.rsplit('.', 1)[-1]}`, a `{self.kinds.get(name)}` "
+                                   "op, not a cache", stmt.span)
         return tuple(chosen)
 

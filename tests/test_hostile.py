@@ -200,3 +200,12 @@ def test_every_spec_gives_byte_identical_outputs_across_runs_and_hash_seeds():
     assert outputs[0][0].count("== diagram") == len(specs) and "digraph" in outputs[0][0]
     assert outputs[0][0] == outputs[1][0], "two runs with the same hash seed differ"
     assert outputs[0][0] == outputs[2][0], "hash seeds 0 and 12345 give different outputs"
+
+
+def test_state_must_name_a_cache():
+    """Found by the fuzzer: `state = q_up` named a linear op and crashed the attend cost."""
+    text = ('model "M" {\n  lookup embed: 10 -> 64\n  linear q: 64 -> 64\n'
+            '  cache kv: per_token, width = 64\n  attend: heads = 1, qk = 64, v = 64, state = q, from = q\n}\n')
+    with pytest.raises(ArchError) as caught:
+        compile_text(text)
+    assert caught.value.codes == ["E207"] and "a `linear` op, not a cache" in caught.value.diagnostics[0].message
