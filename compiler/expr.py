@@ -110,7 +110,10 @@ def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
         case "//":
             return sp.floor(left / right)
         case "^":
-            if right.is_number and abs(right) > MAX_EXPONENT:
+            if not right.is_number:  # 10^10^H would be evaluated at H = 10^6: refuse it here, not hang then
+                raise env.problem("E211", "an exponent must be a number known when the spec compiles",
+                                  expr.right.span)
+            if abs(right) > MAX_EXPONENT:
                 raise env.problem("E211", f"exponent larger than {MAX_EXPONENT}", expr.right.span)
             return left**right
     raise AssertionError(expr.op)

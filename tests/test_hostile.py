@@ -209,3 +209,11 @@ def test_state_must_name_a_cache():
     with pytest.raises(ArchError) as caught:
         compile_text(text)
     assert caught.value.codes == ["E207"] and "a `linear` op, not a cache" in caught.value.diagnostics[0].message
+
+
+def test_symbolic_exponent_is_refused_before_it_can_hang():
+    """Found by the fuzzer: `f = 10^10^H` compiled, then evaluation at H = 8192 never finished."""
+    text = 'model "M" {\n  lookup embed: 10 -> 8\n  linear up: 8 -> 10^10^H\n}\n'
+    with pytest.raises(ArchError) as caught:
+        compile_text(text)
+    assert caught.value.codes == ["E211"] and "exponent must be a number" in caught.value.diagnostics[0].message

@@ -13,6 +13,7 @@ import argparse
 import multiprocessing
 import random
 import re
+import signal
 import sys
 import time
 import traceback
@@ -132,15 +133,34 @@ class Tally(NamedTuple):
     kept: list[tuple[str, str]]
 
 
+class Hang(BaseException):
+    """An input that ran longer than HANG_SECONDS: a failure like an escape (BaseException, so the
+    harness's own `except Exception` does not swallow it)."""
+
+
+HANG_SECONDS = 20
+
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
 def _work(arguments: tuple[int, int | None, float | None]) -> Tally:
     seed, count, deadline = arguments
     rng, corpus = random.Random(seed), seeds()
     done = accepted = rejected = 0
     escapes, kept = [], []
+    signal.signal(signal.SIGALRM, _alarm)
     while (count is None or done < count) and (deadline is None or time.time() < deadline):
         name, text = rng.choice(corpus)
         mutated = mutate(text, rng)
-        outcome = run_one(mutated)
+        signal.alarm(HANG_SECONDS)
+        try:
+            outcome = run_one(mutated)
+        except Hang:
+            outcome = f"hang: still running after {HANG_SECONDS} s"
+        finally:
+            signal.alarm(0)
         done += 1
         if outcome is None:
             rejected += 1
