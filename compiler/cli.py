@@ -274,15 +274,20 @@ def _eval(args) -> int:
     compiled = _compile(args.spec, args)
     report = evaluate(compiled, args.phase, _scenario(args))
     ops = by_op(compiled, args.phase, _scenario(args)) if args.by_op else None
-    if args.json:
-        data = report.model_dump(exclude_none=True)
+    return _print_result(args.json, report.model_dump(exclude_none=True), tables.report_text(report),
+                         ops, lambda: tables.by_op_table(ops, report).text())
+
+
+def _print_result(as_json: bool, data: dict, text: str, ops: list | None, ops_text) -> int:
+    """A result as JSON (with its `by_op` list when asked for) or as text followed by its op table."""
+    if as_json:
         if ops is not None:
             data["by_op"] = [o.model_dump() for o in ops]
         print(json.dumps(data, indent=2))
-        return 0
-    print(tables.report_text(report), end="")
-    if ops is not None:
-        print("\n" + tables.by_op_table(ops, report).text(), end="")
+    else:
+        print(text, end="")
+        if ops is not None:
+            print("\n" + ops_text(), end="")
     return 0
 
 
@@ -379,16 +384,8 @@ def _roofline(args) -> int:
     compiled, hardware = _compile(args.spec, args), device(args.device)
     result = roofline(compiled, hardware, args.phase, _scenario(args), args.peak, args.activations)
     ops = roofline_by_op(compiled, hardware, args.phase, _scenario(args), args.peak) if args.by_op else None
-    if args.json:
-        data = result.model_dump()
-        if ops is not None:
-            data["by_op"] = [o.model_dump() for o in ops]
-        print(json.dumps(data, indent=2))
-        return 0
-    print(tables.roofline_text(result), end="")
-    if ops is not None:
-        print("\n" + tables.roofline_ops_table(ops, result).text(), end="")
-    return 0
+    return _print_result(args.json, result.model_dump(), tables.roofline_text(result),
+                         ops, lambda: tables.roofline_ops_table(ops, result).text())
 
 
 def _request(args) -> int:

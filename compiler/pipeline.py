@@ -73,12 +73,16 @@ def check_library(path: str | Path, allow_outside: bool = False) -> ast.Module |
     if program.entry.models:
         return None
     for block in program.entry.blocks:
-        required = ", ".join("64" for param in block.params if param.default is None)
-        probe = (f'use "{file.name}"\nmodel "probe of {block.name}" {{\n'
-                 f'  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n')
+        probe = f'use "{file.name}"\n' + probe_model(block)
         _compile(load_text(probe, name=f"<probe of {block.name}>", base=file.parent.resolve(),
                            allow_outside=allow_outside), Options(), frozenset())
     return program.entry
+
+
+def probe_model(block: ast.BlockDef) -> str:
+    """A model that calls `block` once on width 64, with 64 for every argument without a default."""
+    required = ", ".join("64" for param in block.params if param.default is None)
+    return f'model "probe of {block.name}" {{\n  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
 
 
 def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:

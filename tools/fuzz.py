@@ -30,15 +30,14 @@ WEIRD = ["0", "-1", "-0", "1.5", "0.5", "10^40", "10^12", "9" * 45, "2^300", "x"
 
 def seeds() -> list[tuple[str, str]]:
     """(name, text) of every spec, and of every stdlib block wrapped in a model that calls it."""
+    from archcost.compiler.pipeline import probe_model
     from archcost.dsl.parser import parse
 
     found = [(p.name, p.read_text()) for p in sorted((ROOT / "specs").glob("*.arch"))]
     for path in sorted((ROOT / "stdlib").rglob("*.arch")):
         text = path.read_text()
         for block in parse(text).blocks:
-            required = ", ".join("64" for p in block.params if p.default is None)
-            probe = f'\nmodel "Probe" {{\n  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
-            found.append((f"{path.name}:{block.name}", text + probe))
+            found.append((f"{path.name}:{block.name}", text + "\n" + probe_model(block)))
     return found
 
 
