@@ -1,7 +1,8 @@
 """`attend`: the query-context interaction QKᵀ and AV of `heads` heads over the entries of a cache.
 
 Seed 002 §2.1.3: F = 2·heads·(qk + v) per pair, causal pairs N_pair = B(PS + P(P+1)/2) or the full
-rectangle B·P·(S+P); §2.3.3: a window reads min(i+1, w) positions, `all(n)` every one of n entries,
+rectangle B·P·(S+P); §2.3.3: a window reads min(i+1, w) positions (under the rectangle option every new
+query scores the w − 1 kept and all P new ones, as an eager kernel does), `all(n)` every one of n entries,
 `top(k)` k selected ones; §2.3.6: each layer reads its entries once per step, shared by the heads.
 """
 
@@ -39,6 +40,8 @@ def pairs_and_reads(term, override: str | None):
         return pairs, S
     if name == "window":
         (w,) = args
+        if override == "rectangle":  # an eager kernel: every new query against all it holds (w − 1 cached)
+            return B * P * (Min(S_w, w - 1) + P), Min(S_w, w)
         return B * (window_sum(S_w + P, w) - window_sum(S_w, w)), Min(S_w, w)
     if name == "blocks":        # every completed entry of ratio r (HCA)
         (r,) = args

@@ -23,7 +23,9 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     slots = a.kernel if a.slots is None else a.slots
     state = slots * a.channels * a.state_dtype
     per_row = 2 * a.channels * a.kernel                     # a multiply-add per tap
-    rows = sp.Piecewise((m, sp.Eq(P, 1)), (B * (P + a.kernel - 1), True)) if a.padded else m
+    step_rows = m if a.decode_outputs == 1 else B * a.decode_outputs
+    call_rows = B * (P + a.kernel - 1) if a.padded else m
+    rows = sp.Piecewise((step_rows, sp.Eq(P, 1)), (call_rows, True)) if step_rows is not call_rows else m
     flops = per_row * rows
     params = a.channels * a.kernel + (a.channels if a.bias else ZERO)
     return Cost(
@@ -48,6 +50,8 @@ SPEC = OpSpec(
         Arg("slots", "expr", None, doc="inputs kept per channel between calls (default: kernel)"),
         Arg("bias", "bool", False, doc="a bias per channel"),
         Arg("padded", "bool", False, doc="count the kernel − 1 padding positions of a prefill"),
+        Arg("decode_outputs", "expr", 1, doc="outputs a decode step convolves per request: 1, or 2 when the kept "
+            "`kernel` inputs and the new one are convolved whole (transformers' torch reference)"),
         Arg("flops_as", "enum", "nonmatrix", choices=("matrix", "nonmatrix"), doc="how its FLOPs are counted"),
         Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
         Arg("state_dtype", "dtype", "act", doc="storage format of the slots"),

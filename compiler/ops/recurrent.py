@@ -37,7 +37,8 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     if a.prefill == "stepwise":
         matrix, nonmatrix, temp = (step, ZERO, ZERO) if decode_as_matrix else (ZERO, step, ZERO)
     else:
-        chunked = m * a.heads * chunk_flops(a)
+        rows = B * sp.ceiling(P / a.chunk) * a.chunk if a.pad_chunks else m
+        chunked = rows * a.heads * chunk_flops(a)
         decode = sp.Eq(P, 1)  # one new token per request: the recurrent step, not the chunked algorithm
         matrix = sp.Piecewise((step if decode_as_matrix else ZERO, decode), (chunked, True))
         nonmatrix = sp.Piecewise((ZERO if decode_as_matrix else step, decode), (ZERO, True))
@@ -68,6 +69,8 @@ SPEC = OpSpec(
         Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda"),
             doc="prefill algorithm: the step per token, or a chunked algorithm"),
         Arg("chunk", "dim", 64, doc="chunk size C of a chunked prefill"),
+        Arg("pad_chunks", "bool", False,
+            doc="count a chunked prefill on P rounded up to whole chunks, as transformers' torch reference pads it"),
     ),
     widths=widths,
     cost=cost,
