@@ -172,6 +172,19 @@ def _parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", required=True, type=Path, metavar="FILE",
                       help=".dot, .svg or .png; `-` writes DOT to stdout")
     draw.set_defaults(run=_diagram)
+
+    bring = commands.add_parser("import", help="write a spec from a Hugging Face config.json")
+    bring.add_argument("config", metavar="CONFIG.json")
+    bring.add_argument("-o", "--output", type=Path, default=None, metavar="SPEC.arch",
+                       help="where to write the spec (default: print it)")
+    bring.add_argument("--name", default=None, help="the model's name (default: from the config or its folder)")
+    bring.set_defaults(run=_import)
+
+    tidy = commands.add_parser("fmt", help="print a spec in canonical layout")
+    tidy.add_argument("specs", nargs="+", metavar="SPEC")
+    tidy.add_argument("--check", action="store_true", help="print nothing; exit 1 if a spec is not in canonical layout")
+    tidy.add_argument("--write", action="store_true", help="rewrite the files in place")
+    tidy.set_defaults(run=_fmt)
     return parser
 
 
@@ -460,6 +473,50 @@ def _diagram(args) -> int:
         raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{args.output}`: use .dot, .svg or .png")])
     dot.write(_compile(args.spec, args), args.output)
     print(f"wrote {args.output}")
+    return 0
+
+
+def _import(args) -> int:
+    from .importer import import_config, read_config
+    from .pipeline import compile_text
+    from .render.files import atomic_write
+
+    text = import_config(read_config(args.config), args.name)
+    compiled = compile_text(text, name=str(args.output or "<imported spec>"))  # a spec that does not compile is a bug
+    if args.output is None:
+        print(text, end="")
+        return 0
+    atomic_write(args.output, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+    params = compiled.total("params")
+    print(f"wrote {args.output} ({compiled.name}, {human_count(float(params))} parameters)")
+    return 0
+
+
+def _fmt(args) -> int:
+    from archcost.dsl.loader import read_source
+    from archcost.dsl.printer import canonical
+
+    from .render.files import atomic_write
+
+    unformatted = []
+    for spec in args.specs:
+        text = read_source(Path(spec))
+        tidy = canonical(text, spec)
+        if tidy == text:
+            continue
+        unformatted.append(spec)
+        if args.write:
+            atomic_write(Path(spec), lambda temporary, tidy=tidy: temporary.write_text(tidy, encoding="utf-8"))
+        elif not args.check:
+            print(tidy, end="")
+    if args.check:
+        for spec in unformatted:
+            print(f"would reformat {spec}", file=sys.stderr)
+        return 1 if unformatted else 0
+    if not args.write:
+        for spec in args.specs:
+            if spec not in unformatted:
+                print(read_source(Path(spec)), end="")
     return 0
 
 

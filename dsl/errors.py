@@ -102,6 +102,18 @@ CODES: dict[str, ErrorKind] = {
     "E401": ErrorKind("bad scenario value",
                       "A command-line value is out of range (negative lengths, zero batch), or names a device, "
                       "stage or output file the command cannot use. The message says which."),
+    "E500": ErrorKind("config is not a JSON object",
+                      "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
+                      "the JSON stops being valid (a trailing comma, a missing quote)."),
+    "E501": ErrorKind("unsupported model_type",
+                      "The hint lists the model types the importer knows. For another architecture, write the "
+                      "spec by hand from the stdlib blocks, starting from the closest imported one."),
+    "E502": ErrorKind("config field not understood",
+                      "A field that may change the cost is missing or unknown to the importer, which stops rather "
+                      "than guess. Write that part of the spec by hand, or remove the field if it is stale."),
+    "E503": ErrorKind("config value not supported",
+                      "The field is understood but this value is not (the message lists the supported ones), or "
+                      "it is not a valid number. Fix the value or write that part of the spec by hand."),
 }
 
 

@@ -43,7 +43,7 @@ def test_every_code_raised_is_catalogued_and_has_an_example():
 
 def test_every_code_has_a_fix():
     for code, kind in CODES.items():
-        assert re.fullmatch(r"E[1-4]\d\d", code)
+        assert re.fullmatch(r"E[1-5]\d\d", code)
         assert kind.title and len(kind.fix) > 20, code
 
 

@@ -19,23 +19,34 @@ MESSAGES = ROOT / "tests" / "golden" / "errors"
 OUTPUT = ROOT / "docs" / "errors.md"
 
 
+def _header(case: Path) -> list[str]:
+    """A case's `# expect` and `# run:` lines: at the top of a spec, or for a config.json (which has no
+    comments) in the file beside it with `.expect` added to its name."""
+    source = case.with_name(case.name + ".expect") if case.suffix == ".json" else case
+    return source.read_text().splitlines()[:3]
+
+
 def expected_codes(case: Path) -> list[str]:
     """The codes a case's first line, `# expect E...`, says it raises, in order."""
-    return re.findall(r"E\d{3}", case.read_text().splitlines()[0])
+    return re.findall(r"E\d{3}", _header(case)[0])
 
 
 def case_command(case: Path) -> list[str]:
     """The CLI arguments a case runs from tests/: its `# run:` line with {file} filled in, else a
-    prefill evaluation of the case."""
+    prefill evaluation of a spec or the import of a config."""
     relative = os.path.relpath(case, CASES.parent)
-    for line in case.read_text().splitlines()[1:3]:
+    for line in _header(case)[1:3]:
         if line.startswith("# run:"):
             return [word.replace("{file}", relative) for word in line.removeprefix("# run:").split()]
+    if case.suffix == ".json":
+        return ["import", relative]
     return ["eval", relative, "--phase", "prefill", "--P", "8"]
 
 
 def cases() -> list[Path]:
-    return sorted(p for p in CASES.glob("*.arch") if p.read_text().startswith("# expect"))
+    specs = [p for p in CASES.glob("*.arch") if p.read_text().startswith("# expect")]
+    configs = [p for p in CASES.glob("*.json") if p.with_name(p.name + ".expect").exists()]
+    return sorted(specs + configs)
 
 
 def example_for(code: str) -> Path | None:

@@ -1,0 +1,639 @@
+"""Hugging Face `config.json` → a readable `.arch` spec written with the standard-library blocks.
+
+The importer reads only fields it understands. A field that can change a cost and is not understood
+stops the import (E502) rather than giving a spec that silently costs a different model; fields
+known to change no cost (token ids, initialisation, dropout, RoPE frequencies, runtime flags) are
+listed in NEUTRAL. Numbers are never evaluated: JSON gives ints, floats, strings and lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archcost.dsl.errors import ArchError, Diagnostic, Span
+
+# Fields no cost depends on, for every model type.
+NEUTRAL = frozenset({
+    "_name_or_path", "architectures", "transformers_version", "model_type", "auto_map",
+    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
+    "id2label", "label2id", "problem_type", "return_dict", "output_attentions", "output_hidden_states",
+    "chunk_size_feed_forward", "is_encoder_decoder", "use_cache", "tokenizer_class", "prefix",
+    "initializer_range", "init_std", "initializer_factor",
+    "attention_dropout", "dropout", "activation_dropout", "hidden_dropout", "layerdrop", "resid_pdrop",
+    "rms_norm_eps", "layer_norm_eps", "norm_eps",
+    # positions: RoPE frequencies and scaling change no shape (learned tables are read per type)
+    "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "max_position_embeddings",
+    "pretraining_tp",            # a tensor-parallel split of the same matrices
+    "quantization_config",       # checked separately: weights format
+    # routing details that pick experts but change no shape: counted the same however they choose
+    "norm_topk_prob", "routed_scaling_factor", "topk_method", "scoring_func", "n_group", "topk_group",
+    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha", "seq_aux",
+    "query_pre_attn_scalar",     # the score scale of Gemma 2
+    "use_bidirectional_attention",
+    "torch_dtype", "dtype",      # read for the weight format
+})
+
+DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+MAX_LAYERS = 10_000  # the deepest published decoders have a few hundred; more is a typo, refused cheaply
+
+
+@dataclass
+class Config:
+    """A parsed config.json with the text it came from, so errors can point at a field."""
+
+    values: dict
+    text: str
+    file: str
+    used: set[str] = field(default_factory=set)
+
+    def get(self, name: str, default=None, *aliases: str):
+        for key in (name, *aliases):
+            if key in self.values:
+                self.used.add(key)
+                return self.values[key]
+        return default
+
+    def require(self, name: str, *aliases: str):
+        value = self.get(name, None, *aliases)
+        if value is None:
+            raise self.error("E502", f"`{name}` is missing; the importer needs it for model_type "
+                                     f"`{self.values.get('model_type')}`", name)
+        return value
+
+    def integer(self, name: str, default=None, *aliases: str) -> int:
+        value = self.get(name, default, *aliases) if default is not None else self.require(name, *aliases)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self.error("E503", f"`{name}` must be a positive integer, not {json.dumps(value)}", name)
+        return value
+
+    def layers(self) -> int:
+        count = self.integer("num_hidden_layers")
+        if count > MAX_LAYERS:
+            raise self.error("E503", f"`num_hidden_layers` = {count:,} is more than {MAX_LAYERS:,} layers",
+                             "num_hidden_layers", hint="the importer writes layer patterns out; check the value")
+        return count
+
+    def count(self, name: str, default: int = 0, *aliases: str) -> int:
+        """A non-negative integer (0 allowed: no shared experts, no dense layers)."""
+        value = self.get(name, default, *aliases)
+        value = default if value is None else value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.error("E503", f"`{name}` must be 0 or a positive integer, not {json.dumps(value)}", name)
+        return value
+
+    def flag(self, name: str, default: bool) -> bool:
+        value = self.get(name, default)
+        if not isinstance(value, bool):
+            raise self.error("E503", f"`{name}` must be true or false, not {json.dumps(value)}", name)
+        return value
+
+    def expect(self, name: str, allowed, default=None, why: str = "") -> None:
+        """Fail unless the field is absent or one of `allowed` (values this importer can cost)."""
+        value = self.get(name, default)
+        if value not in allowed:
+            shown = ", ".join(json.dumps(a) for a in allowed)
+            raise self.error("E503", f"`{name}` = {json.dumps(value)} is not supported (supported: {shown})"
+                                     + (f"; {why}" if why else ""), name)
+
+    def error(self, code: str, message: str, name: str | None = None, hint: str | None = None) -> ArchError:
+        span, line = self._locate(name) if name else (Span(file=self.file, line=1, column=1, end_line=1,
+                                                           end_column=2), self._line(1))
+        return ArchError([Diagnostic(code=code, message=message, span=span, source_line=line, hint=hint)])
+
+    def _locate(self, name: str) -> tuple[Span, str]:
+        match = re.search(r'"' + re.escape(name) + r'"\s*:', self.text)
+        offset = match.start() if match else 0
+        line = self.text.count("\n", 0, offset) + 1
+        column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        width = len(name) + 2 if match else 1
+        return (Span(file=self.file, line=line, column=column, end_line=line, end_column=column + width),
+                self._line(line))
+
+    def _line(self, number: int) -> str:
+        lines = self.text.splitlines()
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+@dataclass
+class Layer:
+    """One decoder layer as spec lines; `kind` names a run of equal layers."""
+
+    kind: str
+    lines: tuple[str, ...]
+
+
+@dataclass
+class Draft:
+    """The parts of a spec an importer fills in."""
+
+    uses: list[str]
+    header: list[str]             # comment lines about the source
+    bindings: list[str]           # `d = 4096` …
+    before: list[str]             # embedding, positions
+    layers: list[Layer]
+    after: list[str]              # final norm, head
+
+
+MAX_CONFIG_BYTES = 4_000_000  # a config.json is a few KB
+
+
+def read_config(path: str | Path) -> Config:
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_CONFIG_BYTES:  # refused before reading
+            raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_CONFIG_BYTES:,} bytes; "
+                                                             "a config.json is a few KB")])
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ArchError([Diagnostic(code="E101", message=f"cannot read `{file}`: {error}")]) from None
+    return parse_config(text, str(file))
+
+
+def parse_config(text: str, file: str = "<config>") -> Config:
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_CONFIG_BYTES:,} bytes; "
+                                                         "a config.json is a few KB")])
+    try:
+        values = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        line, column = getattr(error, "lineno", 1), getattr(error, "colno", 1)
+        lines = text.splitlines()
+        span = Span(file=file, line=line, column=column, end_line=line, end_column=column + 1)
+        raise ArchError([Diagnostic(code="E500", message=f"not valid JSON: {getattr(error, 'msg', error)}",
+                                    span=span, source_line=lines[line - 1] if 0 < line <= len(lines) else "")]) from None
+    if not isinstance(values, dict):
+        raise ArchError([Diagnostic(code="E500", message="a config.json holds one JSON object `{...}`",
+                                    span=Span(file=file, line=1, column=1, end_line=1, end_column=2),
+                                    source_line=text.splitlines()[0] if text.strip() else "")])
+    return Config(values=values, text=text, file=file)
+
+
+def import_config(config: Config, name: str | None = None) -> str:
+    """The spec text for `config`, named `name` (default: the config's `_name_or_path`, else the type)."""
+    model_type = config.values.get("model_type")
+    importer = IMPORTERS.get(model_type) if isinstance(model_type, str) else None
+    if importer is None:
+        raise config.error("E501", f"model_type {json.dumps(model_type)} is not supported",
+                           "model_type" if "model_type" in config.values else None,
+                           hint="supported: " + ", ".join(sorted(IMPORTERS)))
+    config.used.add("model_type")
+    draft = importer(config)
+    _check_quantization(config)
+    unknown = sorted(set(config.values) - config.used - NEUTRAL)
+    if unknown:
+        raise config.error("E502", f"`{unknown[0]}` is not understood for model_type `{model_type}` and may change "
+                                   "the cost", unknown[0],
+                           hint="the importer stops rather than guess; write this part of the spec by hand"
+                                + (f" (also not understood: {', '.join(unknown[1:])})" if unknown[1:] else ""))
+    title = name or _default_name(config) or model_type
+    return _render(draft, title, config)
+
+
+def _default_name(config: Config) -> str | None:
+    path = config.values.get("_name_or_path")
+    if isinstance(path, str) and path.strip():
+        return path.rstrip("/").split("/")[-1]
+    parent = Path(config.file).parent.name
+    return parent if parent and parent not in (".", "") and not config.file.startswith("<") else None
+
+
+def _check_quantization(config: Config) -> None:
+    if config.values.get("quantization_config") not in (None, {}):
+        raise config.error("E503", "`quantization_config`: quantized checkpoints are not imported; the weight format changes every "
+                                   "byte count", "quantization_config",
+                           hint="import the unquantized config and pass `--weights FORMAT` to eval or capacity")
+
+
+# --- writing the spec -------------------------------------------------------------------------------
+
+def number(value: int) -> str:
+    """An integer as a spec writes it: 151_936, 4096."""
+    return f"{value:_}" if value >= 10_000 else str(value)
+
+
+def call(block: str, *positional: str, label: str | None = None, **named) -> str:
+    args = list(positional) + [f"{key} = {_word(value)}" for key, value in named.items() if value is not None]
+    return f"{block}({', '.join(args)})" + (f" as {label}" if label else "")
+
+
+def _word(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return number(value)
+    return str(value)
+
+
+def _render(draft: Draft, title: str, config: Config) -> str:
+    dtype = _precision(config)
+    title = re.sub(r'["\\\x00-\x1f\x7f]', "", title).strip() or "imported"  # a name a spec string can hold
+    source = f"imported from {Path(config.file).name} (model_type {config.values['model_type']})"
+    out = [f"# {title}: {source} by `archcost import`.", *draft.header]
+    out += [f"use {use}" for use in draft.uses]
+    out += ["", f'model "{title}" {{']
+    out += [f"  {line}" for line in draft.bindings]
+    out += [f"  precision weights = {dtype}, kv = {dtype}", ""]
+    out += [f"  {line}" for line in draft.before]
+    out += [f"  {line}" for line in _stack(draft.layers)]
+    out += [f"  {line}" for line in draft.after]
+    out += ["}", ""]
+    return "\n".join(out)
+
+
+def _precision(config: Config) -> str:
+    dtype = config.get("torch_dtype", None, "dtype") or "bfloat16"
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise config.error("E503", f"dtype {json.dumps(dtype)} is not supported (supported: "
+                                   + ", ".join(DTYPES) + ")", "torch_dtype" if "torch_dtype" in config.values else "dtype")
+    return DTYPES[dtype]
+
+
+def _stack(layers: list[Layer]) -> list[str]:
+    """The layers as nested repeats: a repeating pattern becomes `repeat n { pattern }`, runs of equal
+    layers become `repeat k`, and a stack with no period is written as consecutive runs."""
+    count = len(layers)
+    period = next(p for p in range(1, count + 1)
+                  if count % p == 0 and all(layers[i] == layers[i % p] for i in range(count)))
+    if period == 1:
+        return _repeat(count, "layers", layers[0].lines)
+    runs = _runs(layers[:period])
+    if period == count:
+        return [line for kind, run, size in _named(runs) for line in _repeat(size, kind, run.lines)]
+    body = [line for kind, run, size in _named(runs) for line in _repeat(size, kind, run.lines)]
+    return [f"repeat {count // period} as groups {{", *[f"  {line}" for line in body], "}"]
+
+
+def _runs(layers: list[Layer]) -> list[tuple[Layer, int]]:
+    runs: list[tuple[Layer, int]] = []
+    for layer in layers:
+        if runs and runs[-1][0] == layer:
+            runs[-1] = (layer, runs[-1][1] + 1)
+        else:
+            runs.append((layer, 1))
+    return runs
+
+
+def _named(runs: list[tuple[Layer, int]]) -> list[tuple[str, Layer, int]]:
+    seen: dict[str, int] = {}
+    named = []
+    for layer, size in runs:
+        seen[layer.kind] = seen.get(layer.kind, 0) + 1
+        kind = layer.kind if seen[layer.kind] == 1 else f"{layer.kind}_{seen[layer.kind]}"
+        named.append((kind, layer, size))
+    return named
+
+
+def _repeat(size: int, kind: str, lines: tuple[str, ...]) -> list[str]:
+    if size == 1:
+        return list(lines)
+    return [f"repeat {number(size)} as {kind} {{", *[f"  {line}" for line in lines], "}"]
+
+
+# --- the model types --------------------------------------------------------------------------------
+
+@dataclass
+class Attention:
+    """The attention dimensions every decoder-only type states the same way."""
+
+    d: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    notes: list[str]
+
+
+def _attention(config: Config) -> Attention:
+    d = config.integer("hidden_size")
+    heads = config.integer("num_attention_heads")
+    notes = []
+    if config.get("num_key_value_heads") is None:
+        kv_heads = heads
+        notes.append("# `num_key_value_heads` absent: multi-head attention (every query head has its own K, V).")
+    else:
+        kv_heads = config.integer("num_key_value_heads")
+    head_dim = config.get("head_dim")
+    if head_dim is None:
+        if d % heads:
+            raise config.error("E503", f"hidden_size {d} is not a multiple of num_attention_heads {heads} and "
+                                       "`head_dim` is not given", "num_attention_heads")
+        head_dim = d // heads
+    else:
+        head_dim = config.integer("head_dim")
+        if head_dim * heads != d:
+            notes.append(f"# head_dim {head_dim} × {heads} heads = {head_dim * heads} ≠ hidden_size {d}.")
+    if heads % kv_heads:
+        raise config.error("E503", f"num_attention_heads {heads} is not a multiple of num_key_value_heads "
+                                   f"{kv_heads}", "num_key_value_heads")
+    return Attention(d, heads, kv_heads, head_dim, notes)
+
+
+def _head(config: Config, tied_default: bool) -> list[str]:
+    """The output head; a tied head reads the embedding table and adds no parameters."""
+    return [call("lm_head", "d", "vocab", tied=config.flag("tie_word_embeddings", tied_default) or None)]
+
+
+def _silu(config: Config, name: str = "hidden_act") -> None:
+    config.expect(name, ("silu", "swish"), "silu", "the gated MLP of this type is SwiGLU")
+
+
+def _full_layers(config: Config, count: int) -> None:
+    """Fail if `layer_types` asks for anything but full attention in every layer."""
+    types = config.get("layer_types")
+    if types is not None and (not isinstance(types, list) or len(types) != count
+                              or any(kind != "full_attention" for kind in types)):
+        raise config.error("E503", "`layer_types` other than full attention in every layer is not supported "
+                                   "for this model type", "layer_types")
+
+
+def _window(config: Config, switch: str | None) -> int | None:
+    """The sliding window every layer uses, or None. Qwen2/Qwen3 turn it on with `use_sliding_window`."""
+    window = config.get("sliding_window")
+    if switch is not None:
+        if not config.flag(switch, False):
+            config.get("max_window_layers")
+            return None
+        raise config.error("E503", f"`{switch}` = true (sliding window in the lower layers only) is not supported",
+                           switch)
+    if window is None:
+        return None
+    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
+        raise config.error("E503", f"`sliding_window` must be null or a positive integer, not {json.dumps(window)}",
+                           "sliding_window")
+    return window
+
+
+def _dense_family(config: Config, qkv_bias_field: str | None, o_bias_field: bool, qkv_always_bias: bool,
+                  qk_norm: bool, window_switch: str | None, mlp_bias_field: bool) -> Draft:
+    """Llama, Mistral, Qwen2, Qwen3: pre-norm GQA (optionally biased, QK-normed or windowed) + SwiGLU."""
+    a = _attention(config)
+    layers = config.layers()
+    vocab = config.integer("vocab_size")
+    f = config.integer("intermediate_size")
+    _silu(config)
+    bias = config.flag(qkv_bias_field, False) if qkv_bias_field else False
+    qkv_bias = bias or qkv_always_bias
+    o_bias = bias and o_bias_field
+    mlp_bias = config.flag("mlp_bias", False) if mlp_bias_field else False
+    window = _window(config, window_switch)
+    _full_layers(config, layers)
+    head = _head(config, False)
+    if window is not None and (qkv_bias or o_bias or mlp_bias):
+        raise config.error("E503", "sliding-window attention with biases is not supported", "sliding_window")
+    attention = _gqa_line(a, window, qk_norm=qk_norm or None, qkv_bias=qkv_bias or None, o_bias=o_bias or None)
+    ffn = call("swiglu", "d", f=f, bias=mlp_bias or None, label="ffn")
+    uses = ["std.embedding", "std.attention.swa" if window else "std.attention.gqa", "std.ffn.swiglu"]
+    return Draft(uses=uses, header=a.notes, bindings=[f"d = {number(a.d)}", f"vocab = {number(vocab)}"],
+                 before=["embedding(vocab, d)"],
+                 layers=[Layer("layers", (attention, ffn))] * layers,
+                 after=["rmsnorm(d) as final_norm", *head])
+
+
+def _gqa_line(a: Attention, window: int | None, **extra) -> str:
+    if window is not None:
+        return call("swa", "d", q_heads=a.heads, kv_heads=a.kv_heads, head_dim=a.head_dim, window=window,
+                    qk_norm=extra.get("qk_norm"), label="attn")
+    return call("gqa", "d", q_heads=a.heads, kv_heads=a.kv_heads, head_dim=a.head_dim, label="attn", **extra)
+
+
+def _llama(config: Config) -> Draft:
+    return _dense_family(config, "attention_bias", True, False, False, None, True)
+
+
+def _mistral(config: Config) -> Draft:
+    return _dense_family(config, None, False, False, False, None, False)
+
+
+def _qwen2(config: Config) -> Draft:
+    # Qwen2 puts biases on Q, K and V (not O) whatever the config says; there is no field for them
+    return _dense_family(config, None, False, True, False, "use_sliding_window", False)
+
+
+def _qwen3(config: Config) -> Draft:
+    return _dense_family(config, "attention_bias", True, False, True, "use_sliding_window", False)
+
+
+def _moe_layers(config: Config, dense_line: str, moe_line: str, first_dense: int = 0) -> list[Layer]:
+    """Which layers are MoE: all but `mlp_only_layers`, every `decoder_sparse_step`-th, after the first
+    `first_dense` (DeepSeek's `first_k_dense_replace`)."""
+    count = config.layers()
+    only_mlp = config.get("mlp_only_layers", [])
+    step = config.integer("decoder_sparse_step", 1) if "decoder_sparse_step" in config.values else 1
+    if not isinstance(only_mlp, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in only_mlp):
+        raise config.error("E503", "`mlp_only_layers` must be a list of layer numbers", "mlp_only_layers")
+    kinds = []
+    for i in range(count):
+        sparse = i >= first_dense and i not in only_mlp and (i + 1) % step == 0
+        kinds.append(("moe_layers", moe_line) if sparse else ("dense_layers", dense_line))
+    return [Layer(kind, (line,)) for kind, line in kinds]
+
+
+def _with_attention(attention: str, ffn_layers: list[Layer]) -> list[Layer]:
+    return [Layer(layer.kind, (attention, *layer.lines)) for layer in ffn_layers]
+
+
+def _mixtral(config: Config) -> Draft:
+    a = _attention(config)
+    layers = config.layers()
+    vocab = config.integer("vocab_size")
+    _silu(config)
+    window = _window(config, None)
+    moe = call("moe", "d", experts=config.integer("num_local_experts", None, "num_experts"),
+               top=config.integer("num_experts_per_tok"), f=config.integer("intermediate_size"), label="ffn")
+    head = _head(config, False)
+    return Draft(uses=["std.embedding", "std.attention.swa" if window else "std.attention.gqa", "std.ffn.moe"],
+                 header=a.notes, bindings=[f"d = {number(a.d)}", f"vocab = {number(vocab)}"],
+                 before=["embedding(vocab, d)"],
+                 layers=[Layer("layers", (_gqa_line(a, window), moe))] * layers,
+                 after=["rmsnorm(d) as final_norm", *head])
+
+
+def _qwen3_moe(config: Config) -> Draft:
+    a = _attention(config)
+    vocab = config.integer("vocab_size")
+    _silu(config)
+    _window(config, "use_sliding_window")
+    config.get("max_window_layers")
+    _full_layers(config, config.layers())
+    bias = config.flag("attention_bias", False)
+    attention = _gqa_line(a, None, qk_norm=True, qkv_bias=bias or None, o_bias=bias or None)
+    dense = call("swiglu", "d", f=config.integer("intermediate_size"), label="ffn")
+    moe = call("moe", "d", experts=config.integer("num_experts", None, "num_local_experts"),
+               top=config.integer("num_experts_per_tok"), f=config.integer("moe_intermediate_size"), label="ffn")
+    layers = _with_attention(attention, _moe_layers(config, dense, moe))
+    head = _head(config, False)
+    uses = ["std.embedding", "std.attention.gqa", "std.ffn.moe"]
+    if any(layer.kind == "dense_layers" for layer in layers):
+        uses.append("std.ffn.swiglu")
+    return Draft(uses=uses, header=a.notes, bindings=[f"d = {number(a.d)}", f"vocab = {number(vocab)}"],
+                 before=["embedding(vocab, d)"], layers=layers,
+                 after=["rmsnorm(d) as final_norm", *head])
+
+
+def _deepseek_v3(config: Config) -> Draft:
+    d = config.integer("hidden_size")
+    vocab = config.integer("vocab_size")
+    _silu(config)
+    config.expect("attention_bias", (False,), False, "the MLA block has no biases")
+    config.get("num_key_value_heads")  # MLA: every head reads the shared latent; the field is unused
+    config.get("head_dim")
+    config.get("qk_head_dim")
+    if config.get("q_lora_rank") is None:
+        raise config.error("E503", "`q_lora_rank` = null (queries without a low-rank projection) is not supported",
+                           "q_lora_rank" if "q_lora_rank" in config.values else None)
+    config.expect("moe_layer_freq", (1,), 1, "every layer after the first dense ones is MoE")
+    config.expect("ep_size", (1,), 1)
+    mtp = config.count("num_nextn_predict_layers")
+    mla = call("mla", "d", heads=config.integer("num_attention_heads"), q_rank=config.integer("q_lora_rank"),
+               kv_rank=config.integer("kv_lora_rank"), nope_dim=config.integer("qk_nope_head_dim"),
+               rope_dim=config.integer("qk_rope_head_dim"), v_dim=config.integer("v_head_dim"),
+               cache="mla_cache", label="attn")
+    f_expert = config.integer("moe_intermediate_size")
+    shared = config.count("n_shared_experts")
+    dense = call("swiglu", "d", f=config.integer("intermediate_size"), label="ffn")
+    moe = call("moe", "d", experts=config.integer("n_routed_experts"), top=config.integer("num_experts_per_tok"),
+               f=f_expert, shared_f=shared * f_expert or None, label="ffn")
+    first = config.count("first_k_dense_replace")
+    layers = _with_attention(mla, _moe_layers(config, dense, moe, first_dense=first))
+    head = _head(config, False)
+    header = ["# MLA as transformers 5 runs it (mla_cache = reexpand, the default here) caches the latent and",
+              "# rebuilds every cached position's K and V each call; `compressed` absorbs the up-projections",
+              "# (the chapter's count), `expanded` caches per-head K and V (transformers 4)."]
+    if mtp:
+        header.append(f"# The checkpoint's {mtp} multi-token-prediction layer(s) are not part of the model "
+                      "transformers builds and are left out.")
+    return Draft(uses=["std.embedding", "std.attention.mla", "std.ffn.swiglu", "std.ffn.moe"], header=header,
+                 bindings=[f"d = {number(d)}", f"vocab = {number(vocab)}", "option mla_cache = reexpand | compressed | expanded"],
+                 before=["embedding(vocab, d)"], layers=layers,
+                 after=["rmsnorm(d) as final_norm", *head])
+
+
+def _gemma2(config: Config) -> Draft:
+    a = _attention(config)
+    count = config.layers()
+    vocab = config.integer("vocab_size")
+    config.expect("hidden_activation", ("gelu_pytorch_tanh",), "gelu_pytorch_tanh")
+    config.expect("hidden_act", ("gelu_pytorch_tanh", None), None)
+    config.expect("attention_bias", (False,), False)
+    window = config.integer("sliding_window", 4096) if "sliding_window" in config.values else 4096
+    types = config.get("layer_types")
+    if types is None:
+        types = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(count)]
+    if not isinstance(types, list) or len(types) != count or any(kind not in ("sliding_attention", "full_attention")
+                                                                 for kind in types):
+        raise config.error("E503", "`layer_types` must list sliding_attention or full_attention for every layer",
+                           "layer_types")
+    softcaps = [name for name in ("attn_logit_softcapping", "final_logit_softcapping") if config.get(name) is not None]
+    f = config.integer("intermediate_size")
+    post = ("rmsnorm(d) as post_attn_norm", call("geglu", "d", f=f, label="ffn"), "rmsnorm(d) as post_ffn_norm")
+    sliding = Layer("sliding_layers", (_gqa_line(a, window), *post))
+    full = Layer("full_layers", (_gqa_line(a, None), *post))
+    head = _head(config, True)
+    header = [*a.notes, "# Gemma 2: sandwich norms (a second RMSNorm after attention and after the MLP), the",
+              "# embedding scaled by √d, a GeGLU MLP."]
+    if softcaps:
+        header.append(f"# Soft-capping ({', '.join(softcaps)}): a tanh on scores or logits, a few non-matrix "
+                      "FLOPs per value, not counted here.")
+    return Draft(uses=["std.embedding", "std.attention.gqa", "std.attention.swa", "std.ffn.swiglu"], header=header,
+                 bindings=[f"d = {number(a.d)}", f"vocab = {number(vocab)}"],
+                 before=["embedding(vocab, d)"],
+                 layers=[sliding if kind == "sliding_attention" else full for kind in types],
+                 after=["rmsnorm(d) as final_norm", *head])
+
+
+def _opt(config: Config) -> Draft:
+    d = config.integer("hidden_size")
+    heads = config.integer("num_attention_heads")
+    count = config.layers()
+    vocab = config.integer("vocab_size")
+    positions = config.integer("max_position_embeddings")
+    if d % heads:
+        raise config.error("E503", f"hidden_size {d} is not a multiple of num_attention_heads {heads}",
+                           "num_attention_heads")
+    act = config.get("activation_function", "relu")
+    if act not in ("relu", "gelu"):
+        raise config.error("E503", f"`activation_function` = {json.dumps(act)} is not supported (relu, gelu)",
+                           "activation_function")
+    bias = config.flag("enable_bias", True)
+    config.expect("layer_norm_elementwise_affine", (True,), True, "layer norms without scale and shift")
+    config.expect("word_embed_proj_dim", (d, None), None, "an embedding narrower than the model needs project_in/out")
+    before_norm = config.flag("do_layer_norm_before", True)
+    final = before_norm and not config.flag("_remove_final_layer_norm", False)
+    attention = call("gqa", "d", q_heads=heads, kv_heads=heads, head_dim=d // heads, qkv_bias=bias or None,
+                     o_bias=bias or None, rope=False, norm="layernorm", label="attn")
+    ffn = call("gelu_mlp", "d", f=config.integer("ffn_dim"), bias=bias, act=act, label="ffn")
+    head = _head(config, True)
+    header = ["# OPT: learned positions (a table of max_position_embeddings + 2 rows), LayerNorm, a two-matrix MLP."]
+    if not before_norm:
+        header.append("# do_layer_norm_before = false: the norms follow each sublayer (same cost); no final norm.")
+    return Draft(uses=["std.embedding", "std.attention.gqa", "std.ffn.mlp"], header=header,
+                 bindings=[f"d = {number(d)}", f"vocab = {number(vocab)}"],
+                 before=["embedding(vocab, d)",
+                         f"learned_positions({number(positions)} + 2, d) as positions"],
+                 layers=[Layer("layers", (attention, ffn))] * count,
+                 after=(["layernorm(d) as final_norm"] if final else []) + head)
+
+
+def _qwen3_next(config: Config) -> Draft:
+    a = _attention(config)
+    count = config.layers()
+    vocab = config.integer("vocab_size")
+    _silu(config)
+    config.expect("attention_bias", (False,), False)
+    rope = config.get("rope_parameters")
+    field_name = "partial_rotary_factor" if "partial_rotary_factor" in config.values else "rope_parameters"
+    factor = config.get("partial_rotary_factor")
+    if factor is None:
+        factor = rope.get("partial_rotary_factor", 1) if isinstance(rope, dict) else 1
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 \
+            or not float(a.head_dim * factor).is_integer():
+        raise config.error("E503", f"partial_rotary_factor {json.dumps(factor)} must be in (0, 1] and give a whole "
+                                   f"number of rotated channels of head_dim {a.head_dim}", field_name)
+    rotary = int(a.head_dim * factor)
+    types = config.get("layer_types")
+    if types is None:
+        interval = config.integer("full_attention_interval", 4)
+        types = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(count)]
+    else:
+        config.get("full_attention_interval")
+    if not isinstance(types, list) or len(types) != count or any(kind not in ("linear_attention", "full_attention")
+                                                                 for kind in types):
+        raise config.error("E503", "`layer_types` must list linear_attention or full_attention for every layer",
+                           "layer_types")
+    key_dim = config.integer("linear_key_head_dim")
+    if config.integer("linear_value_head_dim") != key_dim:
+        raise config.error("E503", "`linear_value_head_dim` different from `linear_key_head_dim` is not supported",
+                           "linear_value_head_dim")
+    linear = call("gated_deltanet", "d", qk_heads=config.integer("linear_num_key_heads"),
+                  v_heads=config.integer("linear_num_value_heads"), head_dim=key_dim,
+                  conv_kernel=config.integer("linear_conv_kernel_dim"), kernels="linear_kernels", label="attn")
+    full = call("gated_attention", "d", q_heads=a.heads, kv_heads=a.kv_heads, head_dim=a.head_dim,
+                rotary=rotary if rotary != a.head_dim else None, label="attn")
+    shared = config.count("shared_expert_intermediate_size")
+    dense = call("swiglu", "d", f=config.integer("intermediate_size"), label="ffn")
+    moe = call("moe", "d", experts=config.integer("num_experts", None, "num_local_experts"),
+               top=config.integer("num_experts_per_tok"), f=config.integer("moe_intermediate_size"),
+               shared_f=shared or None, shared_gate=True if shared else None, label="ffn")
+    ffn_layers = _moe_layers(config, dense, moe)
+    layers = [Layer(kind.replace("_attention", "_layers" if layer.kind == "moe_layers" else "_dense_layers"),
+                    (linear if kind == "linear_attention" else full, *layer.lines))
+              for kind, layer in zip(types, ffn_layers)]
+    head = _head(config, False)
+    return Draft(uses=["std.embedding", "std.attention.gated_attention", "std.attention.gated_deltanet",
+                       "std.ffn.moe", "std.ffn.swiglu"],
+                 header=[*a.notes, "# Qwen3-Next: Gated DeltaNet linear attention with gated full attention, MoE.",
+                         "# linear_kernels = torch counts transformers' torch reference of the linear attention",
+                         "# (chunks padded, the step as elementwise work); fused, the default, the kernels' own work."],
+                 bindings=[f"d = {number(a.d)}", f"vocab = {number(vocab)}", "option linear_kernels = fused | torch"],
+                 before=["embedding(vocab, d)"], layers=layers,
+                 after=["rmsnorm(d) as final_norm", *head])
+
+
+IMPORTERS: dict[str, Callable[[Config], Draft]] = {
+    "llama": _llama, "mistral": _mistral, "mixtral": _mixtral, "qwen2": _qwen2, "qwen3": _qwen3,
+    "qwen3_moe": _qwen3_moe, "deepseek_v3": _deepseek_v3, "gemma2": _gemma2, "opt": _opt,
+    "qwen3_next": _qwen3_next,
+}

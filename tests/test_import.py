@@ -1,0 +1,178 @@
+"""`archcost import`: public config.json files give specs whose numbers equal the hand-written ones;
+fields the importer does not understand stop it with a located error.
+
+The three configs in tests/configs/ are the public config.json files of Qwen/Qwen3-8B,
+meta-llama/Llama-3.1-8B and mistralai/Mistral-7B-v0.3 on the Hugging Face hub, copied verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from archcost.compiler.cli import main
+from archcost.compiler.evaluate import evaluate
+from archcost.compiler.importer import (
+    IMPORTERS,
+    import_config,
+    parse_config,
+    read_config,
+)
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.scenario import Scenario
+from archcost.dsl.errors import ArchError
+from helpers import GOLDEN, ROOT, check_golden, compiled
+
+CONFIGS = ROOT / "tests" / "configs"
+PUBLIC = {"qwen3-8b": "Qwen3-8B", "llama-3.1-8b": "Llama-3.1-8B", "mistral-7b-v0.3": "Mistral-7B-v0.3"}
+SHAPES = [("prefill", Scenario(P=8192)), ("decode", Scenario(B=8, S=8191)), ("request", Scenario(P=512, G=64))]
+
+
+def imported(stem: str):
+    return compile_text(import_config(read_config(CONFIGS / f"{stem}.json"), PUBLIC[stem]))
+
+
+@pytest.mark.parametrize("stem", PUBLIC)
+def test_imported_spec_is_golden(stem, update_golden):
+    """The spec text itself, reviewed: the stdlib blocks, not a dump of numbers."""
+    text = import_config(read_config(CONFIGS / f"{stem}.json"), PUBLIC[stem])
+    check_golden(GOLDEN / "import" / f"{stem}.arch", text, update_golden)
+
+
+@pytest.mark.parametrize("stem", PUBLIC)
+@pytest.mark.parametrize("phase,scenario", SHAPES, ids=[s[0] for s in SHAPES])
+def test_imported_equals_hand_written(stem, phase, scenario):
+    """Every quantity of every phase equals the hand-written spec in specs/."""
+    ours = evaluate(imported(stem), phase, scenario).model_dump(exclude={"model", "options"})
+    hand = evaluate(compiled(stem), phase, scenario).model_dump(exclude={"model", "options"})
+    assert ours == hand
+
+
+def test_qwen3_8b_chapter_figures():
+    """Seed 002 §2.1.2 (Table 2-A): 8,190,735,360 parameters, 133.59 TFLOPs to prefill 8K."""
+    report = evaluate(imported("qwen3-8b"), "prefill", Scenario(P=8192)).model_dump()
+    assert report["params"] == 8_190_735_360
+    assert round(report["flops_matrix"] / 1e12, 2) == 133.59
+
+
+def test_llama_31_8b_kv_per_token():
+    """Seed 000 §03: Llama-3.1-8B keeps 128 KiB of BF16 K and V per token."""
+    report = evaluate(imported("llama-3.1-8b"), "decode", Scenario(S=1)).model_dump()
+    assert report["kv_bytes_per_token"] == 128 * 1024
+
+
+def small(model_type: str, **fields) -> dict:
+    base = {"model_type": model_type, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000}
+    return {key: value for key, value in {**base, **fields}.items() if value is not None}
+
+
+def spec_of(config: dict) -> str:
+    return import_config(parse_config(json.dumps(config, indent=2), "config.json"), "Small")
+
+
+def params(config: dict) -> int:
+    return evaluate(compile_text(spec_of(config)), "prefill", Scenario(P=1)).model_dump()["params"]
+
+
+def test_missing_kv_heads_is_multi_head():
+    assert "kv_heads = 4" in spec_of(small("llama", num_key_value_heads=None))
+    assert params(small("llama", num_key_value_heads=None)) == params(small("llama", num_key_value_heads=4))
+
+
+def test_head_dim_different_from_hidden_over_heads():
+    text = spec_of(small("qwen3", head_dim=24))
+    assert "head_dim = 24" in text and "≠ hidden_size 64" in text
+
+
+def test_tied_embeddings_add_no_parameters():
+    assert params(small("llama")) - params(small("llama", tie_word_embeddings=True)) == 64 * 1000
+
+
+def test_biases():
+    layers = 2
+    assert params(small("llama", attention_bias=True)) - params(small("llama")) == layers * (64 + 32 + 32 + 64)
+    assert params(small("llama", mlp_bias=True)) - params(small("llama")) == layers * (128 + 128 + 64)
+    assert params(small("qwen2")) - params(small("mistral")) == layers * (64 + 32 + 32)  # Q, K, V always biased
+
+
+@pytest.mark.parametrize("config,code,field", [
+    (small("llama", attn_logit_softcapping=50.0), "E502", "attn_logit_softcapping"),
+    (small("llama", hidden_size=None), "E502", "hidden_size"),
+    (small("qwen3", use_sliding_window=True), "E503", "use_sliding_window"),
+    (small("llama", hidden_act="gelu"), "E503", "hidden_act"),
+    (small("llama", num_hidden_layers=0), "E503", "num_hidden_layers"),
+    (small("llama", num_hidden_layers="32"), "E503", "num_hidden_layers"),
+    (small("llama", quantization_config={"quant_method": "awq"}), "E503", "quantization_config"),
+    (small("deepseek_v3", q_lora_rank=None, kv_lora_rank=16), "E503", "q_lora_rank"),
+    (small("opt", word_embed_proj_dim=32, ffn_dim=96, intermediate_size=None, num_key_value_heads=None,
+           max_position_embeddings=128), "E503", "word_embed_proj_dim"),
+])
+def test_not_understood_stops_the_import_at_the_field(config, code, field):
+    text = json.dumps(config, indent=2)
+    with pytest.raises(ArchError) as caught:
+        import_config(parse_config(text, "config.json"))
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.code == code and f"`{field}`" in diagnostic.message
+    if field in config:
+        assert diagnostic.source_line.strip().startswith(f'"{field}"')
+
+
+def test_unsupported_model_type_lists_the_supported():
+    with pytest.raises(ArchError) as caught:
+        import_config(parse_config('{"model_type": "bert"}'))
+    assert caught.value.codes == ["E501"]
+    assert all(name in caught.value.diagnostics[0].hint for name in IMPORTERS)
+
+
+@pytest.mark.parametrize("text", ["", "[1, 2]", '{"model_type": "llama",}', "{" * 100_000])
+def test_broken_json_is_a_located_error(text):
+    with pytest.raises(ArchError) as caught:
+        import_config(parse_config(text))
+    assert caught.value.codes == ["E500"]
+
+
+def test_cli_writes_a_spec_that_checks(tmp_path, capsys):
+    out = tmp_path / "qwen3-8b.arch"
+    assert main(["import", str(CONFIGS / "qwen3-8b.json"), "-o", str(out), "--name", "Qwen3-8B"]) == 0
+    assert "8.191 B parameters" in capsys.readouterr().out
+    assert main(["check", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["import", str(CONFIGS / "qwen3-8b.json")]) == 0
+    assert capsys.readouterr().out.startswith("# configs: imported")  # named after the config's folder
+
+
+# Configs from anywhere: any field of a real config replaced by any JSON value, dropped, or joined by an
+# unknown one. The import either gives a spec that compiles and evaluates, or a located ArchError.
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.sampled_from([0, -1, 1, 3, 10**40])
+    | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=8)
+BASES = [json.loads((CONFIGS / f"{stem}.json").read_text()) for stem in PUBLIC] + [
+    small("deepseek_v3", moe_intermediate_size=32, n_routed_experts=8, num_experts_per_tok=2, q_lora_rank=48,
+          kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16, first_k_dense_replace=1),
+    small("gemma2", head_dim=32, sliding_window=8), small("qwen3_next", head_dim=32, num_hidden_layers=4,
+          linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16,
+          num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=48),
+    small("opt", ffn_dim=96, intermediate_size=None, num_key_value_heads=None, max_position_embeddings=128)]
+
+
+@settings(max_examples=int(os.environ.get("ARCHCOST_FUZZ_CONFIGS", "300")), deadline=None)
+@given(base=st.sampled_from(BASES), data=st.data())
+def test_hostile_configs_never_escape(base, data):
+    config = dict(base)
+    key = data.draw(st.sampled_from(sorted(config)) | st.text(min_size=1, max_size=12))
+    if data.draw(st.booleans()):
+        config.pop(key, None)
+    else:
+        config[key] = data.draw(JSON_VALUES)
+    try:
+        compiled_spec = compile_text(import_config(parse_config(json.dumps(config, indent=1))))
+        evaluate(compiled_spec, "request", Scenario(P=16, G=4))
+    except ArchError as error:
+        assert error.diagnostics and error.render()

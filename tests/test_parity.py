@@ -1,0 +1,120 @@
+"""Imported specs against the real modeling code: transformers builds each model type on PyTorch's meta
+device (shapes only, no weights, no downloads); its parameter count must equal archcost's exactly, and
+the FLOPs PyTorch's FlopCounterMode counts for a prefill (logits_to_keep = 1) and for one decode step
+with a cache must equal archcost's matrix FLOPs under the counter's conventions: every attention score
+of the eager kernel's rectangle (`attention = rectangle`), MLA as transformers 5 runs it (latent cache,
+re-expanded each call), experts run by the `batched_mm` implementation (k expert rows per token), and
+Qwen3-Next's linear attention as its torch reference computes it (`linear_kernels = torch`).
+
+torch and transformers are test dependencies (pinned in pyproject.toml): the comparison always runs.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+import torch
+import transformers
+from archcost.compiler.evaluate import evaluate
+from archcost.compiler.importer import IMPORTERS, import_config, parse_config
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.scenario import Options, Scenario
+from torch.utils.flop_counter import FlopCounterMode
+
+SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, vocab_size=500)
+
+# Each case exercises what its type adds: biases, head_dim ≠ hidden/heads, MHA by absence, tied heads,
+# windows shorter than the prompt, first dense layers, dense layers among MoE ones, hybrid stacks.
+CASES = {
+    "llama": ("llama", dict(SMALL, attention_bias=True, mlp_bias=True)),
+    "llama-tied-mha": ("llama", dict(SMALL, num_key_value_heads=None, tie_word_embeddings=True)),
+    "mistral": ("mistral", dict(SMALL, sliding_window=None)),
+    "mistral-window": ("mistral", dict(SMALL, sliding_window=8)),
+    "mixtral": ("mixtral", dict(SMALL, num_local_experts=4, num_experts_per_tok=2)),
+    "qwen2": ("qwen2", dict(SMALL)),
+    "qwen3": ("qwen3", dict(SMALL, head_dim=24)),
+    "qwen3_moe": ("qwen3_moe", dict(SMALL, num_hidden_layers=3, num_experts=4, num_experts_per_tok=2,
+                                    moe_intermediate_size=32, mlp_only_layers=[1])),
+    "deepseek_v3": ("deepseek_v3", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                                        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4,
+                                        num_key_value_heads=4, n_routed_experts=8, num_experts_per_tok=2,
+                                        n_group=2, topk_group=1, n_shared_experts=1, q_lora_rank=48,
+                                        kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
+                                        vocab_size=500)),
+    "gemma2": ("gemma2", dict(SMALL, head_dim=32, num_hidden_layers=4, sliding_window=8)),
+    "opt": ("opt", dict(hidden_size=64, ffn_dim=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=500,
+                        word_embed_proj_dim=64, max_position_embeddings=128)),
+    "qwen3_next": ("qwen3_next", dict(SMALL, head_dim=32, num_hidden_layers=4, linear_num_key_heads=2,
+                                      linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16,
+                                      num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                      shared_expert_intermediate_size=48)),
+}
+PATHS = {"qwen3_next": (("linear_kernels", "torch"),)}
+# (batch, cached positions, new positions): prompts shorter and longer than the windows of 8
+SHAPES = [(1, 0, 6), (2, 0, 12), (1, 6, 1), (2, 12, 1)]
+
+
+def test_every_supported_type_has_a_case():
+    assert {model_type for model_type, _ in CASES.values()} == set(IMPORTERS)
+
+
+def build(case: str):
+    model_type, fields = CASES[case]
+    config = transformers.AutoConfig.for_model(model_type, **fields)
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    if hasattr(model, "set_experts_implementation") and model_type in ("mixtral", "qwen3_moe", "deepseek_v3",
+                                                                          "qwen3_next"):
+        model.set_experts_implementation("batched_mm")
+    # the spec comes from the config exactly as transformers writes it: every field it holds must be
+    # understood by the importer or known to change no cost
+    spec = import_config(parse_config(json.dumps(config.to_dict(), indent=2), f"{case}.json"), case)
+    options = Options(attention="rectangle", paths=PATHS.get(model_type, ()))
+    return model, compile_text(spec, options=options)
+
+
+def counted_flops(model, batch: int, cached: int, new: int) -> int:
+    ids = torch.zeros(batch, cached or new, dtype=torch.long, device="meta")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with FlopCounterMode(display=False) as counter:
+            out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
+        if not cached:
+            return counter.get_total_flops()
+        step = torch.zeros(batch, new, dtype=torch.long, device="meta")
+        with FlopCounterMode(display=False) as counter:
+            model(input_ids=step, past_key_values=out.past_key_values, logits_to_keep=1, use_cache=True)
+        return counter.get_total_flops()
+
+
+@pytest.fixture(scope="module")
+def built():
+    cache = {}
+
+    def get(case):
+        if case not in cache:
+            cache[case] = build(case)
+        return cache[case]
+    return get
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_parameters_equal(case, built):
+    model, compiled = built(case)
+    theirs = sum(p.numel() for p in model.parameters())
+    ours = evaluate(compiled, "prefill", Scenario(P=1)).model_dump()["params"]
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"B{b}-S{s}-P{p}" for b, s, p in SHAPES])
+@pytest.mark.parametrize("case", CASES)
+def test_flops_equal(case, shape, built):
+    model, compiled = built(case)
+    batch, cached, new = shape
+    phase = "decode" if cached else "prefill"
+    ours = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).model_dump()["flops_matrix"]
+    assert ours == counted_flops(model, batch, cached, new)
