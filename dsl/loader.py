@@ -45,15 +45,18 @@ def load_file(path: str | Path, allow_outside: bool = False) -> Program:
     """Load a spec from disk; its `use` lines may reach its own folder and the stdlib only, unless
     `allow_outside`."""
     file = Path(path)
+    return load_text(read_source(file), name=display_name(file), base=file.parent, allow_outside=allow_outside)
+
+
+def read_source(file: Path) -> str:
+    """A source file's text, refused before reading when it is too large."""
     try:
-        text = _read(file)
+        return _read(Path(file))
     except _TooLarge as exc:
         raise ArchError([Sources().diagnostic("E106", str(exc), None)]) from None
     except (OSError, UnicodeDecodeError) as exc:
-        sources = Sources()
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise ArchError([sources.diagnostic("E101", f"cannot read `{file}`: {reason}", None)]) from None
-    return load_text(text, name=display_name(file), base=file.parent, allow_outside=allow_outside)
+        raise ArchError([Sources().diagnostic("E101", f"cannot read `{file}`: {reason}", None)]) from None
 
 
 def load_text(text: str, name: str = "<text>", base: Path | None = None, allow_outside: bool = False) -> Program:

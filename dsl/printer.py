@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from . import ast
 
 INDENT = "  "
@@ -25,7 +27,7 @@ def format_expr(expr: ast.Expr, parent: int = 0) -> str:
         case ast.BinOp():
             level = _PRECEDENCE[expr.op]
             if expr.op == "^":  # right-associative, binds tighter than unary minus on its right
-                text = f"{format_expr(expr.left, 5)} ^ {format_expr(expr.right, 3)}"
+                text = f"{format_expr(expr.left, 5)}^{format_expr(expr.right, 3)}"
             elif expr.op in ("==", "!="):  # comparisons do not chain: both sides are sums
                 text = f"{format_expr(expr.left, 1)} {expr.op} {format_expr(expr.right, 1)}"
             else:
@@ -61,58 +63,241 @@ def format_arg(arg: ast.Arg) -> str:
 
 
 def format_stmt(stmt: ast.Stmt, depth: int) -> list[str]:
-    pad = INDENT * depth
-    match stmt:
-        case ast.Binding():
-            return [f"{pad}{stmt.name} = {format_expr(stmt.value)}"]
-        case ast.Option():
-            return [f"{pad}option {stmt.name} = {' | '.join([stmt.value, *stmt.alternatives])}"]
-        case ast.Select():
-            lines = [f"{pad}select {{"]
-            for arm in stmt.arms:
-                lines += [f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{", *_body(arm.body, depth + 1),
-                          f"{pad}{INDENT}}}"]
-            return [*lines, f"{pad}}}"]
-        case ast.Precision():
-            return [f"{pad}precision " + ", ".join(f"{s.role} = {s.format}" for s in stmt.settings)]
-        case ast.Component():
-            return [f"{pad}component {stmt.name}"]
-        case ast.Replay():
-            return [f"{pad}replay {format_expr(stmt.tail)}"]
-        case ast.Repeat():
-            label = f" as {stmt.label}" if stmt.label else ""
-            return [f"{pad}repeat {format_expr(stmt.count)}{label} {{", *_body(stmt.body, depth), f"{pad}}}"]
-        case ast.If():
-            lines = [f"{pad}if {format_expr(stmt.condition)} {{", *_body(stmt.body, depth)]
-            if stmt.orelse:
-                lines += [f"{pad}}} else {{", *_body(stmt.orelse, depth)]
-            return [*lines, f"{pad}}}"]
-        case ast.BlockCall():
-            label = f" as {stmt.label}" if stmt.label else ""
-            return [f"{pad}{stmt.name}({', '.join(format_arg(a) for a in stmt.args)}){label}"]
-        case ast.Op():
-            head = f"{stmt.op} {stmt.label}" if stmt.label else stmt.op
-            return [f"{pad}{head}: {', '.join(format_arg(a) for a in stmt.args)}"]
-    raise AssertionError(stmt)
-
-
-def _body(body: list[ast.Stmt], depth: int) -> list[str]:
-    return [line for stmt in body for line in format_stmt(stmt, depth + 1)]
+    """A statement's canonical lines, without comments."""
+    return _Layout([]).stmt(stmt, depth)
 
 
 def format_module(module: ast.Module) -> str:
-    """The canonical text of a module: uses, then blocks, then the model."""
-    parts: list[str] = []
-    if module.uses:
-        parts.append("\n".join(f'use "{u.target}"' if u.is_path else f"use {u.target}" for u in module.uses))
-    for fmt in module.formats:
-        parts.append(f"format {fmt.name} {{ {', '.join(format_arg(a) for a in fmt.args)} }}")
-    for device in module.devices:
-        parts.append(f"device {device.name} {{ {', '.join(format_arg(a) for a in device.args)} }}")
-    for block in module.blocks:
-        params = ", ".join(p.name if p.default is None else f"{p.name} = {format_expr(p.default)}"
-                           for p in block.params)
-        parts.append("\n".join([f"block {block.name}({params}) {{", *_body(block.body, 0), "}"]))
-    for model in module.models:
-        parts.append("\n".join([f'model "{model.name}" {{', *_body(model.body, 0), "}"]))
-    return "\n\n".join(parts) + "\n"
+    """The canonical text of a module, without comments: items in source order."""
+    return _Layout([]).module(module)
+
+
+def canonical(text: str, file: str = "<text>") -> str:
+    """`text` in canonical layout with its comments kept: each comment stays before the statement it
+    preceded or at the end of the line it ended, and a run of blank lines becomes one."""
+    from .parser import parse
+
+    module = parse(text, file)
+    return _Layout(comments(text), text.splitlines()).module(module)
+
+
+class Comment(NamedTuple):
+    line: int
+    text: str        # from `#` to the end of the line
+    trailing: bool   # after code on its line
+
+
+def comments(text: str) -> list[Comment]:
+    """Every `#` comment of a source, with its line; a `#` inside a string is not one."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        inside = False
+        for column, char in enumerate(line):
+            if char == '"':
+                inside = not inside
+            elif char == "#" and not inside:
+                found.append(Comment(number, line[column:].rstrip(), bool(line[:column].strip())))
+                break
+    return found
+
+
+WIDTH = 110  # longer calls and ops wrap at commas
+
+
+class _Layout:
+    """Prints statements in canonical layout, placing the source's comments and paragraph breaks."""
+
+    def __init__(self, notes: list[Comment], lines: list[str] | None = None):
+        self.pending = list(notes)
+        self.lines = lines or []
+
+    # comments ------------------------------------------------------------------------------------
+    def _before(self, line: int | None, depth: int) -> list[str]:
+        """Own-line comments above source line `line`, with one blank line kept before a paragraph."""
+        if line is None:
+            return []
+        out = []
+        while self.pending and self.pending[0].line < line:
+            note = self.pending.pop(0)
+            if self._blank_above(note.line) and out is not None:
+                out.append("")
+            out.append(INDENT * depth + note.text)
+        if self._blank_above(line) and (not out or out[-1] != ""):
+            if not out or self._gap_after_comments(out, line):
+                out.append("")
+        return out
+
+    def _gap_after_comments(self, out: list[str], line: int) -> bool:
+        return bool(out) and out[-1] != ""
+
+    def _blank_above(self, line: int) -> bool:
+        return 1 < line <= len(self.lines) + 1 and not self.lines[line - 2].strip()
+
+    def _trailing(self, line: int | None) -> str:
+        if line is not None and self.pending and self.pending[0].line == line and self.pending[0].trailing:
+            return "  " + self.pending.pop(0).text
+        return ""
+
+    def _opening(self, line: int | None, body: list) -> str:
+        """The comment ending a `{` line, unless a statement of the body shares that line (it is its)."""
+        return "" if body and _line(body[0]) == line else self._trailing(line)
+
+    def _close(self, line: int | None, depth: int) -> list[str]:
+        """Comments left inside a body before its closing brace."""
+        if line is None:
+            return []
+        out = []
+        while self.pending and self.pending[0].line < line:
+            note = self.pending.pop(0)
+            if self._blank_above(note.line) and out:
+                out.append("")
+            out.append(INDENT * (depth + 1) + note.text)
+        return out
+
+    # statements ----------------------------------------------------------------------------------
+    def body(self, body: list[ast.Stmt], depth: int, end: int | None) -> list[str]:
+        out = []
+        for index, stmt in enumerate(body):
+            lead = self._before(_line(stmt), depth + 1)
+            if index == 0 or not out:
+                lead = _drop_leading_blank(lead)
+            out += lead
+            out += self.stmt(stmt, depth + 1)
+        return out + self._close(end, depth)
+
+    def stmt(self, stmt: ast.Stmt, depth: int) -> list[str]:
+        pad = INDENT * depth
+        first, last = _line(stmt), _end(stmt)
+        match stmt:
+            case ast.Binding():
+                return _wrap_terms(f"{pad}{stmt.name} = ", stmt.value, self._trailing(last))
+            case ast.Option():
+                return [f"{pad}option {stmt.name} = {' | '.join([stmt.value, *stmt.alternatives])}{self._trailing(last)}"]
+            case ast.Precision():
+                settings = ", ".join(f"{s.role} = {s.format}" for s in stmt.settings)
+                return [f"{pad}precision {settings}{self._trailing(last)}"]
+            case ast.Component():
+                return [f"{pad}component {stmt.name}{self._trailing(last)}"]
+            case ast.Replay():
+                return [f"{pad}replay {format_expr(stmt.tail)}{self._trailing(last)}"]
+            case ast.Select():
+                lines = [f"{pad}select {{{self._opening(first, stmt.arms)}"]
+                for index, arm in enumerate(stmt.arms):
+                    lead = self._before(_line(arm), depth + 1)
+                    lines += _drop_leading_blank(lead) if index == 0 else lead
+                    lines.append(f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{{self._opening(_line(arm), arm.body)}")
+                    lines += self.body(arm.body, depth + 1, _end(arm))
+                    lines.append(f"{pad}{INDENT}}}{self._trailing(_end(arm))}")
+                return [*lines, *self._close(last, depth), f"{pad}}}{self._trailing(last)}"]
+            case ast.Repeat():
+                label = f" as {stmt.label}" if stmt.label else ""
+                head = f"{pad}repeat {format_expr(stmt.count)}{label} {{{self._opening(first, stmt.body)}"
+                return [head, *self.body(stmt.body, depth, last), f"{pad}}}{self._trailing(last)}"]
+            case ast.If():
+                lines = [f"{pad}if {format_expr(stmt.condition)} {{{self._opening(first, stmt.body)}"]
+                if stmt.orelse:
+                    split = _line(stmt.orelse[0])
+                    lines += self.body(stmt.body, depth, split)
+                    lines += [f"{pad}}} else {{", *self.body(stmt.orelse, depth, last)]
+                else:
+                    lines += self.body(stmt.body, depth, last)
+                return [*lines, f"{pad}}}{self._trailing(last)}"]
+            case ast.BlockCall():
+                label = f" as {stmt.label}" if stmt.label else ""
+                return _wrap_args(f"{pad}{stmt.name}(", [format_arg(a) for a in stmt.args], f"){label}",
+                                  self._trailing(last), align=True)
+            case ast.Op():
+                head = f"{stmt.op} {stmt.label}" if stmt.label else stmt.op
+                return _wrap_args(f"{pad}{head}: ", [format_arg(a) for a in stmt.args], "", self._trailing(last),
+                                  align=False, pad=pad)
+        raise AssertionError(stmt)
+
+    # items ---------------------------------------------------------------------------------------
+    def module(self, module: ast.Module) -> str:
+        items = [*module.uses, *module.formats, *module.devices, *module.blocks, *module.models]
+        if all(_line(item) is not None for item in items):
+            items.sort(key=_line)
+        out: list[str] = []
+        previous = None
+        for item in items:
+            lead = self._before(_line(item), 0)
+            if out and not self.lines and not (previous is ast.Use and isinstance(item, ast.Use)):
+                lead = ["", *lead]  # no source to follow: a blank line between items
+            out += _drop_leading_blank(lead) if not out else lead
+            out += self.item(item)
+            previous = type(item)
+        out += [note.text for note in self.pending]  # comments after the last item
+        self.pending = []
+        return "\n".join(out).rstrip("\n") + "\n"
+
+    def item(self, item) -> list[str]:
+        first, last = _line(item), _end(item)
+        match item:
+            case ast.Use():
+                target = f'"{item.target}"' if item.is_path else item.target
+                return [f"use {target}{self._trailing(first)}"]
+            case ast.FormatDef() | ast.DeviceDef():
+                kind = "format" if isinstance(item, ast.FormatDef) else "device"
+                return _wrap_args(f"{kind} {item.name} {{ ", [format_arg(a) for a in item.args], " }",
+                                  self._trailing(last), align=True)
+            case ast.BlockDef():
+                params = [p.name if p.default is None else f"{p.name} = {format_expr(p.default)}" for p in item.params]
+                head = _wrap_args(f"block {item.name}(", params, ") {", self._opening(first, item.body), align=True)
+                return [*head, *self.body(item.body, 0, last), "}" + self._trailing(last)]
+            case ast.ModelDef():
+                return [f'model "{item.name}" {{{self._opening(first, item.body)}', *self.body(item.body, 0, last),
+                        "}" + self._trailing(last)]
+        raise AssertionError(item)
+
+
+def _line(node) -> int | None:
+    return node.span.line if node.span is not None else None
+
+
+def _end(node) -> int | None:
+    return node.span.end_line if node.span is not None else None
+
+
+def _drop_leading_blank(lines: list[str]) -> list[str]:
+    return lines[1:] if lines and lines[0] == "" else lines
+
+
+def _wrap_terms(head: str, expr: ast.Expr, note: str) -> list[str]:
+    """`head` + a long sum, broken before its top-level `+` and `-` and lined up under its first term."""
+    one = head + format_expr(expr)
+    if len(one) <= WIDTH:
+        return [one + note]
+    terms: list[tuple[str, ast.Expr]] = []
+    while isinstance(expr, ast.BinOp) and expr.op in ("+", "-"):
+        terms.insert(0, (expr.op, expr.right))
+        expr = expr.left
+    pieces = [format_expr(expr, 1)] + [f"{op} {format_expr(term, 2)}" for op, term in terms]
+    lines, current = [], head + pieces[0]
+    for piece in pieces[1:]:
+        if len(current) + 1 + len(piece) > WIDTH:
+            lines.append(current)
+            current = " " * len(head) + piece
+        else:
+            current += " " + piece
+    return [*lines, current + note]
+
+
+def _wrap_args(head: str, args: list[str], tail: str, note: str, align: bool, pad: str = "") -> list[str]:
+    """`head` + args joined by commas + `tail`, wrapped at WIDTH: continuation lines line up under the
+    first argument (calls, parameters) or are indented four more (ops)."""
+    one = head + ", ".join(args) + tail
+    if len(one) <= WIDTH or len(args) < 2:
+        return [one + note]
+    indent = " " * len(head) if align else pad + "    "
+    lines, current = [], head
+    for index, arg in enumerate(args):
+        piece = arg + ("," if index < len(args) - 1 else tail)
+        start = current in (head, indent)
+        if not start and len(current) + 1 + len(piece) > WIDTH:
+            lines.append(current.rstrip())
+            current = indent
+            start = True
+        current += piece if start else " " + piece
+    lines.append(current)
+    lines[-1] += note
+    return lines
