@@ -55,7 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--quantity", action="append", choices=("M", "F", "R"),
                       help="which of M (storage), F (FLOPs), R (bytes moved); repeatable; default all")
     show.add_argument("--phase", choices=PHASES, default="call")
-    show.add_argument("--latex", action="store_true", help="LaTeX instead of plain text")
+    show.add_argument("--latex", action="store_true", help="LaTeX instead of plain text (= --format latex)")
+    show.add_argument("--format", choices=("text", "latex", "markdown"), default=None,
+                      help="plain text (default), LaTeX expressions, or Markdown with display math")
     show.add_argument("--keep", default="", metavar="NAMES",
                       help="comma-separated dimensions to leave symbolic, e.g. d,vocab")
     _options_flags(show)
@@ -65,7 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("spec", metavar="SPEC")
     run.add_argument("--phase", choices=PHASES, required=True)
     _scenario_flags(run, P=1)
-    run.add_argument("--json", action="store_true", help="machine output: base units, stable keys")
+    run.add_argument("--json", action="store_true", help="machine output: base units, stable keys (= --format json)")
+    run.add_argument("--format", choices=("text", "json", "markdown", "csv"), default=None,
+                     help="text (default), JSON, a Markdown table, or CSV rows of quantity, value, readable")
     run.add_argument("--by-op", action="store_true", help="also list every op with its shape and FLOPs")
     _options_flags(run)
     run.set_defaults(run=_eval)
@@ -279,7 +283,12 @@ def _contents(module) -> str:
 def _formula(args) -> int:
     keep = frozenset(n.strip() for n in args.keep.split(",") if n.strip())
     compiled = _compile(args.spec, args, keep)
-    print(formula.render(compiled, args.quantity or ["M", "F", "R"], args.phase, args.latex), end="")
+    quantities = args.quantity or ["M", "F", "R"]
+    style = args.format or ("latex" if args.latex else "text")
+    if style == "markdown":
+        print(formula.markdown(compiled, quantities, args.phase), end="")
+    else:
+        print(formula.render(compiled, quantities, args.phase, style == "latex"), end="")
     return 0
 
 
@@ -287,7 +296,12 @@ def _eval(args) -> int:
     compiled = _compile(args.spec, args)
     report = evaluate(compiled, args.phase, _scenario(args))
     ops = by_op(compiled, args.phase, _scenario(args)) if args.by_op else None
-    return _print_result(args.json, report.model_dump(exclude_none=True), tables.report_text(report),
+    style = args.format or ("json" if args.json else "text")
+    if style in ("markdown", "csv"):
+        chosen = [tables.report_table(report, plain=style == "csv")] + ([tables.by_op_table(ops, report)] if ops is not None else [])
+        print("\n".join(getattr(table, style)() for table in chosen), end="")
+        return 0
+    return _print_result(style == "json", report.model_dump(exclude_none=True), tables.report_text(report),
                          ops, lambda: tables.by_op_table(ops, report).text())
 
 

@@ -72,10 +72,15 @@ def test_every_python_package_is_installed():
     """pyproject lists packages one by one (they live in mapped folders); none may be forgotten."""
     import tomllib
 
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    on_disk = {"archcost." + str(p.parent.relative_to(ROOT)).replace("/", ".")
-               for top in ("dsl", "compiler", "stdlib", "specs") for p in (ROOT / top).rglob("__init__.py")}
-    assert on_disk == listed
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {folder: name for name, folder in setup["package-dir"].items()}
+    on_disk = set()
+    for init in ROOT.glob("*/**/__init__.py"):
+        folder = init.parent.relative_to(ROOT).as_posix()
+        mapped = max((f for f in folders if folder == f or folder.startswith(f + "/")), key=len, default=None)
+        if mapped is not None and not folder.startswith(("tests", "tools", "build")):
+            on_disk.add(folders[mapped] + folder[len(mapped):].replace("/", "."))
+    assert on_disk == set(setup["packages"])
 
 
 def test_unknown_option_is_named(capsys):
@@ -172,3 +177,22 @@ def test_check_validates_a_library_of_blocks(capsys, tmp_path):
     assert main(["check", str(broken)]) == 2
     err = capsys.readouterr().err
     assert "lib.arch:3:3: error[E205]" in err and "did you mean `linear`?" in err
+
+
+def test_eval_formats(capsys):
+    """One evaluation as JSON, a Markdown table and CSV: the same numbers in each."""
+    base = ["eval", str(SPECS / "qwen3-8b.arch"), "--phase", "prefill", "--P", "8192"]
+    assert main([*base, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert main([*base, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert f"| flops_matrix | {data['flops_matrix']:,} | 133.59 TFLOPs |" in markdown
+    assert main([*base, "--format", "csv"]) == 0
+    rows = dict(line.split(",")[:2] for line in capsys.readouterr().out.splitlines()[1:])
+    assert int(rows["flops_matrix"]) == data["flops_matrix"] and int(rows["params"]) == 8_190_735_360
+
+
+def test_formula_markdown(capsys):
+    assert main(["formula", str(SPECS / "qwen3-8b.arch"), "--quantity", "F", "--phase", "decode",
+                 "--format", "markdown"]) == 0
+    assert "$$ 65536 \\cdot B \\cdot \\left(230969 + 9 \\cdot S\\right) $$" in capsys.readouterr().out

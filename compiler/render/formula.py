@@ -74,6 +74,27 @@ def render(compiled: Compiled, quantities: list[str], phase: str, latex: bool = 
     return "\n".join(lines).rstrip() + "\n"
 
 
+def latex(compiled: Compiled, quantities: list[str], phase: str) -> str:
+    """The closed forms as one LaTeX `align*` environment (a notebook renders it with MathJax)."""
+    rows = [_latex_name(field) + " &= " + show(expr, latex=True)
+            for quantity in quantities for field, _, expr in formulas(compiled, quantity, phase)]
+    return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}"
+
+
+def _latex_name(field: str) -> str:
+    return "\\mathrm{" + field.replace("_", "\\_") + "}"
+
+
+def markdown(compiled: Compiled, quantities: list[str], phase: str) -> str:
+    """The closed forms as Markdown: a heading per quantity, each formula in display math."""
+    lines = [f"**{compiled.name}**: closed forms, phase `{phase}` ({LEGEND[phase]})", ""]
+    for quantity in quantities:
+        lines += [f"*{quantity}*", ""]
+        for field, description, expr in formulas(compiled, quantity, phase):
+            lines += [f"- `{field}`: {description}", "", f"  $$ {show(expr, latex=True)} $$", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def _state_line(compiled: Compiled, latex: bool) -> list[str]:
     """§2.3.5's M_state(H) = M_fixed + c_state·H for one request, with both constants in units."""
     fixed, growth = compiled.total("state_fixed"), compiled.total("state_per_token")

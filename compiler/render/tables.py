@@ -79,22 +79,32 @@ def _options(report: Report) -> str:
     return ", ".join(f"{k} = {v}" for k, v in report.options.items())
 
 
+def report_table(report: Report, plain: bool = False) -> Table:
+    """An evaluation as rows of quantity, exact value in base units, and a readable value (for Markdown,
+    CSV and notebooks); `plain` writes the values without digit grouping, for machines."""
+    rows = [[name, str(value) if plain else grouped(value), human] for name, value, human in _report_items(report)]
+    return Table(f"{report.model}: {_scenario_text(report)}", ["quantity", "value", "readable"], rows,
+                 [f"options: {_options(report)}"])
+
+
+def _report_items(report: Report) -> list[tuple[str, float, str]]:
+    items = [("params", report.params, human_count(report.params)),
+             ("weight_bytes", report.weight_bytes, human_bytes(report.weight_bytes))]
+    items += [(name, getattr(report, name), human_flops(getattr(report, name)))
+              for name in ("flops", "flops_matrix", "flops_nonmatrix", "context_flops")]
+    items += [(name, getattr(report, name), human_bytes(getattr(report, name)))
+              for name in ("state_bytes", "kv_bytes_per_token")]
+    items += [(f"read_bytes.{key}", value, human_bytes(value)) for key, value in report.read_bytes.items()]
+    items += [(f"write_bytes.{key}", value, human_bytes(value)) for key, value in report.write_bytes.items()]
+    return items
+
+
 def report_text(report: Report) -> str:
     """`archcost eval` for a person: every quantity with exact base units and a readable unit."""
     lines = [f"{report.model}: {_scenario_text(report)}", f"options: {_options(report)}", ""]
     item = lambda name, value, human: lines.append(f"  {name:<22} {grouped(value):>26}   {human}")  # noqa: E731
-    item("params", report.params, human_count(report.params))
-    item("weight_bytes", report.weight_bytes, human_bytes(report.weight_bytes))
-    item("flops", report.flops, human_flops(report.flops))
-    item("flops_matrix", report.flops_matrix, human_flops(report.flops_matrix))
-    item("flops_nonmatrix", report.flops_nonmatrix, human_flops(report.flops_nonmatrix))
-    item("context_flops", report.context_flops, human_flops(report.context_flops))
-    item("state_bytes", report.state_bytes, human_bytes(report.state_bytes))
-    item("kv_bytes_per_token", report.kv_bytes_per_token, human_bytes(report.kv_bytes_per_token))
-    for key, value in report.read_bytes.items():
-        item(f"read_bytes.{key}", value, human_bytes(value))
-    for key, value in report.write_bytes.items():
-        item(f"write_bytes.{key}", value, human_bytes(value))
+    for name, value, human in _report_items(report):
+        item(name, value, human)
     if report.prefill is not None and report.decode is not None:
         lines.append("")
         for part_name, part in (("prefill", report.prefill), ("decodes", report.decode)):
