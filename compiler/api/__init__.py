@@ -1,0 +1,257 @@
+"""archcost's Python API for notebooks and scripts: load a spec, read its formulas, numbers and graph.
+
+    import archcost
+    qwen = archcost.load("specs/qwen3-8b.arch")
+    qwen.eval("prefill", P=8192)["flops_matrix"]        # 133594323353600
+    qwen.formula("F", phase="decode")                   # renders as LaTeX in Jupyter
+    qwen.compare("specs/llama-3.1-8b.arch", P=8192)     # a Markdown table in Jupyter
+    qwen.diagram()                                      # an SVG in Jupyter
+
+This package is the `archcost` import name itself (pyproject maps it to compiler/api/).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archcost.compiler import pipeline
+from archcost.compiler.evaluate import by_op, evaluate
+from archcost.compiler.render import formula as formula_render
+from archcost.compiler.render import tables
+from archcost.compiler.render.tables import Table as _Table
+from archcost.compiler.scenario import LEDGERS, Options, Scenario
+from archcost.dsl.errors import ArchError, Diagnostic
+
+__all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
+
+QUANTITIES = ("M", "F", "R")
+
+
+def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter", logits: str = "last",
+         attention: str | None = None, vector_params: str | None = None, routing: str = "uniform",
+         weights: str | None = None, options: dict[str, str] | None = None,
+         allow_use_outside: bool = False) -> Model:
+    """A model from a spec file, spec text, or a Hugging Face config.json (imported on the way).
+
+    `source` is spec text when it holds a `{`, else a path. The keyword arguments are the counting
+    conventions of the CLI's flags (`--ledger`, `--logits`, `--attention`, ...); `options` chooses the
+    spec's own execution paths, e.g. {"mla_cache": "expanded"}."""
+    if ledger not in LEDGERS:
+        raise ArchError([Diagnostic(code="E401", message=f"unknown ledger `{ledger}`; one of {', '.join(LEDGERS)}")])
+    chosen = dict(LEDGERS[ledger])
+    chosen.update({k: v for k, v in (("attention", attention), ("vector_params", vector_params)) if v})
+    counting = Options(logits=logits, routing=routing, weights=weights, paths=tuple(sorted((options or {}).items())),
+                       **chosen)
+    text, path = _source(source, name)
+    return Model(_Source(text=text, path=path, allow_outside=allow_use_outside), counting)
+
+
+def _source(source: str | Path, name: str | None) -> tuple[str | None, Path | None]:
+    if isinstance(source, str) and "{" in source:
+        return source, None
+    path = Path(source)
+    if path.suffix == ".json":
+        from archcost.compiler.importer import import_config, read_config
+
+        return import_config(read_config(path), name), None
+    return None, path
+
+
+@dataclass(frozen=True)
+class _Source:
+    text: str | None
+    path: Path | None
+    allow_outside: bool = False
+
+    def compile(self, options: Options, keep: frozenset[str] = frozenset()) -> pipeline.Compiled:
+        if self.path is not None:
+            return pipeline.compile_file(self.path, options, keep, self.allow_outside)
+        return pipeline.compile_text(self.text, options, keep)
+
+
+class Model:
+    """A compiled spec: `formula`, `eval`, `compare`, `diagram`; shows a summary in a notebook."""
+
+    def __init__(self, source: _Source, options: Options):
+        self._source = source
+        self.options = options
+        self.compiled = source.compile(options)
+
+    @property
+    def name(self) -> str:
+        return self.compiled.name
+
+    def __repr__(self) -> str:
+        return f"<archcost.Model {self.name!r}: {self.eval('decode')['params']:,} parameters>"
+
+    def _repr_markdown_(self) -> str:
+        return self.eval("decode", S=0).table().markdown()
+
+    def formula(self, quantity: str | list[str] | None = None, phase: str = "call",
+                keep: list[str] | tuple[str, ...] = ()) -> Formula:
+        """Closed forms of M, F and R (or the ones named) for a phase; `keep` leaves dimensions symbolic."""
+        quantities = [quantity] if isinstance(quantity, str) else list(quantity or QUANTITIES)
+        wrong = [q for q in quantities if q not in QUANTITIES]
+        if wrong:
+            raise ArchError([Diagnostic(code="E401", message=f"quantity `{wrong[0]}`: use M, F or R")])
+        compiled = self._source.compile(self.options, frozenset(keep)) if keep else self.compiled
+        return Formula(compiled, quantities, phase)
+
+    def eval(self, phase: str = "prefill", *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
+             ops: bool = False) -> Result:
+        """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
+        scenario = Scenario(B=B, S=S, P=(1 if phase == "decode" else 8192) if P is None else P, G=G)
+        report = evaluate(self.compiled, phase, scenario)
+        return Result(report, by_op(self.compiled, phase, scenario) if ops else None)
+
+    def compare(self, *others: Model | str | Path, table: str = "summary", phase: str = "prefill",
+                B: int = 1, S: int = 0, P: int = 8192, G: int = 1) -> Table:
+        """This model beside others (models, spec paths or texts), one row each; `table` is `summary` or
+        one of the chapter's tables (architecture, params, prefill, long-context, request)."""
+        from archcost.compiler.render.chapter import CHAPTER_TABLES, chapter_table
+
+        models = [self] + [m if isinstance(m, Model) else load(m) for m in others]
+        if table == "summary":
+            scenario = Scenario(B=B, S=S, P=P, G=G)
+            return Table(tables.summary_table([evaluate(m.compiled, phase, scenario) for m in models]))
+        if table not in (*CHAPTER_TABLES, "params"):
+            raise ArchError([Diagnostic(code="E401", message=f"table `{table}`: one of summary, params, "
+                                                             + ", ".join(CHAPTER_TABLES))])
+        return Table(chapter_table(table, [m.compiled for m in models]))
+
+    def diagram(self) -> Diagram:
+        """The computation graph: blocks as clusters, stacks with their multiplicity."""
+        from archcost.compiler.render import dot
+
+        return Diagram(dot.to_dot(self.compiled))
+
+
+@dataclass
+class Formula:
+    """Closed forms; `str()` is the CLI's text, Jupyter shows LaTeX."""
+
+    compiled: pipeline.Compiled
+    quantities: list[str]
+    phase: str
+
+    def __str__(self) -> str:
+        return formula_render.render(self.compiled, self.quantities, self.phase)
+
+    def latex(self) -> str:
+        return formula_render.latex(self.compiled, self.quantities, self.phase)
+
+    def markdown(self) -> str:
+        return formula_render.markdown(self.compiled, self.quantities, self.phase)
+
+    def expressions(self) -> dict:
+        """{field: sympy expression} for the chosen quantities."""
+        return {name: expr for q in self.quantities
+                for name, _, expr in formula_render.formulas(self.compiled, q, self.phase)}
+
+    def _repr_latex_(self) -> str:
+        return "$$" + self.latex() + "$$"
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+
+@dataclass
+class Result:
+    """One evaluation: index it by quantity (`result["flops_matrix"]`), or print it as a table."""
+
+    report: object
+    ops: list | None = None
+
+    def __getitem__(self, key: str):
+        return self.to_dict()[key]
+
+    def to_dict(self) -> dict:
+        data = self.report.model_dump(exclude_none=True)
+        if self.ops is not None:
+            data["by_op"] = [op.model_dump() for op in self.ops]
+        return data
+
+    def json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    def table(self) -> Table:
+        return Table(tables.report_table(self.report))
+
+    def csv(self) -> str:
+        return tables.report_table(self.report, plain=True).csv()
+
+    def markdown(self) -> str:
+        return self.table().markdown()
+
+    def __str__(self) -> str:
+        return tables.report_text(self.report)
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+
+@dataclass
+class Table:
+    """A table of rows; text, Markdown (Jupyter's view) or CSV."""
+
+    table: _Table = field(repr=False)
+
+    def text(self) -> str:
+        return self.table.text()
+
+    def markdown(self) -> str:
+        return self.table.markdown()
+
+    def csv(self) -> str:
+        return self.table.csv()
+
+    def rows(self) -> list[dict[str, str]]:
+        return [dict(zip(self.table.header, row, strict=True)) for row in self.table.rows]
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+
+@dataclass
+class Diagram:
+    """The graph as DOT; Jupyter shows it as SVG, laid out by the Graphviz bundled with pygraphviz."""
+
+    dot: str
+
+    def svg(self) -> str:
+        import pygraphviz
+
+        from archcost.compiler.render.dot import _native_stderr_filtered
+
+        with _native_stderr_filtered("Fontconfig warning"):
+            return pygraphviz.AGraph(string=self.dot).draw(format="svg", prog="dot").decode("utf-8")
+
+    def save(self, path: str | Path) -> Path:
+        """Write .dot, .svg or .png (atomically, as the CLI does)."""
+        from archcost.compiler.render.files import atomic_write
+
+        target = Path(path)
+        suffix = target.suffix.lower()
+        if suffix == ".dot":
+            atomic_write(target, lambda tmp: tmp.write_text(self.dot))
+        elif suffix == ".svg":
+            atomic_write(target, lambda tmp: tmp.write_text(self.svg()))
+        elif suffix == ".png":
+            import pygraphviz
+
+            atomic_write(target, lambda tmp: pygraphviz.AGraph(string=self.dot).draw(str(tmp), format="png",
+                                                                                     prog="dot"))
+        else:
+            raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{target}`: use .dot, .svg or .png")])
+        return target
+
+    def __str__(self) -> str:
+        return self.dot
+
+    def _repr_svg_(self) -> str:
+        return self.svg()

@@ -1,0 +1,113 @@
+"""The Python API as a notebook uses it: load, formula, eval, compare, diagram, and the rich reprs
+Jupyter calls (`_repr_svg_`, `_repr_latex_`, `_repr_markdown_`), checked to be well formed."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import archcost
+from helpers import ROOT, compiled
+
+QWEN = ROOT / "specs" / "qwen3-8b.arch"
+
+
+@pytest.fixture(scope="module")
+def qwen():
+    return archcost.load(QWEN)
+
+
+def test_eval_numbers_are_the_compilers(qwen):
+    """Seed 002 §2.1.2: 8,190,735,360 parameters and 133.59 TFLOPs to prefill 8K."""
+    result = qwen.eval("prefill", P=8192)
+    assert result["params"] == 8_190_735_360
+    assert round(result["flops_matrix"] / 1e12, 2) == 133.59
+    assert result.to_dict() == archcost.load(QWEN.read_text()).eval("prefill", P=8192).to_dict()
+    assert qwen.eval("decode", S=8191, ops=True)["by_op"][0]["op"] == "embedding.table"
+
+
+def test_markdown_reprs_are_tables(qwen):
+    for markdown in (qwen._repr_markdown_(), qwen.eval("decode")._repr_markdown_(),
+                     qwen.compare(ROOT / "specs" / "llama-3.1-8b.arch")._repr_markdown_()):
+        lines = markdown.splitlines()
+        header = next(i for i, line in enumerate(lines) if line.startswith("| "))
+        assert re.fullmatch(r"\|(---:?\|)+", lines[header + 1])
+        widths = {line.count("|") for line in lines[header:] if line.startswith("|")}
+        assert len(widths) == 1  # every row has the header's columns
+
+
+def test_compare_chapter_table(qwen):
+    table = qwen.compare(ROOT / "specs" / "qwen3.6-35b-a3b.arch", table="prefill")
+    assert [row["model"] for row in table.rows()] == ["Qwen3-8B", "Qwen3.6-35B-A3B"]
+    assert table.csv().startswith("model,")
+
+
+def test_latex_repr_is_well_formed(qwen):
+    latex = qwen.formula("F", phase="decode")._repr_latex_()
+    assert latex.startswith("$$\\begin{align*}") and latex.endswith("\\end{align*}$$")
+    depth = 0
+    for char in latex:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        assert depth >= 0
+    assert depth == 0
+    assert "\\mathrm{flops\\_matrix} &= 65536 \\cdot B" in latex
+    assert "$$" in qwen.formula()._repr_markdown_()
+
+
+def test_formula_expressions_keep_symbols():
+    kept = archcost.load(QWEN).formula("M", keep=["d"]).expressions()
+    assert "d" in {str(s) for s in kept["params"].free_symbols}
+
+
+def test_svg_repr_is_well_formed_svg(qwen):
+    svg = qwen.diagram()._repr_svg_()
+    root = ET.fromstring(svg.encode())
+    assert root.tag.endswith("svg")
+    texts = [t.text for t in root.iter() if t.tag.endswith("text")]
+    assert "Qwen3-8B" in texts and "layers ×36" in texts and "attn: gqa" in texts  # the graph, drawn
+
+
+def test_diagram_saves_like_the_cli(qwen, tmp_path):
+    assert qwen.diagram().save(tmp_path / "g.dot").read_text() == qwen.diagram().dot
+    assert (qwen.diagram().save(tmp_path / "g.svg")).read_text().lstrip().startswith("<?xml")
+    with pytest.raises(archcost.ArchError):
+        qwen.diagram().save(tmp_path / "g.pdf")
+
+
+def test_load_a_config_json():
+    model = archcost.load(ROOT / "tests" / "configs" / "qwen3-8b.json", name="Qwen3-8B")
+    assert model.name == "Qwen3-8B" and model.eval("decode")["params"] == 8_190_735_360
+
+
+def test_options_and_ledgers():
+    expanded = archcost.load(ROOT / "specs" / "deepseek-v3.arch", options={"mla_cache": "expanded"})
+    latent = archcost.load(ROOT / "specs" / "deepseek-v3.arch")
+    assert expanded.eval("decode")["kv_bytes_per_token"] > latent.eval("decode")["kv_bytes_per_token"]
+    assert archcost.load(QWEN, ledger="kipply").options.attention == "half_rectangle"
+
+
+@pytest.mark.parametrize("source,code", [("no/such/spec.arch", "E101"), ('model "M" { d = }', "E100")])
+def test_bad_input_is_an_arch_error(source, code):
+    with pytest.raises(archcost.ArchError) as caught:
+        archcost.load(source)
+    assert caught.value.codes == [code]
+
+
+def test_readme_example_runs(monkeypatch):
+    """The README's Python example, executed as written (from the repository root)."""
+    monkeypatch.chdir(ROOT)
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+
+
+def test_same_numbers_as_the_pipeline(qwen):
+    from archcost.compiler.evaluate import evaluate
+    from archcost.compiler.scenario import Scenario
+
+    assert qwen.eval("request", P=512, G=64).to_dict() == \
+        evaluate(compiled("qwen3-8b"), "request", Scenario(P=512, G=64)).model_dump(exclude_none=True)
