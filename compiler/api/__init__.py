@@ -65,7 +65,7 @@ class _Source:
     path: Path | None
     allow_outside: bool = False
 
-    def compile(self, options: Options, keep: frozenset[str] = frozenset()) -> pipeline.Compiled:
+    def build(self, options: Options, keep: frozenset[str] = frozenset()) -> pipeline.Compiled:
         if self.path is not None:
             return pipeline.compile_file(self.path, options, keep, self.allow_outside)
         return pipeline.compile_text(self.text, options, keep)
@@ -77,7 +77,7 @@ class Model:
     def __init__(self, source: _Source, options: Options):
         self._source = source
         self.options = options
-        self.compiled = source.compile(options)
+        self.compiled = source.build(options)
 
     @property
     def name(self) -> str:
@@ -96,7 +96,7 @@ class Model:
         wrong = [q for q in quantities if q not in QUANTITIES]
         if wrong:
             raise ArchError([Diagnostic(code="E401", message=f"quantity `{wrong[0]}`: use M, F or R")])
-        compiled = self._source.compile(self.options, frozenset(keep)) if keep else self.compiled
+        compiled = self._source.build(self.options, frozenset(keep)) if keep else self.compiled
         return Formula(compiled, quantities, phase)
 
     def eval(self, phase: str = "prefill", *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
