@@ -112,23 +112,24 @@ class _Layout:
         self.lines = lines or []
 
     # comments ------------------------------------------------------------------------------------
-    def _before(self, line: int | None, depth: int) -> list[str]:
-        """Own-line comments above source line `line`, with one blank line kept before a paragraph."""
-        if line is None:
-            return []
+    def _notes_above(self, line: int, depth: int) -> list[str]:
+        """The own-line comments before source line `line`; a blank line above one is kept as one."""
         out = []
         while self.pending and self.pending[0].line < line:
             note = self.pending.pop(0)
-            if self._blank_above(note.line) and out is not None:
+            if self._blank_above(note.line):
                 out.append("")
             out.append(INDENT * depth + note.text)
-        if self._blank_above(line) and (not out or out[-1] != ""):
-            if not out or self._gap_after_comments(out, line):
-                out.append("")
         return out
 
-    def _gap_after_comments(self, out: list[str], line: int) -> bool:
-        return bool(out) and out[-1] != ""
+    def _before(self, line: int | None, depth: int) -> list[str]:
+        """What goes above a statement: its comments, and one blank line if the source had one."""
+        if line is None:
+            return []
+        out = self._notes_above(line, depth)
+        if self._blank_above(line) and (not out or out[-1] != ""):
+            out.append("")
+        return out
 
     def _blank_above(self, line: int) -> bool:
         return 1 < line <= len(self.lines) + 1 and not self.lines[line - 2].strip()
@@ -138,21 +139,22 @@ class _Layout:
             return "  " + self.pending.pop(0).text
         return ""
 
-    def _opening(self, line: int | None, body: list) -> str:
-        """The comment ending a `{` line, unless a statement of the body shares that line (it is its)."""
-        return "" if body and _line(body[0]) == line else self._trailing(line)
+    def _opening(self, first: int | None, body: list, last: int | None) -> str:
+        """The comment ending a `{` header (which may be wrapped over several lines), unless a statement
+        of the body shares its line (then the comment is that statement's)."""
+        if first is None:
+            return ""
+        end = _line(body[0]) - 1 if body else (last - 1 if last is not None and last > first else first)
+        for index, note in enumerate(self.pending):
+            if note.line > end:
+                break
+            if note.line >= first and note.trailing:
+                return "  " + self.pending.pop(index).text
+        return ""
 
     def _close(self, line: int | None, depth: int) -> list[str]:
         """Comments left inside a body before its closing brace."""
-        if line is None:
-            return []
-        out = []
-        while self.pending and self.pending[0].line < line:
-            note = self.pending.pop(0)
-            if self._blank_above(note.line) and out:
-                out.append("")
-            out.append(INDENT * (depth + 1) + note.text)
-        return out
+        return [] if line is None else _drop_leading_blank(self._notes_above(line, depth + 1))
 
     # statements ----------------------------------------------------------------------------------
     def body(self, body: list[ast.Stmt], depth: int, end: int | None) -> list[str]:
@@ -181,20 +183,21 @@ class _Layout:
             case ast.Replay():
                 return [f"{pad}replay {format_expr(stmt.tail)}{self._trailing(last)}"]
             case ast.Select():
-                lines = [f"{pad}select {{{self._opening(first, stmt.arms)}"]
+                lines = [f"{pad}select {{{self._opening(first, stmt.arms, last)}"]
                 for index, arm in enumerate(stmt.arms):
                     lead = self._before(_line(arm), depth + 1)
                     lines += _drop_leading_blank(lead) if index == 0 else lead
-                    lines.append(f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{{self._opening(_line(arm), arm.body)}")
+                    note = self._opening(_line(arm), arm.body, _end(arm))
+                    lines.append(f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{{note}")
                     lines += self.body(arm.body, depth + 1, _end(arm))
                     lines.append(f"{pad}{INDENT}}}{self._trailing(_end(arm))}")
                 return [*lines, *self._close(last, depth), f"{pad}}}{self._trailing(last)}"]
             case ast.Repeat():
                 label = f" as {stmt.label}" if stmt.label else ""
-                head = f"{pad}repeat {format_expr(stmt.count)}{label} {{{self._opening(first, stmt.body)}"
+                head = f"{pad}repeat {format_expr(stmt.count)}{label} {{{self._opening(first, stmt.body, last)}"
                 return [head, *self.body(stmt.body, depth, last), f"{pad}}}{self._trailing(last)}"]
             case ast.If():
-                lines = [f"{pad}if {format_expr(stmt.condition)} {{{self._opening(first, stmt.body)}"]
+                lines = [f"{pad}if {format_expr(stmt.condition)} {{{self._opening(first, stmt.body, last)}"]
                 if stmt.orelse:
                     split = _line(stmt.orelse[0])
                     lines += self.body(stmt.body, depth, split)
@@ -242,10 +245,11 @@ class _Layout:
                                   self._trailing(last), align=True)
             case ast.BlockDef():
                 params = [p.name if p.default is None else f"{p.name} = {format_expr(p.default)}" for p in item.params]
-                head = _wrap_args(f"block {item.name}(", params, ") {", self._opening(first, item.body), align=True)
+                note = self._opening(first, item.body, last)
+                head = _wrap_args(f"block {item.name}(", params, ") {", note, align=True)
                 return [*head, *self.body(item.body, 0, last), "}" + self._trailing(last)]
             case ast.ModelDef():
-                return [f'model "{item.name}" {{{self._opening(first, item.body)}', *self.body(item.body, 0, last),
+                return [f'model "{item.name}" {{{self._opening(first, item.body, last)}', *self.body(item.body, 0, last),
                         "}" + self._trailing(last)]
         raise AssertionError(item)
 

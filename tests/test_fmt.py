@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -80,7 +81,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=int(os.environ.get("ARCHCOST_FMT_EXAMPLES", "150")), deadline=None)
 @given(path=st.sampled_from(SOURCES), data=st.data())
 def test_comments_anywhere_survive(path, data):
     """Comments dropped on random lines of a real source, alone or after code, blank lines between:
