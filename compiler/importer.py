@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from archcost.dsl.errors import ArchError, Diagnostic, Span
+from archcost.dsl.printer import canonical
 
 # Fields no cost depends on, for every model type.
 NEUTRAL = frozenset({
@@ -232,7 +234,8 @@ def _render(draft: Draft, title: str, config: Config) -> str:
     dtype = _precision(config)
     title = re.sub(r'["\\\x00-\x1f\x7f]', "", title).strip() or "imported"  # a name a spec string can hold
     source = f"imported from {Path(config.file).name} (model_type {config.values['model_type']})"
-    out = [f"# {title}: {source} by `archcost import`.", *draft.header]
+    notes = [f"{title}: {source} by `archcost import`.", *(line.removeprefix("# ") for line in draft.header)]
+    out = [f"# {line}" for note in notes for line in textwrap.wrap(note, 100)]
     out += [f"use {use}" for use in draft.uses]
     out += ["", f'model "{title}" {{']
     out += [f"  {line}" for line in draft.bindings]
@@ -241,7 +244,7 @@ def _render(draft: Draft, title: str, config: Config) -> str:
     out += [f"  {line}" for line in _stack(draft.layers)]
     out += [f"  {line}" for line in draft.after]
     out += ["}", ""]
-    return "\n".join(out)
+    return canonical("\n".join(out))  # wrapped and laid out as `archcost fmt` would
 
 
 def _precision(config: Config) -> str:
@@ -260,10 +263,9 @@ def _stack(layers: list[Layer]) -> list[str]:
                   if count % p == 0 and all(layers[i] == layers[i % p] for i in range(count)))
     if period == 1:
         return _repeat(count, "layers", layers[0].lines)
-    runs = _runs(layers[:period])
+    body = [line for kind, run, size in _named(_runs(layers[:period])) for line in _repeat(size, kind, run.lines)]
     if period == count:
-        return [line for kind, run, size in _named(runs) for line in _repeat(size, kind, run.lines)]
-    body = [line for kind, run, size in _named(runs) for line in _repeat(size, kind, run.lines)]
+        return body
     return [f"repeat {count // period} as groups {{", *[f"  {line}" for line in body], "}"]
 
 
@@ -288,8 +290,9 @@ def _named(runs: list[tuple[Layer, int]]) -> list[tuple[str, Layer, int]]:
 
 
 def _repeat(size: int, kind: str, lines: tuple[str, ...]) -> list[str]:
-    if size == 1:
-        return list(lines)
+    if size == 1:  # a single layer beside other kinds: its labels carry its kind (full_attn, sliding_ffn)
+        prefix = kind.removesuffix("_layers")
+        return [re.sub(r" as (\w+)$", rf" as {prefix}_\1", line) for line in lines]
     return [f"repeat {number(size)} as {kind} {{", *[f"  {line}" for line in lines], "}"]
 
 
