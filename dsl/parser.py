@@ -193,7 +193,15 @@ MAX_STATEMENTS = 100_000   # lines that could each hold a statement
 
 
 def parse(text: str, file: str = "<text>") -> ast.Module:
-    """Parse one file's text; raise ArchError (E100) at the first syntax error, E106 for hostile sizes."""
+    """Parse one file's text; raise ArchError (E100) at the first syntax error, E106 for hostile sizes.
+
+    Trees are immutable, so the same text under the same name is parsed once per process: a spec's
+    stdlib files and the prelude are not parsed again for every spec (`compare`, the API, the tests)."""
+    return _parse(text, file)
+
+
+@lru_cache(maxsize=128)
+def _parse(text: str, file: str) -> ast.Module:
     _check_shape(text, file)
     try:
         tree = _parser().parse(text)
