@@ -13,6 +13,12 @@ from archcost.dsl.printer import format_expr
 from .expr import to_sympy
 from .ops import Arg, OpSpec
 from .scope import Scope
+from .symbols import SCENARIO
+
+REQUEST_SYMBOLS = frozenset(SCENARIO.values())
+# Costs are polynomials of low degree in the request (N_pair ~ P², a request's decodes add one): an
+# argument growing faster is a typo, and summing it over decodes would take sympy minutes.
+MAX_REQUEST_DEGREE = 4
 
 FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
 OP_WIDE_ARGS = ("component", "replay")  # accepted by every op: its class; replay = false runs on every position
@@ -116,11 +122,33 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
 def _number(value, expr, scope: Scope) -> sp.Expr:
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
         raise scope.env.problem("E211", f"expected a number, got `{value}`", expr.span)
+    if request_degree(value) > MAX_REQUEST_DEGREE:
+        raise scope.env.problem("E211", f"`{format_expr(expr)}` grows like a power above {MAX_REQUEST_DEGREE} of "
+                                "the request sizes; costs here are low-degree polynomials in B, S, P, G", expr.span)
     return value
+
+
+def request_degree(value: sp.Expr) -> int:
+    """An upper bound on the degree of `value` in the request symbols, read off its tree in one walk."""
+    if value in REQUEST_SYMBOLS:
+        return 1
+    if not value.free_symbols & REQUEST_SYMBOLS:
+        return 0
+    parts = [request_degree(arg) for arg in value.args]
+    if isinstance(value, sp.Mul):
+        return sum(parts)
+    if isinstance(value, sp.Pow):
+        exponent = value.exp
+        return parts[0] * int(abs(exponent)) if exponent.is_number and exponent.is_finite else MAX_REQUEST_DEGREE + 1
+    return max(parts, default=0)
 
 
 def _dimension(value, expr, scope: Scope) -> sp.Expr:
     value = _number(value, expr, scope)
+    if value.free_symbols & REQUEST_SYMBOLS:
+        names = ", ".join(sorted(str(s) for s in value.free_symbols & REQUEST_SYMBOLS))
+        raise scope.env.problem("E301", f"dimension `{format_expr(expr)}` depends on the request ({names}); "
+                                "sizes of the architecture are fixed", expr.span)
     if value.is_number and not value > 0:
         raise scope.env.problem("E301", f"dimension `{format_expr(expr)}` is {value}; sizes must be positive",
                                 expr.span)

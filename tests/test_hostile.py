@@ -223,3 +223,21 @@ def test_symbolic_exponent_is_refused_before_it_can_hang():
     with pytest.raises(ArchError) as caught:
         compile_text(text)
     assert caught.value.codes == ["E211"] and "exponent must be a number" in caught.value.diagnostics[0].message
+
+
+def test_request_sizes_in_dimensions_are_refused():
+    """Found by the fuzzer: `head_dim = H^40` in Qwen3.6 compiled, then summing a request's decodes
+    asked sympy's assumptions about a degree-80 polynomial under min/max for minutes. Architecture
+    sizes cannot depend on the request (E301), and no argument may grow faster than a low power of it."""
+    for line, code, words in [("linear up: 8 -> H", "E301", "depends on the request (H)"),
+                              ("linear up: 8 -> 8, rows = B * H^4", "E211", "grows like a power above 4"),
+                              ("elementwise e: width = 8, flops = (S + P)^2 * G^2 * B", "E211", "power above 4")]:
+        with pytest.raises(ArchError) as caught:
+            compile_text(f'model "M" {{\n  lookup embed: 10 -> 8\n  {line}\n}}\n')
+        assert caught.value.codes == [code] and words in caught.value.diagnostics[0].message
+    allowed = compile_text('model "M" {\n  lookup embed: 10 -> 8\n  linear up: 8 -> 8, rows = B * H\n}\n')
+    assert evaluate(allowed, "request", Scenario(P=4, G=3)).flops_matrix > 0
+    spec = (ROOT / "tests" / "fuzz_corpus" / "fixed-hang-request-power-head-dim.arch").read_text()
+    with pytest.raises(ArchError) as caught:
+        compile_text(spec, base=ROOT / "specs")
+    assert "E211" in caught.value.codes  # with the errors that follow from it (E207, E300, E303)
