@@ -41,6 +41,7 @@ NEUTRAL = frozenset({
 
 DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 MAX_LAYERS = 10_000  # the deepest published decoders have a few hundred; more is a typo, refused cheaply
+MAX_SIZE = 10**12    # no width, head count or vocabulary comes near; larger is a typo, refused at its field
 
 
 @dataclass
@@ -68,8 +69,9 @@ class Config:
 
     def integer(self, name: str, default=None, *aliases: str) -> int:
         value = self.get(name, default, *aliases) if default is not None else self.require(name, *aliases)
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.error("E503", f"`{name}` must be a positive integer, not {json.dumps(value)}", name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
+            raise self.error("E503", f"`{name}` must be a positive integer up to {MAX_SIZE:.0e}, not "
+                                     f"{json.dumps(value)}", name)
         return value
 
     def layers(self) -> int:
@@ -83,8 +85,9 @@ class Config:
         """A non-negative integer (0 allowed: no shared experts, no dense layers)."""
         value = self.get(name, default, *aliases)
         value = default if value is None else value
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.error("E503", f"`{name}` must be 0 or a positive integer, not {json.dumps(value)}", name)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
+            raise self.error("E503", f"`{name}` must be 0 or a positive integer up to {MAX_SIZE:.0e}, not "
+                                     f"{json.dumps(value)}", name)
         return value
 
     def flag(self, name: str, default: bool) -> bool:
@@ -361,12 +364,7 @@ def _window(config: Config, switch: str | None) -> int | None:
             return None
         raise config.error("E503", f"`{switch}` = true (sliding window in the lower layers only) is not supported",
                            switch)
-    if window is None:
-        return None
-    if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
-        raise config.error("E503", f"`sliding_window` must be null or a positive integer, not {json.dumps(window)}",
-                           "sliding_window")
-    return window
+    return None if window is None else config.integer("sliding_window")
 
 
 def _dense_family(config: Config, qkv_bias_field: str | None, o_bias_field: bool, qkv_always_bias: bool,

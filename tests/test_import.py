@@ -144,7 +144,8 @@ def test_cli_writes_a_spec_that_checks(tmp_path, capsys):
 
 
 # Configs from anywhere: any field of a real config replaced by any JSON value, dropped, or joined by an
-# unknown one. The import either gives a spec that compiles and evaluates, or a located ArchError.
+# unknown one. The import either refuses it at a line of the config, or writes a spec that compiles
+# and evaluates.
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -172,7 +173,19 @@ def test_hostile_configs_never_escape(base, data):
     else:
         config[key] = data.draw(JSON_VALUES)
     try:
-        compiled_spec = compile_text(import_config(parse_config(json.dumps(config, indent=1))))
-        evaluate(compiled_spec, "request", Scenario(P=16, G=4))
-    except ArchError as error:
-        assert error.diagnostics and error.render()
+        text = import_config(parse_config(json.dumps(config, indent=1), "config.json"))
+    except ArchError as error:  # refused: at a line of the config itself
+        assert all(d.span is None or d.span.file == "config.json" for d in error.diagnostics), error.render()
+        return
+    # accepted: the spec it wrote compiles and evaluates (an error here would point at text nobody wrote)
+    evaluate(compile_text(text), "request", Scenario(P=16, G=4))
+
+
+def test_absurd_sizes_are_refused_at_their_field():
+    """A 51-digit hidden size would reach the spec and be refused there (E211, pointing at text the
+    user never wrote); the importer refuses it at the config's own line."""
+    for field in ("hidden_size", "vocab_size", "sliding_window"):
+        config = small("mistral", **{field: 10**50})
+        with pytest.raises(ArchError) as caught:
+            import_config(parse_config(json.dumps(config, indent=2), "config.json"))
+        assert caught.value.codes == ["E503"] and caught.value.diagnostics[0].source_line.strip().startswith(f'"{field}"')
