@@ -188,8 +188,12 @@ DETERMINISM_SCRIPT = """
 import sys
 from archcost.compiler.cli import main
 for spec in sys.argv[1:]:
-    for command in (["formula", spec], ["eval", spec, "--phase", "request", "--P", "128", "--G", "4", "--json"],
-                    ["diagram", spec, "-o", "-"], ["check", spec, "--emit", "graph"]):
+    if spec.endswith(".json"):
+        commands = (["import", spec],)
+    else:
+        commands = (["formula", spec], ["eval", spec, "--phase", "request", "--P", "128", "--G", "4", "--json"],
+                    ["diagram", spec, "-o", "-"], ["check", spec, "--emit", "graph"], ["fmt", spec])
+    for command in commands:
         print("==", *command, flush=True)
         assert main(command) == 0, command
 """
@@ -197,13 +201,15 @@ for spec in sys.argv[1:]:
 
 def test_every_spec_gives_byte_identical_outputs_across_runs_and_hash_seeds():
     specs = [os.path.relpath(p, ROOT) for p in sorted(SPECS.glob("*.arch"))]
+    specs += [os.path.relpath(p, ROOT) for p in sorted((ROOT / "tests" / "configs").glob("*.json"))]
     runs = [subprocess.Popen([sys.executable, "-c", DETERMINISM_SCRIPT, *specs], cwd=ROOT, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              env={**os.environ, "PYTHONHASHSEED": seed}) for seed in ("0", "0", "12345")]
     outputs = [run.communicate() for run in runs]
     for run, (out, err) in zip(runs, outputs):
         assert run.returncode == 0, err
-    assert outputs[0][0].count("== diagram") == len(specs) and "digraph" in outputs[0][0]
+    assert outputs[0][0].count("== diagram") + outputs[0][0].count("== import") == len(specs)
+    assert "digraph" in outputs[0][0]
     assert outputs[0][0] == outputs[1][0], "two runs with the same hash seed differ"
     assert outputs[0][0] == outputs[2][0], "hash seeds 0 and 12345 give different outputs"
 
