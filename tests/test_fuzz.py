@@ -43,6 +43,17 @@ def test_mutations_never_escape():
     assert tally.accepted > CI_MUTATIONS // 10 and tally.rejected > CI_MUTATIONS // 10, tally[:3]
 
 
+def test_config_mutations_never_escape():
+    """config.json files from anywhere: refused at a line of the config, or imported into a spec that
+    compiles and evaluates (the same harness as `tools/fuzz.py --target configs`)."""
+    for name, text in fuzz.config_seeds():
+        assert fuzz.run_config(text) == fuzz.ACCEPTED, name
+    tally = fuzz.campaign(seed=20261129, workers=2, count=2_000, target="configs")
+    assert not tally.escapes, "\n".join(f"--- mutation of {name}:\n{text}\n{failure}"
+                                         for name, text, failure in tally.escapes[:3])
+    assert tally.accepted > 200 and tally.rejected > 200, tally[:3]
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from(SEEDS), rng=st.randoms(use_true_random=False))
 def test_mutations_never_escape_shrinking(seed, rng):

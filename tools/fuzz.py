@@ -1,15 +1,17 @@
-"""Mutation fuzzing: specs and stdlib blocks with tokens deleted, doubled, swapped or replaced.
+"""Mutation fuzzing: specs and stdlib blocks with tokens deleted, doubled, swapped or replaced, or
+(`--target configs`) Hugging Face config.json files with fields replaced, dropped or invented.
 
-The only exception allowed out of the public API is the DSL error (ArchError). Run it for as long
-as you like; inputs that escaped, and a sample of those that reached evaluation, land in
-tests/fuzz_corpus/:
+The only exception allowed out of the public API is the DSL error (ArchError); an imported config is
+refused at a line of the config, or gives a spec that compiles and evaluates. Run it for as long as
+you like; inputs that escaped, and a sample of those that reached evaluation, land in tests/fuzz_corpus/:
 
-    .venv/bin/python tools/fuzz.py --minutes 10 [--seed 1] [--workers 2]
+    .venv/bin/python tools/fuzz.py --minutes 10 [--target specs|configs] [--seed 1] [--workers 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import random
 import re
@@ -121,6 +123,71 @@ def run_one(text: str) -> str | None:
     return ACCEPTED
 
 
+def config_seeds() -> list[tuple[str, str]]:
+    """(name, text) of the public and the tiny config.json files of tests/configs/."""
+    return [(p.name, p.read_text()) for p in sorted((ROOT / "tests" / "configs").rglob("*.json"))]
+
+
+ODD_VALUES = [0, -1, 1, 2, 3, 7, 1.5, 0.25, 10**40, 2**62, "", "x", "silu", "full_attention", None, True, False,
+              [], {}, [1, 2], ["sliding_attention"], {"quant_method": "fp8"}, {"partial_rotary_factor": 3}]
+
+
+def mutate_config(text: str, rng: random.Random) -> str:
+    """One to three edits of a config: a value replaced by an odd one or another field's, a field
+    dropped or invented, a list entry changed; one input in ten is cut or spliced as raw text."""
+    if rng.random() < 0.1:
+        cut = rng.randrange(len(text) + 1)
+        return text[:cut] + rng.choice(["", ",", "}", "[", '"', "1e999", "NaN"]) + text[cut + rng.randrange(3):]
+    config = json.loads(text)
+    odd = lambda: json.loads(json.dumps(rng.choice(ODD_VALUES)))  # a fresh copy, never shared  # noqa: E731
+    for _ in range(rng.randint(1, 3)):
+        keys = sorted(config)
+        action = rng.random()
+        key = rng.choice(keys) if keys else "model_type"
+        if action < 0.55:
+            config[key] = odd() if rng.random() < 0.7 else json.loads(json.dumps(config.get(rng.choice(keys))))
+        elif action < 0.7:
+            config.pop(key, None)
+        elif action < 0.8:
+            config[rng.choice(["sliding_window_pattern", "n_routed_experts", "layer_types", "head_dim",
+                               "use_sliding_window", "zz_unknown"])] = odd()
+        elif isinstance(config.get(key), list) and config[key]:
+            config[key][rng.randrange(len(config[key]))] = odd()
+        else:
+            config["model_type"] = rng.choice(["llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe",
+                                               "deepseek_v3", "gemma2", "opt", "qwen3_next", "bert"])
+    return json.dumps(config, indent=2)
+
+
+def run_config(text: str) -> str | None:
+    """As run_one, for a config.json: refused at a line of the config, or imported into a spec that
+    compiles and evaluates; anything else is an escape."""
+    from archcost.compiler.evaluate import evaluate
+    from archcost.compiler.importer import import_config, parse_config
+    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.scenario import Scenario
+    from archcost.dsl.errors import ArchError
+
+    try:
+        spec = import_config(parse_config(text, "config.json"))
+    except ArchError as error:
+        if all(d.span is None or d.span.file == "config.json" for d in error.diagnostics):
+            return None
+        return "refused at a place that is not the config:\n" + error.render()
+    except Exception:  # noqa: BLE001
+        return traceback.format_exc()
+    try:
+        model = compile_text(spec, name="<imported>")
+        evaluate(model, "decode", Scenario(B=2, S=100))
+        evaluate(model, "request", Scenario(P=5, G=3))
+    except Exception:  # noqa: BLE001 - an imported spec that does not compile is the importer's bug
+        return traceback.format_exc() + "\nspec:\n" + spec
+    return ACCEPTED
+
+
+TARGETS = {"specs": (seeds, mutate, run_one), "configs": (config_seeds, mutate_config, run_config)}
+
+
 class Tally(NamedTuple):
     """What a fuzz campaign saw: inputs tried, how many compiled and evaluated, how many were
     rejected with an ArchError, the escapes (name, input, traceback) and a few accepted mutants."""
@@ -144,18 +211,19 @@ def _alarm(signum, frame):
     raise Hang()
 
 
-def _work(arguments: tuple[int, int | None, float | None]) -> Tally:
-    seed, count, deadline = arguments
-    rng, corpus = random.Random(seed), seeds()
+def _work(arguments: tuple[int, int | None, float | None, str]) -> Tally:
+    seed, count, deadline, target = arguments
+    make_seeds, mutate_one, run = TARGETS[target]
+    rng, corpus = random.Random(seed), make_seeds()
     done = accepted = rejected = 0
     escapes, kept = [], []
     signal.signal(signal.SIGALRM, _alarm)
     while (count is None or done < count) and (deadline is None or time.time() < deadline):
         name, text = rng.choice(corpus)
-        mutated = mutate(text, rng)
+        mutated = mutate_one(text, rng)
         signal.alarm(HANG_SECONDS)
         try:
-            outcome = run_one(mutated)
+            outcome = run(mutated)
         except Hang:
             outcome = f"hang: still running after {HANG_SECONDS} s"
         finally:
@@ -172,14 +240,15 @@ def _work(arguments: tuple[int, int | None, float | None]) -> Tally:
     return Tally(done, accepted, rejected, escapes, kept)
 
 
-def campaign(seed: int, workers: int, count: int | None = None, minutes: float | None = None) -> Tally:
+def campaign(seed: int, workers: int, count: int | None = None, minutes: float | None = None,
+             target: str = "specs") -> Tally:
     """Mutate and run inputs in `workers` processes, `count` in all or for `minutes`; seeded, so a
     count-bounded campaign is the same inputs every time."""
     deadline = time.time() + minutes * 60 if minutes is not None else None
     shares = [None] * workers if count is None else [count // workers + (i < count % workers) for i in range(workers)]
     # fork, so workers inherit this module even when it was loaded from a path (as the tests do)
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        parts = pool.map(_work, [(seed + i, share, deadline) for i, share in enumerate(shares)])
+        parts = pool.map(_work, [(seed + i, share, deadline, target) for i, share in enumerate(shares)])
     return Tally(*(sum(part[i] for part in parts) for i in range(3)),
                  [e for part in parts for e in part.escapes], [k for part in parts for k in part.kept])
 
@@ -189,16 +258,19 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--target", choices=tuple(TARGETS), default="specs")
     args = parser.parse_args()
-    tally = campaign(args.seed, args.workers, minutes=args.minutes)
+    tally = campaign(args.seed, args.workers, minutes=args.minutes, target=args.target)
     CORPUS.mkdir(parents=True, exist_ok=True)
+    suffix = ".json" if args.target == "configs" else ".arch"
     for index, (name, text, failure) in enumerate(tally.escapes[:50]):
-        (CORPUS / f"escape-{args.seed}-{index}.arch").write_text(text)
+        (CORPUS / f"escape-{args.seed}-{index}{suffix}").write_text(text)
         print(f"--- escape from a mutation of {name}:\n{failure}", file=sys.stderr)
-    for index, (name, text) in enumerate(tally.kept):
-        stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-        (CORPUS / f"accepted-{args.seed}-{index}-{stem}.arch").write_text(text)
-    print(f"{tally.done:,} inputs in {args.minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
+    if args.target == "specs":  # accepted configs are plentiful and cheap; only spec mutants are kept
+        for index, (name, text) in enumerate(tally.kept):
+            stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+            (CORPUS / f"accepted-{args.seed}-{index}-{stem}.arch").write_text(text)
+    print(f"{tally.done:,} {args.target} in {args.minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
           f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")
     return 1 if tally.escapes else 0
 
