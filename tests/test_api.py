@@ -21,15 +21,15 @@ def qwen():
 
 def test_eval_numbers_are_the_compilers(qwen):
     """Seed 002 §2.1.2: 8,190,735,360 parameters and 133.59 TFLOPs to prefill 8K."""
-    result = qwen.eval("prefill", P=8192)
+    result = qwen.evaluate("prefill", P=8192)
     assert result["params"] == 8_190_735_360
     assert round(result["flops_matrix"] / 1e12, 2) == 133.59
-    assert result.to_dict() == archcost.load(QWEN.read_text()).eval("prefill", P=8192).to_dict()
-    assert qwen.eval("decode", S=8191, ops=True)["by_op"][0]["op"] == "embedding.table"
+    assert result.to_dict() == archcost.load(QWEN.read_text()).evaluate("prefill", P=8192).to_dict()
+    assert qwen.evaluate("decode", S=8191, ops=True)["by_op"][0]["op"] == "embedding.table"
 
 
 def test_markdown_reprs_are_tables(qwen):
-    for markdown in (qwen._repr_markdown_(), qwen.eval("decode")._repr_markdown_(),
+    for markdown in (qwen._repr_markdown_(), qwen.evaluate("decode")._repr_markdown_(),
                      qwen.compare(ROOT / "specs" / "llama-3.1-8b.arch")._repr_markdown_()):
         lines = markdown.splitlines()
         header = next(i for i, line in enumerate(lines) if line.startswith("| "))
@@ -78,13 +78,13 @@ def test_diagram_saves_like_the_cli(qwen, tmp_path):
 
 def test_load_a_config_json():
     model = archcost.load(ROOT / "tests" / "configs" / "qwen3-8b.json", name="Qwen3-8B")
-    assert model.name == "Qwen3-8B" and model.eval("decode")["params"] == 8_190_735_360
+    assert model.name == "Qwen3-8B" and model.evaluate("decode")["params"] == 8_190_735_360
 
 
 def test_options_and_ledgers():
     expanded = archcost.load(ROOT / "specs" / "deepseek-v3.arch", options={"mla_cache": "expanded"})
     latent = archcost.load(ROOT / "specs" / "deepseek-v3.arch")
-    assert expanded.eval("decode")["kv_bytes_per_token"] > latent.eval("decode")["kv_bytes_per_token"]
+    assert expanded.evaluate("decode")["kv_bytes_per_token"] > latent.evaluate("decode")["kv_bytes_per_token"]
     assert archcost.load(QWEN, ledger="kipply").options.attention == "half_rectangle"
 
 
@@ -109,5 +109,11 @@ def test_same_numbers_as_the_pipeline(qwen):
     from archcost.compiler.evaluate import evaluate
     from archcost.compiler.scenario import Scenario
 
-    assert qwen.eval("request", P=512, G=64).to_dict() == \
+    assert qwen.evaluate("request", P=512, G=64).to_dict() == \
         evaluate(compiled("qwen3-8b"), "request", Scenario(P=512, G=64)).model_dump(exclude_none=True)
+
+
+def test_eval_is_the_same_method(qwen):
+    """`Model.eval` (the CLI's word) is `Model.evaluate`; the package never calls a builtin eval."""
+    assert archcost.Model.eval is archcost.Model.evaluate
+    assert qwen.eval("decode").to_dict() == qwen.evaluate("decode").to_dict()

@@ -2,7 +2,7 @@
 
     import archcost
     qwen = archcost.load("specs/qwen3-8b.arch")
-    qwen.eval("prefill", P=8192)["flops_matrix"]        # 133594323353600
+    qwen.evaluate("prefill", P=8192)["flops_matrix"]    # 133594323353600
     qwen.formula("F", phase="decode")                   # renders as LaTeX in Jupyter
     qwen.compare("specs/llama-3.1-8b.arch", P=8192)     # a Markdown table in Jupyter
     qwen.diagram()                                      # an SVG in Jupyter
@@ -72,7 +72,8 @@ class _Source:
 
 
 class Model:
-    """A compiled spec: `formula`, `eval`, `compare`, `diagram`; shows a summary in a notebook."""
+    """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `compare`, `diagram`; shows a summary
+    in a notebook."""
 
     def __init__(self, source: _Source, options: Options):
         self._source = source
@@ -84,10 +85,10 @@ class Model:
         return self.compiled.name
 
     def __repr__(self) -> str:
-        return f"<archcost.Model {self.name!r}: {self.eval('decode')['params']:,} parameters>"
+        return f"<archcost.Model {self.name!r}: {self.evaluate('decode')['params']:,} parameters>"
 
     def _repr_markdown_(self) -> str:
-        return self.eval("decode", S=0).table().markdown()
+        return self.evaluate("decode", S=0).table().markdown()
 
     def formula(self, quantity: str | list[str] | None = None, phase: str = "call",
                 keep: list[str] | tuple[str, ...] = ()) -> Formula:
@@ -99,12 +100,14 @@ class Model:
         compiled = self._source.build(self.options, frozenset(keep)) if keep else self.compiled
         return Formula(compiled, quantities, phase)
 
-    def eval(self, phase: str = "prefill", *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
+    def evaluate(self, phase: str = "prefill", *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
              ops: bool = False) -> Result:
         """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
         scenario = Scenario(B=B, S=S, P=(1 if phase == "decode" else 8192) if P is None else P, G=G)
         report = evaluate(self.compiled, phase, scenario)
         return Result(report, by_op(self.compiled, phase, scenario) if ops else None)
+
+    eval = evaluate  # the CLI's word; no call to the builtin of that name anywhere in the package
 
     def compare(self, *others: Model | str | Path, table: str = "summary", phase: str = "prefill",
                 B: int = 1, S: int = 0, P: int = 8192, G: int = 1) -> Table:
