@@ -480,11 +480,7 @@ def _diagram(args) -> int:
     if str(args.output) == "-":  # DOT on stdout, for a pipe into Graphviz or a diff
         print(dot.to_dot(_compile(args.spec, args)), end="")
         return 0
-    suffix = args.output.suffix.lower()
-    if suffix not in (".dot", ".svg", ".png"):
-        from archcost.dsl.errors import Diagnostic
-
-        raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{args.output}`: use .dot, .svg or .png")])
+    dot.drawable(args.output)  # a wrong suffix is refused before the spec is compiled
     dot.write(_compile(args.spec, args), args.output)
     print(f"wrote {args.output}")
     return 0

@@ -227,31 +227,16 @@ class Diagram:
     dot: str
 
     def svg(self) -> str:
-        import pygraphviz
+        from archcost.compiler.render.dot import render
 
-        from archcost.compiler.render.dot import _native_stderr_filtered
-
-        with _native_stderr_filtered("Fontconfig warning"):
-            return pygraphviz.AGraph(string=self.dot).draw(format="svg", prog="dot").decode("utf-8")
+        return render(self.dot, "svg").decode("utf-8")
 
     def save(self, path: str | Path) -> Path:
         """Write .dot, .svg or .png (atomically, as the CLI does)."""
-        from archcost.compiler.render.files import atomic_write
+        from archcost.compiler.render.dot import write_source
 
-        target = Path(path)
-        suffix = target.suffix.lower()
-        if suffix == ".dot":
-            atomic_write(target, lambda tmp: tmp.write_text(self.dot))
-        elif suffix == ".svg":
-            atomic_write(target, lambda tmp: tmp.write_text(self.svg()))
-        elif suffix == ".png":
-            import pygraphviz
-
-            atomic_write(target, lambda tmp: pygraphviz.AGraph(string=self.dot).draw(str(tmp), format="png",
-                                                                                     prog="dot"))
-        else:
-            raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{target}`: use .dot, .svg or .png")])
-        return target
+        write_source(self.dot, Path(path))
+        return Path(path)
 
     def __str__(self) -> str:
         return self.dot

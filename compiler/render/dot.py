@@ -13,6 +13,8 @@ import graphviz
 import networkx as nx
 import sympy as sp
 
+from archcost.dsl.errors import ArchError, Diagnostic
+
 from ..ir import Cluster, OpNode
 from ..ops.base import describe_terms
 from ..pipeline import Compiled
@@ -171,18 +173,33 @@ def _identifier(text: str) -> str:
 
 def write(compiled: Compiled, path: Path) -> None:
     """Write DOT, SVG or PNG by the file's suffix; SVG/PNG are laid out by the bundled Graphviz."""
-    source = to_dot(compiled)
-    suffix = path.suffix.lower().lstrip(".")
+    write_source(to_dot(compiled), path)
+
+
+def drawable(path: Path) -> str:
+    """The format a diagram file's suffix asks for: dot, svg or png (anything else is E401)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in ("dot", "svg", "png"):
+        raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{path}`: use .dot, .svg or .png")])
+    return suffix
+
+
+def write_source(source: str, path: Path) -> None:
+    """Write DOT text, or its SVG/PNG layout, atomically."""
+    suffix = drawable(path)
     if suffix == "dot":
         atomic_write(path, lambda target: target.write_text(source))
-        return
+    else:
+        image = render(source, suffix)
+        atomic_write(path, lambda target: target.write_bytes(image))
+
+
+def render(source: str, image_format: str) -> bytes:
+    """DOT laid out by the Graphviz bundled with pygraphviz, as SVG or PNG bytes."""
     import pygraphviz
 
-    def draw(target: Path) -> None:
-        with _native_stderr_filtered("Fontconfig warning"):
-            pygraphviz.AGraph(string=source).draw(str(target), format=suffix, prog="dot")
-
-    atomic_write(path, draw)
+    with _native_stderr_filtered("Fontconfig warning"):
+        return pygraphviz.AGraph(string=source).draw(format=image_format, prog="dot")
 
 
 @contextlib.contextmanager
