@@ -512,23 +512,18 @@ def _fmt(args) -> int:
     for spec in args.specs:
         text = read_source(Path(spec))
         tidy = canonical(text, spec)
-        if tidy == text:
+        if tidy != text:
+            unformatted.append(spec)
+        if args.check:
             continue
-        unformatted.append(spec)
         if args.write:
-            atomic_write(Path(spec), lambda temporary, tidy=tidy: temporary.write_text(tidy, encoding="utf-8"))
-        elif not args.check:
+            if tidy != text:
+                atomic_write(Path(spec), lambda temporary, tidy=tidy: temporary.write_text(tidy, encoding="utf-8"))
+        else:
             print(tidy, end="")
-    if args.check:
-        for spec in unformatted:
-            print(f"would reformat {spec}", file=sys.stderr)
-        return 1 if unformatted else 0
-    if not args.write:
-        for spec in args.specs:
-            if spec not in unformatted:
-                print(read_source(Path(spec)), end="")
-    return 0
-
+    for spec in unformatted if args.check else ():
+        print(f"would reformat {spec}", file=sys.stderr)
+    return 1 if args.check and unformatted else 0
 
 if __name__ == "__main__":
     sys.exit(main())
