@@ -23,9 +23,12 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     slots = a.kernel if a.slots is None else a.slots
     state = slots * a.channels * a.state_dtype
     per_row = 2 * a.channels * a.kernel                     # a multiply-add per tap
-    step_rows = m if a.decode_outputs == 1 else B * a.decode_outputs
-    call_rows = B * (P + a.kernel - 1) if a.padded else m
-    rows = sp.Piecewise((step_rows, sp.Eq(P, 1)), (call_rows, True)) if step_rows is not call_rows else m
+    if a.padded or a.decode_outputs != 1:  # a decode step and a prefill count different rows
+        call_rows = B * (P + a.kernel - 1) if a.padded else m
+        step_rows = m if a.decode_outputs == 1 else B * a.decode_outputs
+        rows = sp.Piecewise((step_rows, sp.Eq(P, 1)), (call_rows, True))
+    else:
+        rows = m
     flops = per_row * rows
     params = a.channels * a.kernel + (a.channels if a.bias else ZERO)
     return Cost(
