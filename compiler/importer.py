@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archcost.dsl.errors import ArchError, Diagnostic, Span
+from archcost.dsl.loader import MAX_FILE_BYTES, read_source
 from archcost.dsl.printer import canonical
 
 # Fields no cost depends on, for every model type.
@@ -143,24 +144,13 @@ class Draft:
     after: list[str]              # final norm, head
 
 
-MAX_CONFIG_BYTES = 4_000_000  # a config.json is a few KB
-
-
 def read_config(path: str | Path) -> Config:
-    file = Path(path)
-    try:
-        if file.stat().st_size > MAX_CONFIG_BYTES:  # refused before reading
-            raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_CONFIG_BYTES:,} bytes; "
-                                                             "a config.json is a few KB")])
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ArchError([Diagnostic(code="E101", message=f"cannot read `{file}`: {error}")]) from None
-    return parse_config(text, str(file))
+    return parse_config(read_source(Path(path)), str(path))  # refused before reading if over the size limit
 
 
 def parse_config(text: str, file: str = "<config>") -> Config:
-    if len(text) > MAX_CONFIG_BYTES:
-        raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_CONFIG_BYTES:,} bytes; "
+    if len(text) > MAX_FILE_BYTES:
+        raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_FILE_BYTES:,} bytes; "
                                                          "a config.json is a few KB")])
     try:
         values = json.loads(text)
@@ -367,8 +357,9 @@ def _window(config: Config, switch: str | None) -> int | None:
     return None if window is None else config.integer("sliding_window")
 
 
-def _dense_family(config: Config, qkv_bias_field: str | None, o_bias_field: bool, qkv_always_bias: bool,
-                  qk_norm: bool, window_switch: str | None, mlp_bias_field: bool) -> Draft:
+def _dense_family(config: Config, *, qkv_bias_field: str | None = None, o_bias_field: bool = False,
+                  qkv_always_bias: bool = False, qk_norm: bool = False, window_switch: str | None = None,
+                  mlp_bias_field: bool = False) -> Draft:
     """Llama, Mistral, Qwen2, Qwen3: pre-norm GQA (optionally biased, QK-normed or windowed) + SwiGLU."""
     a = _attention(config)
     layers = config.layers()
@@ -401,20 +392,21 @@ def _gqa_line(a: Attention, window: int | None, **extra) -> str:
 
 
 def _llama(config: Config) -> Draft:
-    return _dense_family(config, "attention_bias", True, False, False, None, True)
+    return _dense_family(config, qkv_bias_field="attention_bias", o_bias_field=True, mlp_bias_field=True)
 
 
 def _mistral(config: Config) -> Draft:
-    return _dense_family(config, None, False, False, False, None, False)
+    return _dense_family(config)
 
 
 def _qwen2(config: Config) -> Draft:
     # Qwen2 puts biases on Q, K and V (not O) whatever the config says; there is no field for them
-    return _dense_family(config, None, False, True, False, "use_sliding_window", False)
+    return _dense_family(config, qkv_always_bias=True, window_switch="use_sliding_window")
 
 
 def _qwen3(config: Config) -> Draft:
-    return _dense_family(config, "attention_bias", True, False, True, "use_sliding_window", False)
+    return _dense_family(config, qkv_bias_field="attention_bias", o_bias_field=True, qk_norm=True,
+                         window_switch="use_sliding_window")
 
 
 def _moe_layers(config: Config, dense_line: str, moe_line: str, first_dense: int = 0) -> list[Layer]:
@@ -457,7 +449,6 @@ def _qwen3_moe(config: Config) -> Draft:
     vocab = config.integer("vocab_size")
     _silu(config)
     _window(config, "use_sliding_window")
-    config.get("max_window_layers")
     _full_layers(config, config.layers())
     bias = config.flag("attention_bias", False)
     attention = _gqa_line(a, None, qk_norm=True, qkv_bias=bias or None, o_bias=bias or None)
