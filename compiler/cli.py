@@ -16,7 +16,7 @@ from .evaluate import by_op, evaluate
 from .pipeline import Compiled, compile_file, check_library
 from .render import formula, listing, tables
 from .render.units import grouped, human_bytes, human_count
-from .scenario import LEDGERS, PHASES, Options, Scenario
+from .scenario import LEDGERS, PHASES, Options, Scenario, counting
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
@@ -217,10 +217,8 @@ def _options_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _options(args) -> Options:
-    chosen = dict(LEDGERS[args.ledger])
-    chosen.update({k: v for k, v in (("attention", args.attention), ("vector_params", args.vector_params)) if v})
-    return Options(logits=args.logits, routing=args.routing, paths=_paths(args.option),
-                   weights=getattr(args, "weights", None), **chosen)
+    return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
+                    paths=_paths(args.option), weights=getattr(args, "weights", None))
 
 
 def _paths(given: list[str]) -> tuple[tuple[str, str], ...]:

@@ -52,6 +52,15 @@ LEDGERS: dict[str, dict[str, str]] = {
 }
 
 
+def counting(ledger: str = "chapter", attention: str | None = None, vector_params: str | None = None,
+             **rest) -> Options:
+    """Options from a ledger's conventions, overridden by any explicitly chosen attention or vector_params
+    (the CLI's flags and the API's keywords both come through here)."""
+    chosen = dict(LEDGERS[ledger])
+    chosen.update({k: v for k, v in (("attention", attention), ("vector_params", vector_params)) if v})
+    return Options(**rest, **chosen)
+
+
 class Scenario(BaseModel):
     model_config = ConfigDict(frozen=True)
 

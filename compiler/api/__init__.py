@@ -21,7 +21,7 @@ from archcost.compiler.evaluate import by_op, evaluate
 from archcost.compiler.render import formula as formula_render
 from archcost.compiler.render import tables
 from archcost.compiler.render.tables import Table as _Table
-from archcost.compiler.scenario import LEDGERS, Options, Scenario
+from archcost.compiler.scenario import LEDGERS, Options, Scenario, counting
 from archcost.dsl.errors import ArchError, Diagnostic
 
 __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
@@ -40,12 +40,10 @@ def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter"
     spec's own execution paths, e.g. {"mla_cache": "expanded"}."""
     if ledger not in LEDGERS:
         raise ArchError([Diagnostic(code="E401", message=f"unknown ledger `{ledger}`; one of {', '.join(LEDGERS)}")])
-    chosen = dict(LEDGERS[ledger])
-    chosen.update({k: v for k, v in (("attention", attention), ("vector_params", vector_params)) if v})
-    counting = Options(logits=logits, routing=routing, weights=weights, paths=tuple(sorted((options or {}).items())),
-                       **chosen)
+    chosen = counting(ledger, attention, vector_params, logits=logits, routing=routing, weights=weights,
+                      paths=tuple(sorted((options or {}).items())))
     text, path = _source(source, name)
-    return Model(_Source(text=text, path=path, allow_outside=allow_use_outside), counting)
+    return Model(_Source(text=text, path=path, allow_outside=allow_use_outside), chosen)
 
 
 def _source(source: str | Path, name: str | None) -> tuple[str | None, Path | None]:
