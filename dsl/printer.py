@@ -183,28 +183,13 @@ class _Layout:
             case ast.Replay():
                 return [f"{pad}replay {format_expr(stmt.tail)}{self._trailing(last)}"]
             case ast.Select():
-                lines = [f"{pad}select {{{self._opening(first, stmt.arms, last)}"]
-                for index, arm in enumerate(stmt.arms):
-                    lead = self._before(_line(arm), depth + 1)
-                    lines += _drop_leading_blank(lead) if index == 0 else lead
-                    note = self._opening(_line(arm), arm.body, _end(arm))
-                    lines.append(f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{{note}")
-                    lines += self.body(arm.body, depth + 1, _end(arm))
-                    lines.append(f"{pad}{INDENT}}}{self._trailing(_end(arm))}")
-                return [*lines, *self._close(last, depth), f"{pad}}}{self._trailing(last)}"]
+                return self._select(stmt, depth)
             case ast.Repeat():
                 label = f" as {stmt.label}" if stmt.label else ""
                 head = f"{pad}repeat {format_expr(stmt.count)}{label} {{{self._opening(first, stmt.body, last)}"
                 return [head, *self.body(stmt.body, depth, last), f"{pad}}}{self._trailing(last)}"]
             case ast.If():
-                lines = [f"{pad}if {format_expr(stmt.condition)} {{{self._opening(first, stmt.body, last)}"]
-                if stmt.orelse:
-                    split = _line(stmt.orelse[0])
-                    lines += self.body(stmt.body, depth, split)
-                    lines += [f"{pad}}} else {{", *self.body(stmt.orelse, depth, last)]
-                else:
-                    lines += self.body(stmt.body, depth, last)
-                return [*lines, f"{pad}}}{self._trailing(last)}"]
+                return self._if(stmt, depth)
             case ast.BlockCall():
                 label = f" as {stmt.label}" if stmt.label else ""
                 return _wrap_args(f"{pad}{stmt.name}(", [format_arg(a) for a in stmt.args], f"){label}",
@@ -214,6 +199,29 @@ class _Layout:
                 return _wrap_args(f"{pad}{head}: ", [format_arg(a) for a in stmt.args], "", self._trailing(last),
                                   align=False, pad=pad)
         raise AssertionError(stmt)
+
+    def _select(self, stmt: ast.Select, depth: int) -> list[str]:
+        pad, first, last = INDENT * depth, _line(stmt), _end(stmt)
+        lines = [f"{pad}select {{{self._opening(first, stmt.arms, last)}"]
+        for index, arm in enumerate(stmt.arms):
+            lead = self._before(_line(arm), depth + 1)
+            lines += _drop_leading_blank(lead) if index == 0 else lead
+            note = self._opening(_line(arm), arm.body, _end(arm))
+            lines.append(f"{pad}{INDENT}{format_expr(arm.count)} as {arm.label} {{{note}")
+            lines += self.body(arm.body, depth + 1, _end(arm))
+            lines.append(f"{pad}{INDENT}}}{self._trailing(_end(arm))}")
+        return [*lines, *self._close(last, depth), f"{pad}}}{self._trailing(last)}"]
+
+    def _if(self, stmt: ast.If, depth: int) -> list[str]:
+        pad, first, last = INDENT * depth, _line(stmt), _end(stmt)
+        lines = [f"{pad}if {format_expr(stmt.condition)} {{{self._opening(first, stmt.body, last)}"]
+        if stmt.orelse:
+            split = _line(stmt.orelse[0])
+            lines += self.body(stmt.body, depth, split)
+            lines += [f"{pad}}} else {{", *self.body(stmt.orelse, depth, last)]
+        else:
+            lines += self.body(stmt.body, depth, last)
+        return [*lines, f"{pad}}}{self._trailing(last)}"]
 
     # items ---------------------------------------------------------------------------------------
     def module(self, module: ast.Module) -> str:

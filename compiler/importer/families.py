@@ -1,295 +1,14 @@
-"""Hugging Face `config.json` → a readable `.arch` spec written with the standard-library blocks.
-
-The importer reads only fields it understands. A field that can change a cost and is not understood
-stops the import (E502) rather than giving a spec that silently costs a different model; fields
-known to change no cost (token ids, initialisation, dropout, RoPE frequencies, runtime flags) are
-listed in NEUTRAL. Numbers are never evaluated: JSON gives ints, floats, strings and lists.
-"""
+"""The model types: one function per Hugging Face `model_type`, from its config to the parts of a spec."""
 
 from __future__ import annotations
 
 import json
-import re
-import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
-from archcost.dsl.errors import ArchError, Diagnostic, Span
-from archcost.dsl.loader import MAX_FILE_BYTES, read_source
-from archcost.dsl.printer import canonical
+from .config import Config
+from .writing import Draft, Layer, call, number
 
-# Fields no cost depends on, for every model type.
-NEUTRAL = frozenset({
-    "_name_or_path", "architectures", "transformers_version", "model_type", "auto_map",
-    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
-    "id2label", "label2id", "problem_type", "return_dict", "output_attentions", "output_hidden_states",
-    "chunk_size_feed_forward", "is_encoder_decoder", "use_cache", "tokenizer_class", "prefix",
-    "initializer_range", "init_std", "initializer_factor",
-    "attention_dropout", "dropout", "activation_dropout", "hidden_dropout", "layerdrop", "resid_pdrop",
-    "rms_norm_eps", "layer_norm_eps", "norm_eps",
-    # positions: RoPE frequencies and scaling change no shape (learned tables are read per type)
-    "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "max_position_embeddings",
-    "pretraining_tp",            # a tensor-parallel split of the same matrices
-    "quantization_config",       # checked separately: weights format
-    # routing details that pick experts but change no shape: counted the same however they choose
-    "norm_topk_prob", "routed_scaling_factor", "topk_method", "scoring_func", "n_group", "topk_group",
-    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha", "seq_aux",
-    "query_pre_attn_scalar",     # the score scale of Gemma 2
-    "use_bidirectional_attention",
-    "torch_dtype", "dtype",      # read for the weight format
-})
-
-DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
-MAX_LAYERS = 10_000  # the deepest published decoders have a few hundred; more is a typo, refused cheaply
-MAX_SIZE = 10**12    # no width, head count or vocabulary comes near; larger is a typo, refused at its field
-
-
-@dataclass
-class Config:
-    """A parsed config.json with the text it came from, so errors can point at a field."""
-
-    values: dict
-    text: str
-    file: str
-    used: set[str] = field(default_factory=set)
-
-    def get(self, name: str, default=None, *aliases: str):
-        for key in (name, *aliases):
-            if key in self.values:
-                self.used.add(key)
-                return self.values[key]
-        return default
-
-    def require(self, name: str, *aliases: str):
-        value = self.get(name, None, *aliases)
-        if value is None:
-            raise self.error("E502", f"`{name}` is missing; the importer needs it for model_type "
-                                     f"`{self.values.get('model_type')}`", name)
-        return value
-
-    def integer(self, name: str, default=None, *aliases: str) -> int:
-        value = self.get(name, default, *aliases) if default is not None else self.require(name, *aliases)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-            raise self.error("E503", f"`{name}` must be a positive integer up to {MAX_SIZE:.0e}, not "
-                                     f"{json.dumps(value)}", name)
-        return value
-
-    def layers(self) -> int:
-        count = self.integer("num_hidden_layers")
-        if count > MAX_LAYERS:
-            raise self.error("E503", f"`num_hidden_layers` = {count:,} is more than {MAX_LAYERS:,} layers",
-                             "num_hidden_layers", hint="the importer writes layer patterns out; check the value")
-        return count
-
-    def count(self, name: str, default: int = 0, *aliases: str) -> int:
-        """A non-negative integer (0 allowed: no shared experts, no dense layers)."""
-        value = self.get(name, default, *aliases)
-        value = default if value is None else value
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
-            raise self.error("E503", f"`{name}` must be 0 or a positive integer up to {MAX_SIZE:.0e}, not "
-                                     f"{json.dumps(value)}", name)
-        return value
-
-    def flag(self, name: str, default: bool) -> bool:
-        value = self.get(name, default)
-        if not isinstance(value, bool):
-            raise self.error("E503", f"`{name}` must be true or false, not {json.dumps(value)}", name)
-        return value
-
-    def expect(self, name: str, allowed, default=None, why: str = "") -> None:
-        """Fail unless the field is absent or one of `allowed` (values this importer can cost)."""
-        value = self.get(name, default)
-        if value not in allowed:
-            shown = ", ".join(json.dumps(a) for a in allowed)
-            raise self.error("E503", f"`{name}` = {json.dumps(value)} is not supported (supported: {shown})"
-                                     + (f"; {why}" if why else ""), name)
-
-    def error(self, code: str, message: str, name: str | None = None, hint: str | None = None) -> ArchError:
-        span, line = self._locate(name) if name else (Span(file=self.file, line=1, column=1, end_line=1,
-                                                           end_column=2), self._line(1))
-        return ArchError([Diagnostic(code=code, message=message, span=span, source_line=line, hint=hint)])
-
-    def _locate(self, name: str) -> tuple[Span, str]:
-        match = re.search(r'"' + re.escape(name) + r'"\s*:', self.text)
-        offset = match.start() if match else 0
-        line = self.text.count("\n", 0, offset) + 1
-        column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
-        width = len(name) + 2 if match else 1
-        return (Span(file=self.file, line=line, column=column, end_line=line, end_column=column + width),
-                self._line(line))
-
-    def _line(self, number: int) -> str:
-        lines = self.text.splitlines()
-        return lines[number - 1] if 0 < number <= len(lines) else ""
-
-
-@dataclass
-class Layer:
-    """One decoder layer as spec lines; `kind` names a run of equal layers."""
-
-    kind: str
-    lines: tuple[str, ...]
-
-
-@dataclass
-class Draft:
-    """The parts of a spec an importer fills in."""
-
-    uses: list[str]
-    header: list[str]             # comment lines about the source
-    bindings: list[str]           # `d = 4096` …
-    before: list[str]             # embedding, positions
-    layers: list[Layer]
-    after: list[str]              # final norm, head
-
-
-def read_config(path: str | Path) -> Config:
-    return parse_config(read_source(Path(path)), str(path))  # refused before reading if over the size limit
-
-
-def parse_config(text: str, file: str = "<config>") -> Config:
-    if len(text) > MAX_FILE_BYTES:
-        raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_FILE_BYTES:,} bytes; "
-                                                         "a config.json is a few KB")])
-    try:
-        values = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        line, column = getattr(error, "lineno", 1), getattr(error, "colno", 1)
-        lines = text.splitlines()
-        span = Span(file=file, line=line, column=column, end_line=line, end_column=column + 1)
-        raise ArchError([Diagnostic(code="E500", message=f"not valid JSON: {getattr(error, 'msg', error)}",
-                                    span=span, source_line=lines[line - 1] if 0 < line <= len(lines) else "")]) from None
-    if not isinstance(values, dict):
-        raise ArchError([Diagnostic(code="E500", message="a config.json holds one JSON object `{...}`",
-                                    span=Span(file=file, line=1, column=1, end_line=1, end_column=2),
-                                    source_line=text.splitlines()[0] if text.strip() else "")])
-    return Config(values=values, text=text, file=file)
-
-
-def import_config(config: Config, name: str | None = None) -> str:
-    """The spec text for `config`, named `name` (default: the config's `_name_or_path`, else the type)."""
-    model_type = config.values.get("model_type")
-    importer = IMPORTERS.get(model_type) if isinstance(model_type, str) else None
-    if importer is None:
-        raise config.error("E501", f"model_type {json.dumps(model_type)} is not supported",
-                           "model_type" if "model_type" in config.values else None,
-                           hint="supported: " + ", ".join(sorted(IMPORTERS)))
-    config.used.add("model_type")
-    draft = importer(config)
-    _check_quantization(config)
-    unknown = sorted(set(config.values) - config.used - NEUTRAL)
-    if unknown:
-        raise config.error("E502", f"`{unknown[0]}` is not understood for model_type `{model_type}` and may change "
-                                   "the cost", unknown[0],
-                           hint="the importer stops rather than guess; write this part of the spec by hand"
-                                + (f" (also not understood: {', '.join(unknown[1:])})" if unknown[1:] else ""))
-    title = name or _default_name(config) or model_type
-    return _render(draft, title, config)
-
-
-def _default_name(config: Config) -> str | None:
-    path = config.values.get("_name_or_path")
-    if isinstance(path, str) and path.strip():
-        return path.rstrip("/").split("/")[-1]
-    parent = Path(config.file).parent.name
-    return parent if parent and parent not in (".", "") and not config.file.startswith("<") else None
-
-
-def _check_quantization(config: Config) -> None:
-    if config.values.get("quantization_config") not in (None, {}):
-        raise config.error("E503", "`quantization_config`: quantized checkpoints are not imported; the weight format changes every "
-                                   "byte count", "quantization_config",
-                           hint="import the unquantized config and pass `--weights FORMAT` to eval or capacity")
-
-
-# --- writing the spec -------------------------------------------------------------------------------
-
-def number(value: int) -> str:
-    """An integer as a spec writes it: 151_936, 4096."""
-    return f"{value:_}" if value >= 10_000 else str(value)
-
-
-def call(block: str, *positional: str, label: str | None = None, **named) -> str:
-    args = list(positional) + [f"{key} = {_word(value)}" for key, value in named.items() if value is not None]
-    return f"{block}({', '.join(args)})" + (f" as {label}" if label else "")
-
-
-def _word(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return number(value)
-    return str(value)
-
-
-def _render(draft: Draft, title: str, config: Config) -> str:
-    dtype = _precision(config)
-    title = re.sub(r'["\\\x00-\x1f\x7f]', "", title).strip() or "imported"  # a name a spec string can hold
-    source = f"imported from {Path(config.file).name} (model_type {config.values['model_type']})"
-    notes = [f"{title}: {source} by `archcost import`.", *(line.removeprefix("# ") for line in draft.header)]
-    out = [f"# {line}" for note in notes for line in textwrap.wrap(note, 100)]
-    out += [f"use {use}" for use in draft.uses]
-    out += ["", f'model "{title}" {{']
-    out += [f"  {line}" for line in draft.bindings]
-    out += [f"  precision weights = {dtype}, kv = {dtype}", ""]
-    out += [f"  {line}" for line in draft.before]
-    out += [f"  {line}" for line in _stack(draft.layers)]
-    out += [f"  {line}" for line in draft.after]
-    out += ["}", ""]
-    return canonical("\n".join(out))  # wrapped and laid out as `archcost fmt` would
-
-
-def _precision(config: Config) -> str:
-    dtype = config.get("torch_dtype", None, "dtype") or "bfloat16"
-    if not isinstance(dtype, str) or dtype not in DTYPES:
-        raise config.error("E503", f"dtype {json.dumps(dtype)} is not supported (supported: "
-                                   + ", ".join(DTYPES) + ")", "torch_dtype" if "torch_dtype" in config.values else "dtype")
-    return DTYPES[dtype]
-
-
-def _stack(layers: list[Layer]) -> list[str]:
-    """The layers as nested repeats: a repeating pattern becomes `repeat n { pattern }`, runs of equal
-    layers become `repeat k`, and a stack with no period is written as consecutive runs."""
-    count = len(layers)
-    period = next(p for p in range(1, count + 1)
-                  if count % p == 0 and all(layers[i] == layers[i % p] for i in range(count)))
-    if period == 1:
-        return _repeat(count, "layers", layers[0].lines)
-    body = [line for kind, run, size in _named(_runs(layers[:period])) for line in _repeat(size, kind, run.lines)]
-    if period == count:
-        return body
-    return [f"repeat {count // period} as groups {{", *[f"  {line}" for line in body], "}"]
-
-
-def _runs(layers: list[Layer]) -> list[tuple[Layer, int]]:
-    runs: list[tuple[Layer, int]] = []
-    for layer in layers:
-        if runs and runs[-1][0] == layer:
-            runs[-1] = (layer, runs[-1][1] + 1)
-        else:
-            runs.append((layer, 1))
-    return runs
-
-
-def _named(runs: list[tuple[Layer, int]]) -> list[tuple[str, Layer, int]]:
-    seen: dict[str, int] = {}
-    named = []
-    for layer, size in runs:
-        seen[layer.kind] = seen.get(layer.kind, 0) + 1
-        kind = layer.kind if seen[layer.kind] == 1 else f"{layer.kind}_{seen[layer.kind]}"
-        named.append((kind, layer, size))
-    return named
-
-
-def _repeat(size: int, kind: str, lines: tuple[str, ...]) -> list[str]:
-    if size == 1:  # a single layer beside other kinds: its labels carry its kind (full_attn, sliding_ffn)
-        prefix = kind.removesuffix("_layers")
-        return [re.sub(r" as (\w+)$", rf" as {prefix}_\1", line) for line in lines]
-    return [f"repeat {number(size)} as {kind} {{", *[f"  {line}" for line in lines], "}"]
-
-
-# --- the model types --------------------------------------------------------------------------------
 
 @dataclass
 class Attention:
@@ -569,22 +288,22 @@ def _opt(config: Config) -> Draft:
                  after=(["layernorm(d) as final_norm"] if final else []) + head)
 
 
-def _qwen3_next(config: Config) -> Draft:
-    a = _attention(config)
-    count = config.layers()
-    vocab = config.integer("vocab_size")
-    _silu(config)
-    config.expect("attention_bias", (False,), False)
+def _rotary(config: Config, head_dim: int) -> int:
+    """Channels RoPE rotates: head_dim × partial_rotary_factor (top level, or inside rope_parameters)."""
     rope = config.get("rope_parameters")
     field_name = "partial_rotary_factor" if "partial_rotary_factor" in config.values else "rope_parameters"
     factor = config.get("partial_rotary_factor")
     if factor is None:
         factor = rope.get("partial_rotary_factor", 1) if isinstance(rope, dict) else 1
     if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 \
-            or not float(a.head_dim * factor).is_integer():
+            or not float(head_dim * factor).is_integer():
         raise config.error("E503", f"partial_rotary_factor {json.dumps(factor)} must be in (0, 1] and give a whole "
-                                   f"number of rotated channels of head_dim {a.head_dim}", field_name)
-    rotary = int(a.head_dim * factor)
+                                   f"number of rotated channels of head_dim {head_dim}", field_name)
+    return int(head_dim * factor)
+
+
+def _hybrid_types(config: Config, count: int) -> list[str]:
+    """`layer_types` of Qwen3-Next, or every `full_attention_interval`-th layer full, the others linear."""
     types = config.get("layer_types")
     if types is None:
         interval = config.integer("full_attention_interval", 4)
@@ -595,6 +314,17 @@ def _qwen3_next(config: Config) -> Draft:
                                                                  for kind in types):
         raise config.error("E503", "`layer_types` must list linear_attention or full_attention for every layer",
                            "layer_types")
+    return types
+
+
+def _qwen3_next(config: Config) -> Draft:
+    a = _attention(config)
+    count = config.layers()
+    vocab = config.integer("vocab_size")
+    _silu(config)
+    config.expect("attention_bias", (False,), False)
+    rotary = _rotary(config, a.head_dim)
+    types = _hybrid_types(config, count)
     key_dim = config.integer("linear_key_head_dim")
     if config.integer("linear_value_head_dim") != key_dim:
         raise config.error("E503", "`linear_value_head_dim` different from `linear_key_head_dim` is not supported",

@@ -1,0 +1,53 @@
+"""The `archcost` command: check, formula, eval, compare, diagram, and the serving arithmetic.
+
+Each command lives in one module of this package with its arguments declared beside the function that
+reads them (`COMMANDS`: name, help, arguments, run); this module only assembles them and prints errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from archcost.dsl.errors import ArchError
+
+from . import check, draw, evaluate, formula, importing, serving, state
+from .common import Command
+
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL_ERROR = 3
+MODULES = (check, formula, evaluate, state, serving, draw, importing)  # the order `archcost --help` lists them in
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except ArchError as error:
+        print(error.render(), file=sys.stderr)
+        return EXIT_USER_ERROR
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # a bug of ours: say so plainly, without a traceback
+        print(f"archcost: internal error: {type(error).__name__}: {error}\n"
+              "this is a bug in archcost, not in your spec; please report it with the spec", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="archcost", description=__doc__.splitlines()[0])
+    top.add_argument("--allow-use-outside", action="store_true",
+                     help="let `use \"PATH\"` reach files outside the spec's own folder")
+    commands = top.add_subparsers(required=True, metavar="COMMAND")
+    for command in commands_in_order():
+        sub = commands.add_parser(command.name, help=command.help)
+        command.arguments(sub)
+        sub.set_defaults(run=command.run)
+    return top
+
+
+def commands_in_order() -> list[Command]:
+    return [command for module in MODULES for command in module.COMMANDS]
+
+
+__all__ = ["main", "parser"]

@@ -1,0 +1,7 @@
+"""`python -m archcost.compiler.cli`."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,115 @@
+"""What several commands share: the scenario and counting flags, compiling a spec, printing a result."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import NamedTuple
+
+from pydantic import BaseModel
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from ..pipeline import Compiled, compile_file
+from ..scenario import LEDGERS, Options, Scenario, counting
+
+
+class Command(NamedTuple):
+    """One `archcost` subcommand: its name and help, the flags it declares, and the function that runs it."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def user_error(message: str, hint: str | None = None) -> ArchError:
+    return ArchError([Diagnostic(code="E401", message=message, hint=hint)])
+
+
+def scenario_flags(parser: argparse.ArgumentParser, P: int) -> None:
+    parser.add_argument("--B", type=int, default=1, help="requests in the batch (default 1)")
+    parser.add_argument("--S", type=int, default=0, help="positions already cached per request (default 0)")
+    parser.add_argument("--P", type=int, default=P, help=f"new tokens per request in the call (default {P})")
+    parser.add_argument("--G", type=int, default=1, help="tokens returned per request, for --phase request")
+
+
+def counting_flags(parser: argparse.ArgumentParser) -> None:
+    """The counting conventions (`--attention`, `--ledger`, ...) and the spec's execution paths (`--option`)."""
+    parser.add_argument("--logits", choices=("last", "all"), default="last",
+                        help="rows through the vocabulary head: the last token of each request, or all")
+    parser.add_argument("--attention", choices=("as_written", "causal", "rectangle", "half_rectangle"),
+                        default=None, help="pairs an attention computes: as each spec says (default), "
+                        "causal-effective, the full rectangle, or half of it")
+    parser.add_argument("--vector-params", choices=("nonmatrix", "matrix"), default=None,
+                        help="count norm scales and biases as non-matrix work (default) or as 2 matrix FLOPs each")
+    parser.add_argument("--routing", choices=("uniform", "concentrated", "random"), default="uniform",
+                        help="which experts a batch's tokens touch: spread evenly, all the same k, or at random")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=WORD",
+                        help="choose one of the spec's execution paths, e.g. mla_cache=expanded; repeatable")
+    parser.add_argument("--ledger", choices=tuple(LEDGERS), default="chapter",
+                        help="a source's counting conventions in one word: chapter (seed 002, default) or "
+                        "kipply (seed 000's 2N-per-token ledger); explicit flags override it")
+
+
+def options(args) -> Options:
+    return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
+                    paths=execution_paths(args.option), weights=getattr(args, "weights", None))
+
+
+def execution_paths(given: list[str]) -> tuple[tuple[str, str], ...]:
+    """`--option NAME=WORD`, repeated: the spec's own execution paths."""
+    pairs = []
+    for item in given:
+        name, sep, word = item.partition("=")
+        if not sep or not name.strip() or not word.strip():
+            raise user_error(f"`--option {item}`: write NAME=WORD, e.g. mla_cache=expanded")
+        pairs.append((name.strip(), word.strip()))
+    return tuple(pairs)
+
+
+def scenario(args) -> Scenario:
+    return Scenario(B=args.B, S=args.S, P=args.P, G=args.G)
+
+
+def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
+    chosen = options(args) if args is not None and hasattr(args, "logits") else Options()
+    allow = bool(getattr(args, "allow_use_outside", False))
+    return compile_file(path, options=chosen, keep=keep, allow_outside=allow)
+
+
+def print_result(as_json: bool, data: dict, text: str, ops: list | None, ops_text) -> int:
+    """A result as JSON (with its `by_op` list when asked for) or as text followed by its op table."""
+    if as_json:
+        if ops is not None:
+            data["by_op"] = [o.model_dump() for o in ops]
+        print(json.dumps(data, indent=2))
+    else:
+        print(text, end="")
+        if ops is not None:
+            print("\n" + ops_text(), end="")
+    return 0
+
+
+def show(model: BaseModel, args, text: str) -> int:
+    print(json.dumps(model.model_dump(), indent=2) if args.json else text, end="" if not args.json else "\n")
+    return 0
+
+
+UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+         "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def byte_size(text: str) -> int:
+    """`256MiB`, `24GB`, `1_000_000`: a byte count with an optional unit (GB = 10^9, GiB = 2^30)."""
+    digits = text.strip().replace("_", "")
+    number = digits.rstrip("KMGTBkmgtiI")
+    unit = digits[len(number):].upper()
+    try:
+        value = float(number)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a size; write e.g. 256MiB or 24GB") from None
+    if unit not in UNITS or value < 0:
+        raise argparse.ArgumentTypeError(f"`{text}`: units are B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+    return int(value * UNITS[unit])

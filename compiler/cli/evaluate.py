@@ -1,0 +1,73 @@
+"""`archcost eval` (every quantity for one request shape) and `archcost compare` (models side by side)."""
+
+from __future__ import annotations
+
+import json
+
+from ..evaluate import by_op, evaluate
+from ..render import tables
+from ..render.chapter import chapter_table
+from ..scenario import PHASES
+from .common import Command, compile_spec, counting_flags, print_result, scenario, scenario_flags
+
+CHAPTER = ("architecture", "params", "prefill", "long-context", "request")  # what `--table chapter` prints
+
+
+def eval_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--phase", choices=PHASES, required=True)
+    scenario_flags(parser, P=1)
+    parser.add_argument("--json", action="store_true",
+                        help="machine output: base units, stable keys (= --format json)")
+    parser.add_argument("--format", choices=("text", "json", "markdown", "csv"), default=None,
+                        help="text (default), JSON, a Markdown table, or CSV rows of quantity, value, readable")
+    parser.add_argument("--by-op", action="store_true", help="also list every op with its shape and FLOPs")
+    counting_flags(parser)
+
+
+def run_eval(args) -> int:
+    compiled = compile_spec(args.spec, args)
+    report = evaluate(compiled, args.phase, scenario(args))
+    ops = by_op(compiled, args.phase, scenario(args)) if args.by_op else None
+    style = args.format or ("json" if args.json else "text")
+    if style in ("markdown", "csv"):
+        chosen = [tables.report_table(report, plain=style == "csv")]
+        chosen += [tables.by_op_table(ops, report)] if ops is not None else []
+        print("\n".join(getattr(table, style)() for table in chosen), end="")
+        return 0
+    return print_result(style == "json", report.model_dump(exclude_none=True), tables.report_text(report),
+                        ops, lambda: tables.by_op_table(ops, report).text())
+
+
+def compare_arguments(parser) -> None:
+    parser.add_argument("specs", nargs="+", metavar="SPEC")
+    parser.add_argument("--phase", choices=PHASES, default="prefill")
+    scenario_flags(parser, P=8192)
+    parser.add_argument("--table", choices=("summary", "chapter", "architecture", "params", "prefill",
+                                            "long-context", "stages", "request"),
+                        default="summary", help="summary: size and cost of the call; the chapter's tables: "
+                        "architecture (2-A), params (2-B), prefill (2-C), stages (2-D), long-context (2-E), "
+                        "request (§2.6.3); chapter: 2-A, 2-B, 2-C, 2-E and the request table")
+    parser.add_argument("--across", metavar="OPTION", default=None,
+                        help="with --table stages: one column per word of this spec option, e.g. execution")
+    parser.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
+    counting_flags(parser)
+
+
+def run_compare(args) -> int:
+    models = [compile_spec(path, args) for path in args.specs]
+    if args.format == "json":
+        reports = [evaluate(model, args.phase, scenario(args)) for model in models]
+        print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))
+        return 0
+    for index, name in enumerate(CHAPTER if args.table == "chapter" else (args.table,)):
+        if name == "summary":
+            table = tables.summary_table([evaluate(model, args.phase, scenario(args)) for model in models])
+        else:
+            table = chapter_table(name, models, across=args.across)
+        print(("\n" if index else "") + getattr(table, args.format)(), end="")
+    return 0
+
+
+COMMANDS = (Command("eval", "evaluate every quantity for one request shape", eval_arguments, run_eval),
+            Command("compare", "compare models side by side, one row per model", compare_arguments, run_compare))

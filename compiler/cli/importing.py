@@ -1,0 +1,34 @@
+"""`archcost import`: a spec written with the stdlib's blocks from a Hugging Face config.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..pipeline import compile_text
+from ..render.files import atomic_write
+from ..render.units import human_count
+from .common import Command
+
+
+def arguments(parser) -> None:
+    parser.add_argument("config", metavar="CONFIG.json")
+    parser.add_argument("-o", "--output", type=Path, default=None, metavar="SPEC.arch",
+                        help="where to write the spec (default: print it)")
+    parser.add_argument("--name", default=None, help="the model's name (default: from the config or its folder)")
+
+
+def run(args) -> int:
+    from ..importer import import_config, read_config
+
+    text = import_config(read_config(args.config), args.name)
+    compiled = compile_text(text, name=str(args.output or "<imported spec>"))  # a spec that does not compile is a bug
+    if args.output is None:
+        print(text, end="")
+        return 0
+    atomic_write(args.output, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+    params = compiled.total("params")
+    print(f"wrote {args.output} ({compiled.name}, {human_count(float(params))} parameters)")
+    return 0
+
+
+COMMANDS = (Command("import", "write a spec from a Hugging Face config.json", arguments, run),)

@@ -1,0 +1,136 @@
+"""`archcost capacity`, `roofline`, `request` and `speculate`: the serving arithmetic on one device."""
+
+from __future__ import annotations
+
+import json
+
+from ..evaluate import evaluate
+from ..render import tables
+from ..scenario import PHASES, Scenario
+from .common import (Command, byte_size, compile_spec, counting_flags, print_result, scenario, scenario_flags,
+                     show, user_error)
+
+DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
+
+
+def capacity_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--device", required=True, help=DEVICES_HELP)
+    parser.add_argument("--context", type=int, required=True, metavar="H", help="positions each request holds")
+    parser.add_argument("--workspace", type=byte_size, default=0, metavar="BYTES", help="kept free, e.g. 2GiB")
+    parser.add_argument("--reserve", type=float, default=0.0, help="fraction of device memory kept free, e.g. 0.1")
+    parser.add_argument("--batch", type=int, default=None, help="for N_max: the parameters that fit with B requests")
+    parser.add_argument("--weights", default=None, metavar="FORMAT",
+                        help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_capacity(args) -> int:
+    from ..hardware import device
+    from ..serving import capacity
+
+    result = capacity(compile_spec(args.spec, args), device(args.device), args.context, args.workspace,
+                      args.reserve, args.batch)
+    return show(result, args, tables.capacity_text(result))
+
+
+def roofline_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--phase", choices=PHASES, default="decode")
+    scenario_flags(parser, P=1)
+    parser.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
+    parser.add_argument("--activations", action="store_true", help="count activation traffic as moved bytes too")
+    parser.add_argument("--weights", default=None, metavar="FORMAT")
+    parser.add_argument("--by-op", action="store_true", help="also place every op on the roofline")
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_roofline(args) -> int:
+    from ..hardware import device
+    from ..serving import roofline, roofline_by_op
+
+    compiled, hardware = compile_spec(args.spec, args), device(args.device)
+    result = roofline(compiled, hardware, args.phase, scenario(args), args.peak, args.activations)
+    ops = roofline_by_op(compiled, hardware, args.phase, scenario(args), args.peak) if args.by_op else None
+    return print_result(args.json, result.model_dump(), tables.roofline_text(result),
+                        ops, lambda: tables.roofline_ops_table(ops, result).text())
+
+
+def request_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    scenario_flags(parser, P=128)
+    parser.add_argument("--turns", default=None, metavar="P:G,P:G,…", help="a conversation: prompt and returned "
+                        "tokens per turn, each turn after everything kept so far")
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_request(args) -> int:
+    from ..serving import conversation, prefix_reuse
+
+    compiled = compile_spec(args.spec, args)
+    if args.turns:
+        turns = [tuple(int(x) for x in turn.split(":")) for turn in args.turns.split(",")]
+        result = conversation(compiled, turns, batch=args.B, cached=args.S)
+        if args.json:
+            print(json.dumps([t.model_dump(exclude_none=True) for t in result], indent=2))
+        else:
+            print(tables.conversation_table(result).text(), end="")
+        return 0
+    report = evaluate(compiled, "request", scenario(args))
+    reuse = prefix_reuse(compiled, scenario(args)) if args.S else None
+    if args.json:
+        data = report.model_dump(exclude_none=True)
+        if reuse is not None:
+            data["prefix_reuse"] = reuse.model_dump()
+        print(json.dumps(data, indent=2))
+        return 0
+    print(tables.report_text(report), end="")
+    if reuse is not None:
+        print(f"\n  prefix reuse: {reuse.cached:,} cached positions save {reuse.rows_saved:,} projection rows, "
+              f"{reuse.pairs_saved:,} causal pairs and {reuse.flops_saved / 1e12:,.3f} matrix TFLOPs")
+    return 0
+
+
+def speculate_arguments(parser) -> None:
+    parser.add_argument("--k", type=int, required=True, help="drafted tokens per round")
+    parser.add_argument("--alpha", type=float, required=True, help="probability a drafted token is accepted")
+    parser.add_argument("--round-ms", type=float, default=None, help="draft plus verification time, T_s + T_v")
+    parser.add_argument("--decode-ms", type=float, default=None, help="a plain decode step, T_d")
+    parser.add_argument("spec", nargs="?", metavar="SPEC", help="time the round from this spec's roofline instead")
+    parser.add_argument("--device", default=None, help="with SPEC: the device the steps run on")
+    parser.add_argument("--drafter", default="mtp", help="with SPEC: the stage that drafts (default mtp)")
+    parser.add_argument("--B", type=int, default=1)
+    parser.add_argument("--S", type=int, default=8192)
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_speculate(args) -> int:
+    from ..serving import speculate
+
+    round_s = None if args.round_ms is None else args.round_ms / 1000
+    decode_s = None if args.decode_ms is None else args.decode_ms / 1000
+    if args.spec is not None:
+        from ..hardware import device
+        from ..serving import draft_timing
+
+        if args.device is None:
+            raise user_error("`speculate SPEC` needs --device to time its steps")
+        round_s, decode_s, _ = draft_timing(compile_spec(args.spec, args), device(args.device), args.k,
+                                            Scenario(B=args.B, S=args.S), args.drafter)
+    result = speculate(args.k, args.alpha, round_s, decode_s)
+    return show(result, args, tables.speculation_text(result))
+
+
+COMMANDS = (
+    Command("capacity", "how many requests fit on a device (B_max), N_max and B*", capacity_arguments, run_capacity),
+    Command("roofline", "arithmetic intensity, ridge point and the step-time bound", roofline_arguments,
+            run_roofline),
+    Command("request", "one request (S, P, G), or a conversation of turns", request_arguments, run_request),
+    Command("speculate", "speculative decoding: tokens per round, time per output", speculate_arguments,
+            run_speculate),
+)

@@ -1,0 +1,93 @@
+"""`archcost state` (state against context length), `archcost plot` and `archcost sweep` (grids of shapes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..render import tables
+from ..scenario import PHASES
+from .common import Command, byte_size, compile_spec, counting_flags, user_error
+
+FIGURES = ("state", "flops", "step", "roofline", "capacity")
+
+
+def state_arguments(parser) -> None:
+    parser.add_argument("specs", nargs="+", metavar="SPEC")
+    parser.add_argument("--H", type=int, nargs="+", default=[8192, 32768, 131072, 1048576], metavar="N",
+                        help="context lengths to evaluate (default 8K, 32K, 128K, 1M)")
+    parser.add_argument("--budget", type=byte_size, default=None, metavar="BYTES",
+                        help="find the longest context whose state fits, e.g. 256MiB or 24GB")
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_state(args) -> int:
+    from ..state import profile
+
+    profiles = [profile(compile_spec(path, args), args.H, args.budget) for path in args.specs]
+    if args.json:
+        print(json.dumps([p.model_dump() for p in profiles], indent=2))
+        return 0
+    print(tables.state_table(profiles).text(), end="")
+    return 0
+
+
+def plot_arguments(parser) -> None:
+    parser.add_argument("figure", choices=FIGURES,
+                        help="state or flops against context length, decode step time or capacity against batch "
+                        "and context on --device, or the roofline with the call's ops on it")
+    parser.add_argument("--device", default="rtx-4090", help="for step, roofline and capacity (default rtx-4090)")
+    parser.add_argument("specs", nargs="+", metavar="SPEC")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
+    parser.add_argument("--from", dest="shortest", type=int, default=1024, help="shortest context (default 1K)")
+    parser.add_argument("--to", dest="longest", type=int, default=2**20, help="longest context (default 1M)")
+    counting_flags(parser)
+
+
+def run_plot(args) -> int:
+    from ..render import plot
+
+    if args.output.suffix.lower() not in (".png", ".svg"):
+        raise user_error(f"cannot draw `{args.output}`: use .png or .svg")
+    models = [compile_spec(path, args) for path in args.specs]
+    if args.figure in ("state", "flops"):
+        against_context = plot.state_vs_context if args.figure == "state" else plot.flops_vs_context
+        against_context(models, args.output, args.shortest, args.longest)
+    else:
+        from ..hardware import device
+
+        draw = {"step": plot.step_vs_batch, "roofline": plot.roofline_chart, "capacity": plot.capacity_vs_context}
+        draw[args.figure](models, device(args.device), args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def sweep_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--phase", choices=PHASES, default="decode")
+    for letter, default in (("B", "1"), ("S", "0"), ("P", "1"), ("G", "1")):
+        parser.add_argument(f"--{letter}", default=default, metavar="LIST",
+                            help=f"values of {letter}: 1,8,64 or a range start:stop:step (default {default})")
+    parser.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.csv|FILE.json")
+    counting_flags(parser)
+
+
+def run_sweep(args) -> int:
+    from ..sweep import grid, sweep, write
+
+    values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
+    table = sweep(compile_spec(args.spec, args), args.phase, values)
+    text = write(table, args.output)
+    if args.output is None:
+        print(text, end="")
+    else:
+        print(f"wrote {args.output} ({len(table['B']):,} points)")
+    return 0
+
+
+COMMANDS = (
+    Command("state", "context state against context length: fixed part, growth, H*", state_arguments, run_state),
+    Command("plot", "draw a figure with matplotlib (.png or .svg)", plot_arguments, run_plot),
+    Command("sweep", "evaluate a grid of B, S, P, G at once (CSV or JSON)", sweep_arguments, run_sweep),
+)
