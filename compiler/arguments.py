@@ -70,12 +70,9 @@ def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) 
     return SimpleNamespace(**values)
 
 
-QUANTIZABLE = ("linear", "experts")  # matrix weights a run may store in another format (§2.6.2)
-
-
 def _default(arg: Arg, scope: Scope, spec: OpSpec):
     if arg.kind == "dtype":
-        if (arg.default == "weights" and scope.weight_format and spec.kind in QUANTIZABLE
+        if (arg.default == "weights" and scope.weight_format and spec.quantizable
                 and scope.component != "embedding_output"):
             return scope.formats[scope.weight_format]  # embedding, head and norms keep their format
         return scope.formats[scope.roles[arg.default]]

@@ -13,13 +13,14 @@ from .ir import OpNode
 
 
 def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGraph:
-    """Attach `cost` (per instance, per call) to every node; the graph is otherwise unchanged."""
-    for _, data in graph.nodes(data=True):
+    """Attach `cost` (per instance, per call) to every node, from what the graph says of it: the caches on
+    its state edges and its stage; the graph is otherwise unchanged."""
+    for node_id, data in graph.nodes(data=True):
         op: OpNode = data["op"]
-        states = tuple(graph.nodes[s]["op"].args for s in op.states)
+        states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
         context = CostContext(act_bytes=act_format, states=states, options=options)
         cost = REGISTRY[op.kind].cost(op.args, context)
-        data["cost"] = cost.map(lambda e, subs=_stage(op.tail): e.xreplace(subs))
+        data["cost"] = cost.map(lambda e, subs=_stage(data["tail"]): e.xreplace(subs))
     return graph
 
 
@@ -52,6 +53,32 @@ def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple
         name = key(data["op"])
         groups[name] = groups.get(name, sp.Integer(0)) + data["op"].multiplicity * getattr(data["cost"], field)
     return groups
+
+
+def by_fields(graph: nx.DiGraph, fields: tuple[str, ...], key: Callable[[OpNode], str],
+              names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
+    """`by` for the sum of several fields (matrix and non-matrix FLOPs per component)."""
+    groups = [by(graph, field, key, names) for field in fields]
+    return {name: sp.Add(*(group[name] for group in groups)) for name in groups[0]}
+
+
+def component_of(op: OpNode) -> str:
+    return op.component
+
+
+def state_kind_of(graph: nx.DiGraph, op: OpNode) -> str:
+    """The class of state an op's state quantities count under: its own, or that of the first cache it reads."""
+    states = states_read(graph, op.id)
+    holder = graph.nodes[states[0]]["op"] if states else op
+    kind_of = REGISTRY[holder.kind].state_kind
+    return kind_of(holder.args) if kind_of else "kv"
+
+
+def states_read(graph: nx.DiGraph, node_id: str) -> tuple[str, ...]:
+    """The caches an op reads (`state = ...`), in the order it names them: its state edges."""
+    edges = [(data["order"], source) for source, _, data in graph.in_edges(node_id, data=True)
+             if data["kind"] == "state"]
+    return tuple(source for _, source in sorted(edges))
 
 
 def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:

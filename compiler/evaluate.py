@@ -13,102 +13,39 @@ from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import costs
 from .ops import REGISTRY
-from .ops.cache import KINDS
 from .pipeline import Compiled
-from .resolve import COMPONENTS
-from .scenario import LEVELS, Scenario, at_phase, call_form
+from .quantities import COMPONENTS, LEVELS, MOVED, QUANTITIES, STATE_KINDS, Quantity
+from .report import PhaseTotals, Report, report_model
+from .scenario import Scenario, at_phase, call_form
 from .symbols import B, G, H, P, S
 
 Number = int | float
 PART_FLOWS = ("flops_matrix", "flops_nonmatrix", "context_flops", "read_state", "write_state")
 
 
-class ExpertUse(BaseModel):
-    """One MoE op under the run's routing (seed 002 §2.4.2, Example 2-4), per layer and call."""
-
-    op: str
-    layers: Number
-    experts: Number              # E
-    top: Number                  # k
-    routed_rows: Number          # Σ t_e = m·k
-    rows_per_expert: Number      # t_e when rows spread evenly: m·k / E
-    distinct_experts: Number     # U under the routing option
-    read_bytes_per_layer: Number  # U · N_e · bytes
-
-
-class PhaseTotals(BaseModel):
-    """The flows of one part of a request (its prefill, or all of its decodes together)."""
-
-    flops: Number
-    flops_matrix: Number
-    context_flops: Number
-    read_bytes_state: Number
-    write_bytes_state: Number
-
-
-class Report(BaseModel):
-    """Every quantity of DESIGN.md's vocabulary for one phase; base units (FLOPs, bytes, params)."""
-
-    model: str
-    phase: str
-    scenario: dict[str, int]
-    options: dict[str, str]
-    params: Number
-    params_by_component: dict[str, Number]
-    weight_bytes: Number
-    flops: Number
-    flops_matrix: Number
-    flops_nonmatrix: Number
-    flops_by_component: dict[str, Number]
-    context_flops: Number
-    state_bytes: Number
-    state_by_kind: dict[str, Number]
-    state_fixed_bytes: Number        # one request's state that does not grow with context (M_fixed)
-    kv_bytes_per_token: Number       # one request's state growth per position (c_state)
-    temp_bytes_peak: Number          # the largest temporary any one op holds during the call
-    selected_expert_bytes: Number    # routed-expert weights one token selects, all layers (Table 2-C)
-    read_bytes: dict[str, Number]
-    write_bytes: dict[str, Number]
-    state_read_by_kind: dict[str, Number]   # read_bytes.state split like state_by_kind
-    state_write_by_kind: dict[str, Number]
-    experts: list[ExpertUse] = []
-    # request phase only (§2.2.3): its prefill and its G − 1 decodes apart
-    prefill: PhaseTotals | None = None
-    decode: PhaseTotals | None = None
-    decode_steps: int | None = None
-    context_token_reads: Number | None = None
-    positions_retained: int | None = None
-
-
 def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     """Evaluate every quantity; ArchError (E400) names any dimension the spec left unbound."""
     _check(scenario)
     value = _Evaluator(compiled, phase, scenario)
-    read = {k: value.total(f"read_{k}") for k in ("weights", "lookups", "state", "activations")}
-    write = {k: value.total(f"write_{k}") for k in ("state", "activations")}
-    flops_matrix, flops_nonmatrix = value.total("flops_matrix"), value.total("flops_nonmatrix")
-    report = Report(
-        model=compiled.name, phase=phase, scenario=_shape(scenario, phase),
-        options=compiled.options_named(),
-        params=value.total("params"),
-        params_by_component=value.each(costs.by(compiled.graph, "params", _component, COMPONENTS), "params"),
-        weight_bytes=value.total("weight_bytes"),
-        flops=flops_matrix + flops_nonmatrix, flops_matrix=flops_matrix, flops_nonmatrix=flops_nonmatrix,
-        flops_by_component=value.each(_flops_by_component(compiled), "flops"),
-        context_flops=value.total("context_flops"),
-        state_bytes=value.total("state_bytes"),
-        state_by_kind=value.each(_by_kind(compiled, "state_bytes"), "state_bytes"),
-        state_fixed_bytes=value.total("state_fixed"),
-        kv_bytes_per_token=value.total("state_per_token"),
-        temp_bytes_peak=_temp_peak(compiled, phase, scenario),
-        selected_expert_bytes=value.total("selected_expert_bytes"),
-        read_bytes={**read, "total": sum(read.values())},
-        write_bytes={**write, "total": sum(write.values())},
-        state_read_by_kind=value.each(_by_kind(compiled, "read_state"), "read_state"),
-        state_write_by_kind=value.each(_by_kind(compiled, "write_state"), "write_state"),
-        experts=_expert_uses(compiled, phase, scenario),
-    )
+    numbers = {q.name: _quantity(q, compiled, value) for q in QUANTITIES}
+    report = report_model()(model=compiled.name, phase=phase, scenario=_shape(scenario, phase),
+                            options=compiled.options_named(), **numbers, **_figures(compiled, phase, scenario))
     return _with_request_parts(report, compiled, scenario) if phase == "request" else report
+
+
+def _quantity(quantity: Quantity, compiled: Compiled, value: "_Evaluator"):
+    """One quantity of the table, summed from the graph as its `by` says."""
+    first = quantity.fields[0]
+    if quantity.by == "parts":
+        parts = {key: value.total(field) for key, field in quantity.parts}
+        return {**parts, "total": sum(parts.values())}
+    if quantity.by == "component":
+        return value.each(costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS), first)
+    if quantity.by == "kind":
+        return value.each(_by_kind(compiled, first), first)
+    if quantity.by == "peak":
+        return _peak(compiled, first, value)
+    return sum(value.total(field) for field in quantity.fields)
 
 
 def substituted(expr: sp.Expr, values: dict) -> sp.Expr:
@@ -146,56 +83,33 @@ def attention_crossover(compiled: Compiled) -> float:
     return float(min(roots))
 
 
-def _temp_peak(compiled: Compiled, phase: str, scenario: Scenario) -> Number:
+def _peak(compiled: Compiled, field: str, value: "_Evaluator") -> Number:
     """Temporaries are freed op by op: the peak is the largest one, in a request's prefill."""
-    value = _Evaluator(compiled, "prefill" if phase == "request" else phase, scenario)
-    return max((value(data["cost"].temp_bytes, "temp_bytes") for _, data in compiled.graph.nodes(data=True)),
+    if value.phase == "request":
+        value = _Evaluator(compiled, "prefill", value.scenario)
+    return max((value(getattr(data["cost"], field), field) for _, data in compiled.graph.nodes(data=True)),
                default=0)
 
 
-def _expert_uses(compiled: Compiled, phase: str, scenario: Scenario) -> list[ExpertUse]:
-    """How each MoE op's rows land on its experts in one call (a request's prefill for `request`)."""
-    from .ops.experts import distinct_experts
-    from .symbols import m
-
+def _figures(compiled: Compiled, phase: str, scenario: Scenario) -> dict[str, list]:
+    """The extra figures op definitions add (the experts' routing), for one call (a request's prefill)."""
     value = _Evaluator(compiled, "prefill" if phase == "request" else phase, scenario)
-    routing = compiled.options.routing
-    uses = []
-    for node_id, data in compiled.graph.nodes(data=True):
-        op = data["op"]
-        if op.kind != "experts":
-            continue
-        a = op.args
-        uses.append(ExpertUse(
-            op=node_id, layers=value(op.multiplicity, "rows"), experts=value(a.count, "rows"), top=value(a.top, "rows"),
-            routed_rows=value(m * a.top, "rows"), rows_per_expert=value(m * a.top / a.count, "rows"),
-            distinct_experts=value(distinct_experts(a, routing), "rows"),
-            read_bytes_per_layer=value(data["cost"].read_weights, "read_weights")))
-    return uses
-
-
-def _component(op) -> str:
-    return op.component
-
-
-def _flops_by_component(compiled: Compiled) -> dict[str, sp.Expr]:
-    matrix = costs.by(compiled.graph, "flops_matrix", _component, COMPONENTS)
-    nonmatrix = costs.by(compiled.graph, "flops_nonmatrix", _component, COMPONENTS)
-    return {k: matrix[k] + nonmatrix[k] for k in matrix}
-
-
-def _state_kind(op) -> str:
-    kind_of = REGISTRY[op.kind].state_kind
-    return kind_of(op.args) if kind_of else "kv"
+    options = compiled.options.cost_options()
+    found: dict[str, list] = {spec.figures.key: [] for spec in REGISTRY.values() if spec.figures}
+    for _, data in compiled.graph.nodes(data=True):
+        figures = REGISTRY[data["op"].kind].figures
+        if figures is not None:
+            found[figures.key].append(figures.rows(data["op"], data["cost"], value, options))
+    return found
 
 
 def _by_kind(compiled: Compiled, field: str) -> dict[str, sp.Expr]:
     """A state quantity split into kv, latent, window, ..., recurrent, conv, buffer (attend reads
     count as the kind of the cache they read; compressor buffers are their own kind)."""
-    kind_of = lambda op: _state_kind(compiled.graph.nodes[op.states[0]]["op"]) if op.states else _state_kind(op)  # noqa: E731
-    by_kind = costs.by(compiled.graph, field, kind_of, KINDS)
+    graph = compiled.graph
+    by_kind = costs.by(graph, field, lambda op: costs.state_kind_of(graph, op), STATE_KINDS)
     if field == "state_bytes":
-        buffers = costs.by(compiled.graph, "state_buffer", kind_of, KINDS)
+        buffers = costs.by(graph, "state_buffer", lambda op: costs.state_kind_of(graph, op), STATE_KINDS)
         by_kind = {k: v - buffers[k] for k, v in by_kind.items()}
         by_kind["buffer"] = sp.Add(*buffers.values())
     return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
@@ -365,7 +279,7 @@ def by_op(compiled: Compiled, phase: str, scenario: Scenario) -> list[OpCost]:
     for node_id, data in compiled.graph.nodes(data=True):
         op, cost = data["op"], data["cost"]
         matrix = value(cost.flops_matrix, "flops_matrix")
-        moved = sum(value(getattr(cost, f), f) for f in ("read_weights", "read_lookups", "read_state", "write_state"))
+        moved = sum(value(getattr(cost, f), f) for f in MOVED)
         layers = value(op.multiplicity, "params")
         rows.append(OpCost(op=node_id, kind=op.kind, component=op.component, layers=layers,
                            shape=shape_text(op), params=value(cost.params, "params"), flops_matrix=matrix,

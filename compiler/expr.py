@@ -22,9 +22,16 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
     "ceil": (sp.ceiling, 1),
 }
 
-# Words with an argument that name how state grows or which entries an attention reads; they stay
-# unevaluated (`window(128)`) until an op argument of kind `mode` reads them.
-MODES = ("window", "all", "top", "blocks", "per_block")
+
+
+def mode_words() -> tuple[str, ...]:
+    """Words with arguments that name how state grows or which entries an attention reads (`window(128)`):
+    every `mode` argument's calls, from the op definitions. They stay unevaluated until that argument reads them."""
+    from .ops import REGISTRY
+
+    calls = (choice.partition("/")[0] for spec in REGISTRY.values() for arg in spec.args if arg.kind == "mode"
+             for choice in arg.choices if "/" in choice)
+    return tuple(dict.fromkeys(calls))
 
 
 class Problem(Exception):
@@ -143,11 +150,12 @@ def _is_bool(value) -> bool:
 
 
 def _call(expr: ast.Call, env: Env, depth: int) -> sp.Expr:
-    if expr.func in MODES:
+    modes = mode_words()
+    if expr.func in modes:
         return sp.Function(expr.func)(*(_numeric(a, env, depth) for a in expr.args))
     if expr.func not in FUNCTIONS:
         raise env.problem("E211", f"unknown function `{expr.func}`", expr.span,
-                          hint=did_you_mean(expr.func, [*FUNCTIONS, *MODES]))
+                          hint=did_you_mean(expr.func, [*FUNCTIONS, *modes]))
     func, arity = FUNCTIONS[expr.func]
     if arity is not None and len(expr.args) != arity or not expr.args:
         raise env.problem("E211", f"`{expr.func}` takes {arity or 'one or more'} argument(s)", expr.span)

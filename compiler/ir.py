@@ -71,3 +71,18 @@ class ModelIR:
 
     def node(self, node_id: str) -> OpNode:
         return next(n for n in self.nodes if n.id == node_id)
+
+
+def ancestors(clusters: dict[str, Cluster], cluster_id: str | None) -> tuple[str, ...]:
+    """The clusters around a place in the stack, innermost first (the place itself included)."""
+    chain = []
+    while cluster_id is not None:
+        chain.append(cluster_id)
+        cluster_id = clusters[cluster_id].parent
+    return tuple(chain)
+
+
+def outermost(clusters: dict[str, Cluster], cluster_id: str | None) -> Cluster | None:
+    """The model-level cluster a place sits in (its stack, or a block called at model level)."""
+    chain = ancestors(clusters, cluster_id)
+    return clusters[chain[-1]] if chain else None

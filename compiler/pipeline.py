@@ -9,11 +9,12 @@ import networkx as nx
 import sympy as sp
 
 from archcost.dsl import ast
-from archcost.dsl.loader import load_file, load_text
+from archcost.dsl.loader import Program, load_file, load_text
 
 from . import costs
 from .ir import ModelIR
 from .lower import lower
+from .ops import REGISTRY
 from .resolve import resolve
 from .scenario import Options
 
@@ -25,7 +26,8 @@ class Compiled:
     ir: ModelIR
     graph: nx.DiGraph
     options: Options
-    path: Path | None = None  # the spec file, so a run can compile it again along another path
+    program: Program | None = None  # every source it was compiled from, to compile again along another path
+    keep: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -44,19 +46,14 @@ class Compiled:
 
 def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset(),
                  allow_outside: bool = False) -> Compiled:
-    compiled = _compile(load_file(path, allow_outside), options, keep)
-    compiled.path = Path(path)
-    return compiled
+    return _compile(load_file(path, allow_outside), options, keep)
 
 
 def with_path(compiled: Compiled, option: str, word: str) -> Compiled:
-    """The same spec compiled again with one of its `option`s set to `word`."""
+    """The same spec compiled again, from the sources it was read from, with one `option` set to `word`."""
     paths = tuple((k, v) for k, v in compiled.options.paths if k != option) + ((option, word),)
     options = compiled.options.model_copy(update={"paths": paths})
-    if compiled.path is not None:
-        return compile_file(compiled.path, options)
-    text = compiled.ir.sources.text(compiled.ir.nodes[0].span.file) if compiled.ir.nodes else ""
-    return compile_text(text, options=options)
+    return _compile(compiled.program, options, compiled.keep)
 
 
 def compile_text(text: str, options: Options = Options(), keep: frozenset[str] = frozenset(),
@@ -82,10 +79,11 @@ def check_library(path: str | Path, allow_outside: bool = False) -> ast.Module |
 def probe_model(block: ast.BlockDef) -> str:
     """A model that calls `block` once on width 64, with 64 for every argument without a default."""
     required = ", ".join("64" for param in block.params if param.default is None)
-    return f'model "probe of {block.name}" {{\n  lookup embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
+    table = next(kind for kind, spec in REGISTRY.items() if spec.token_input)  # tokens to width 64
+    return f'model "probe of {block.name}" {{\n  {table} embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
 
 
-def _compile(program, options: Options, keep: frozenset[str]) -> Compiled:
+def _compile(program: Program, options: Options, keep: frozenset[str]) -> Compiled:
     ir = resolve(program, keep, options.paths, options.weights)
     graph = costs.annotate(lower(ir), options.cost_options(), ir.act_format)
-    return Compiled(ir=ir, graph=graph, options=options)
+    return Compiled(ir=ir, graph=graph, options=options, program=program, keep=keep)

@@ -7,14 +7,12 @@ from typing import Literal
 import sympy as sp
 from pydantic import BaseModel, ConfigDict
 
+from .quantities import LEVELS  # noqa: F401  (fields held at the end of a phase; re-exported)
 from .symbols import B, G, H, N_pair, N_rect, P, S, causal_pairs, m, m_out, rectangle_pairs
 
 Phase = Literal["prefill", "decode", "call", "request"]
 PHASES: tuple[str, ...] = ("prefill", "decode", "call", "request")
 
-# Quantities that are levels at the end of the phase, not flows summed over its calls.
-LEVELS = frozenset({"params", "weight_bytes", "state_bytes", "state_per_token", "state_fixed", "temp_bytes",
-                    "selected_expert_bytes"})
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
 

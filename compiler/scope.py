@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
@@ -43,6 +43,20 @@ class Scope:
 
     def qualify(self, label: str) -> str:
         return ".".join((*self.path, label))
+
+    def child(self, label: str, cluster: str, *, times: sp.Expr = sp.Integer(1), stack: sp.Expr | None = None,
+              values: dict | None = None, tensors: dict[str, Tensor] | None = None, module: str | None = None,
+              block: str | None = None) -> "Scope":
+        """The scope of a repeated body, a select arm (`times` layers of every one outside) or a block call
+        (its own `values` and `tensors`, defined in `module`): new names, labels and caches, shared formats."""
+        inherited = self.env.values if values is None else values
+        return replace(self, env=self.env.child(inherited), path=(*self.path, label),
+                       multiplicity=self.multiplicity * times, roles=dict(self.roles),
+                       tensors=dict(self.tensors) if tensors is None else tensors,
+                       current=self.current if tensors is None else tensors["input"], cluster=cluster, labels={},
+                       last_cache=None, stack=self.stack if stack is None else stack,
+                       module=module or self.module,
+                       call_chain=(*self.call_chain, block) if block else self.call_chain)
 
 
 def sources(flow: dict[str, ast.Keyword], scope: Scope) -> list[Tensor]:

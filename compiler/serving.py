@@ -9,7 +9,9 @@ from pydantic import BaseModel
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from .evaluate import Report, evaluate, state_bytes_at
+from . import quantities
 from .hardware import Device
+from .ir import ancestors
 from .pipeline import Compiled
 from .scenario import Scenario
 from .symbols import causal_pairs
@@ -85,9 +87,7 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
 
 
 def moved_bytes(report: Report, activations: bool = False) -> float:
-    read, write = report.read_bytes, report.write_bytes
-    moved = read["weights"] + read["lookups"] + read["state"] + write["state"]
-    return moved + (read["activations"] + write["activations"] if activations else 0)
+    return quantities.moved_bytes(quantities.report_fields(report), activations)
 
 
 class OpRoofline(BaseModel):
@@ -195,7 +195,8 @@ def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario,
         flops, moved = sum(o.flops_matrix_all_layers for o in ops), sum(o.bytes_moved_all_layers for o in ops)
         return max(flops / device.peak_for(fmt), moved / device.bandwidth)
 
-    in_drafter = lambda op: op.startswith(drafter + ".")  # noqa: E731
+    clusters = compiled.graph.graph["clusters"]
+    in_drafter = lambda op: drafter in ancestors(clusters, compiled.graph.nodes[op]["cluster"])  # noqa: E731
     main = lambda op: not in_drafter(op)  # noqa: E731
     draft = k * bound("decode", scenario, in_drafter)
     if draft == 0:

@@ -33,7 +33,7 @@ def state_curve(compiled: Compiled) -> sp.Expr:
 def profile(compiled: Compiled, lengths: list[int], budget: int | None = None) -> StateProfile:
     curve = state_curve(compiled)
     fixed = int(number_of(compiled, compiled.total("state_fixed")))
-    growth = number_of(compiled, compiled.total("state_per_token"))
+    growth = number_of(compiled, compiled.total("kv_bytes_per_token"))
     result = StateProfile(
         model=compiled.name, fixed_bytes=fixed, growth_bytes_per_token=growth,
         crossover_tokens=(fixed / growth) if growth else None,

@@ -14,13 +14,11 @@ import sympy as sp
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from .pipeline import Compiled
-from .scenario import LEVELS, at_phase
+from .quantities import LEVELS, SWEPT
+from .scenario import at_phase
 from .symbols import B, G, P, S
 
-QUANTITIES = ("flops", "flops_matrix", "context_flops", "read_bytes", "write_bytes", "state_bytes")
-PARTS = {"flops": ("flops_matrix", "flops_nonmatrix"),
-         "read_bytes": ("read_weights", "read_lookups", "read_state", "read_activations"),
-         "write_bytes": ("write_state", "write_activations")}
+QUANTITIES = tuple(q.name for q in SWEPT)
 LETTERS = (B, S, P, G)
 
 
@@ -46,8 +44,8 @@ def functions(compiled: Compiled, phase: str, modules: str = "numpy") -> dict:
     """One function of (B, S, P, G) per quantity: vectorised over numpy arrays, or on plain numbers
     with modules = "math" (the fastest way to evaluate one scenario again and again)."""
     made = {}
-    for name in QUANTITIES:
-        fields = PARTS.get(name, (name,))
+    for quantity in SWEPT:
+        name, fields = quantity.name, quantity.fields
         expr = sp.Add(*(at_phase(compiled.total(f), phase, compiled.options, f in LEVELS) for f in fields))
         free = expr.free_symbols - set(LETTERS)
         if free:

@@ -53,8 +53,8 @@ CODES: dict[str, ErrorKind] = {
     "E204": ErrorKind("argument given twice",
                       "An argument was given by position and again by name, or twice by name; keep one."),
     "E205": ErrorKind("unknown op kind",
-                      "The primitive ops are linear, lookup, attend, index, cache, recurrent, conv, experts, "
-                      "mix and elementwise; anything else must be a block call `name(args)`."),
+                      "The hint names the closest primitive op; docs/language.md lists them all with their "
+                      "arguments. Anything else must be a block call `name(args)`."),
     "E207": ErrorKind("unknown tensor name",
                       "`from` and `on` name a labelled op or cache earlier in the same block; `state` names a "
                       "cache declared before the op or one declared `shared`."),

@@ -1,10 +1,42 @@
-"""The closed set of primitive ops, looked up by kind."""
+"""The closed set of primitive ops: every module of this package that defines a `SPEC` registers it."""
 
 from __future__ import annotations
 
-from . import attend, cache, conv, elementwise, experts, index, linear, lookup, mix, recurrent
-from .base import COST_FIELDS, Arg, Cost, CostContext, OpSpec
+import contextlib
+import importlib
+import pkgutil
+from collections.abc import Iterator
 
-REGISTRY: dict[str, OpSpec] = {m.SPEC.kind: m.SPEC for m in (linear, lookup, attend, index, cache, recurrent, conv, experts, mix, elementwise)}
+from .base import COST_FIELDS, Arg, Cost, CostContext, Figures, OpSpec
 
-__all__ = ["REGISTRY", "COST_FIELDS", "Arg", "Cost", "CostContext", "OpSpec"]
+# The order the language reference lists them in; an op module not named here follows, by name.
+ORDER = ("linear", "lookup", "attend", "index", "cache", "recurrent", "conv", "experts", "mix", "elementwise")
+
+
+def discover() -> dict[str, OpSpec]:
+    """Every op definition in this package, found by import: adding an op is adding a module."""
+    found: dict[str, OpSpec] = {}
+    for info in pkgutil.iter_modules(__path__):
+        spec = getattr(importlib.import_module(f"{__name__}.{info.name}"), "SPEC", None)
+        if isinstance(spec, OpSpec):
+            found[spec.kind] = spec
+    rank = {kind: i for i, kind in enumerate(ORDER)}
+    return dict(sorted(found.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
+
+
+REGISTRY: dict[str, OpSpec] = discover()
+
+
+@contextlib.contextmanager
+def registered(spec: OpSpec) -> Iterator[OpSpec]:
+    """Register an op defined outside this package (a test's, a plugin's) for the duration of a block."""
+    if spec.kind in REGISTRY:
+        raise ValueError(f"op kind `{spec.kind}` is already defined")
+    REGISTRY[spec.kind] = spec
+    try:
+        yield spec
+    finally:
+        del REGISTRY[spec.kind]
+
+
+__all__ = ["REGISTRY", "COST_FIELDS", "Arg", "Cost", "CostContext", "Figures", "OpSpec", "discover", "registered"]

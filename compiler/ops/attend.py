@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum
 
@@ -67,6 +67,15 @@ def _reads(term, states) -> tuple:
     return tuple(chosen or states[:1])
 
 
+def shape(a: SimpleNamespace, show) -> str:
+    return f"{show(a.heads)} heads · qk {show(a.qk)} · v {show(a.v)} · {describe_terms(a.over)}"
+
+
+def per_pair(a: SimpleNamespace):
+    """The chapter's form of the cost: FLOPs per query-entry pair (Table 2-4: 4·64·512·A)."""
+    return 2 * a.heads * (a.qk + a.v), "pair"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     override = ctx.options.get("attention")
     terms = [(term, *pairs_and_reads(term, override)) for term in a.over]
@@ -97,4 +106,9 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    shape=shape,
+    diagram_shape=shape,
+    unit_cost=per_pair,
+    drawn_as="hexagon",
+    formula="F = 2·heads·(qk + v)·pairs (+ 5·heads·pairs softmax); R = the entries of the caches it reads",
 )

@@ -12,27 +12,39 @@ import sympy as sp
 ZERO = sp.Integer(0)
 
 
+def _field(letter: str, unit: str, meaning: str, level: bool = False):
+    """A cost field with what it means: `letter` places it under M, F or R in printed formulas; a `level`
+    is held at the end of a phase (a request keeps its last value), the others are flows summed over calls."""
+    return field(default=ZERO, metadata={"letter": letter, "unit": unit, "meaning": meaning, "level": level})
+
+
 @dataclass(frozen=True)
 class Cost:
     """Per-instance costs of one call, in the scenario's letters; zero unless an op says otherwise."""
 
-    params: sp.Expr = ZERO
-    weight_bytes: sp.Expr = ZERO
-    flops_matrix: sp.Expr = ZERO
-    flops_nonmatrix: sp.Expr = ZERO
-    context_flops: sp.Expr = ZERO          # part of flops_matrix: query-context interaction
-    state_bytes: sp.Expr = ZERO            # held after the call, all requests of the batch
-    state_per_token: sp.Expr = ZERO        # growth of one request's state per position (c_state)
-    state_fixed: sp.Expr = ZERO            # one request's state that does not grow with H (M_fixed)
-    state_buffer: sp.Expr = ZERO           # the part of state_bytes held in raw buffers (kind `buffer`)
-    temp_bytes: sp.Expr = ZERO             # temporaries of one instance during the call, freed after
-    selected_expert_bytes: sp.Expr = ZERO  # weights of the experts one token is routed to
-    read_weights: sp.Expr = ZERO           # shared weights, read once per call
-    read_lookups: sp.Expr = ZERO           # table rows gathered per token
-    read_state: sp.Expr = ZERO
-    read_activations: sp.Expr = ZERO
-    write_state: sp.Expr = ZERO
-    write_activations: sp.Expr = ZERO
+    params: sp.Expr = _field("M", "parameters", "parameters", level=True)
+    weight_bytes: sp.Expr = _field("M", "bytes", "bytes of weights", level=True)
+    flops_matrix: sp.Expr = _field("F", "FLOPs", "matrix FLOPs")
+    flops_nonmatrix: sp.Expr = _field("F", "FLOPs", "non-matrix FLOPs")
+    context_flops: sp.Expr = _field("F", "FLOPs", "query-context FLOPs (part of the matrix FLOPs)")
+    state_bytes: sp.Expr = _field("M", "bytes", "bytes of context state held after the call (B requests, "
+                                  "H = S + P)", level=True)
+    kv_bytes_per_token: sp.Expr = _field("M", "bytes", "bytes of state per position per request (c_state)",
+                                         level=True)
+    state_fixed: sp.Expr = _field("", "bytes", "one request's state that does not grow with H (M_fixed)",
+                                  level=True)
+    state_buffer: sp.Expr = _field("", "bytes", "the part of state_bytes held in raw buffers (kind `buffer`)",
+                                   level=True)
+    temp_bytes: sp.Expr = _field("", "bytes", "temporaries of one instance during the call, freed after",
+                                 level=True)
+    selected_expert_bytes: sp.Expr = _field("", "bytes", "weights of the experts one token is routed to",
+                                            level=True)
+    read_weights: sp.Expr = _field("R", "bytes", "bytes of shared weights read")  # once per call
+    read_lookups: sp.Expr = _field("R", "bytes", "bytes of table rows gathered")  # per token
+    read_state: sp.Expr = _field("R", "bytes", "bytes of context state read")
+    read_activations: sp.Expr = _field("R", "bytes", "bytes of activations read")
+    write_state: sp.Expr = _field("R", "bytes", "bytes of context state written")
+    write_activations: sp.Expr = _field("R", "bytes", "bytes of activations written")
 
     def __post_init__(self) -> None:
         for name in COST_FIELDS:  # a cost rule may write a plain 0; every field is a sympy value after this
@@ -79,9 +91,26 @@ class CostContext:
     options: dict[str, str] = field(default_factory=dict)
 
 
+Show = Callable[[Any], str]  # how a caller prints an expression inside a shape text
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Extra figures an op adds to a report under `key`: one `model` row per op instance."""
+
+    key: str
+    model: type
+    rows: Callable[..., Any]  # (node, cost, value, options) -> model; value(expr, field) gives a number
+    doc: str = ""
+
+
 @dataclass(frozen=True)
 class OpSpec:
-    """A primitive op kind: the only place where a cost rule lives."""
+    """A primitive op kind, defined once: arguments, cost rule, and everything else that asks about it.
+
+    Resolver, renderers, evaluator, the language reference and error hints read these fields; none of
+    them names an op kind.
+    """
 
     kind: str
     doc: str
@@ -92,10 +121,23 @@ class OpSpec:
     produces: bool = True          # False for sinks such as `cache`
     input_rule: str = "concat"     # concat: sources side by side; each: every source has the width
     state_kind: Callable[[SimpleNamespace], str] | None = None  # class in state_by_kind, for stateful ops
+    stores_state: bool = False     # holds context state that others read with `state = NAME`
+    token_input: bool = False      # with nothing feeding it, it reads the token ids (the embedding)
+    quantizable: bool = False      # its matrix weights follow a run's `--weights` format (seed 002 §2.6.2)
+    shape: Callable[[SimpleNamespace, Show], str] | None = None  # as the chapter's tables write it
+    diagram_shape: Callable[[SimpleNamespace, Show], str] | None = None  # the diagram's second line
+    unit_cost: Callable[[SimpleNamespace], tuple[sp.Expr, str]] | None = None  # (FLOPs, "pair"): F per unit
+    drawn_as: str = "box"          # the diagram node's shape: box, cylinder (state) or hexagon
+    figures: Figures | None = None
+    formula: str = ""              # the cost rule in one line, for docs/language.md
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
 
+    @property
+    def summary(self) -> str:
+        """The first line of the docstring: what the op models."""
+        return self.doc.strip().splitlines()[0] if self.doc.strip() else self.kind
 
 
 def fixed_state(per_request: sp.Expr) -> dict[str, sp.Expr]:

@@ -12,9 +12,9 @@ import sympy as sp
 
 
 from ..symbols import B, H, Min, S, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms
 
-KINDS = ("kv", "latent", "window", "compressed", "index", "recurrent", "conv", "buffer")
+from ..quantities import STATE_KINDS
 
 
 def widths(a: SimpleNamespace):
@@ -35,6 +35,10 @@ def entries(a: SimpleNamespace, history) -> sp.Expr:
     return history
 
 
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    return f"{describe_terms(a.growth)} · width {show(a.width)}"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     entry = entry_bytes(a)
     growth, args = a.growth[0]
@@ -46,7 +50,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     return Cost(
         state_bytes=B * (entries(a, H) * entry + buffer),
         state_buffer=B * buffer,
-        state_per_token=per_token,
+        kv_bytes_per_token=per_token,
         state_fixed=fixed,
         write_state=written * entry,
     )
@@ -63,13 +67,18 @@ SPEC = OpSpec(
             doc="per_token, per_block(r) or window(w)"),
         Arg("width", "dim", required=True, doc="values stored per entry"),
         Arg("dtype", "dtype", "kv", doc="storage format of the entries"),
-        Arg("kind", "enum", "kv", choices=KINDS, doc="class in state_by_kind"),
+        Arg("kind", "enum", "kv", choices=STATE_KINDS, doc="class in state_by_kind"),
         Arg("buffer", "expr", 0, doc="values kept per request for the incomplete block (per_block only)"),
         Arg("buffer_dtype", "dtype", "state", doc="storage format of that buffer (fp32 in the chapter)"),
         Arg("shared", "bool", False, doc="readable (`state = NAME`) by ops in any later scope: cross-layer KV"),
     ),
     widths=widths,
     cost=cost,
+    stores_state=True,
+    diagram_shape=diagram_shape,
+    drawn_as="cylinder",
+    formula="M = B·(entries(H)·width·bytes + buffer), entries: H, ⌊H/r⌋ or min(H, w); "
+            "W = the entries this call completes",
 )
 
 

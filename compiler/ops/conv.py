@@ -19,6 +19,10 @@ def widths(a: SimpleNamespace):
     return a.channels, a.channels
 
 
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    return f"{show(a.channels)} channels × {show(a.kernel)} taps"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     slots = a.kernel if a.slots is None else a.slots
     state = slots * a.channels * a.state_dtype
@@ -61,4 +65,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    diagram_shape=diagram_shape,
+    drawn_as="cylinder",
+    formula="params = channels·kernel; F = 2·channels·kernel per row; M = B·slots·channels·bytes",
 )

@@ -10,10 +10,12 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import Min, m
-from .base import Arg, Cost, CostContext, OpSpec
+from pydantic import BaseModel, Field
 
-ACTIVATION_FLOPS = 5  # SiLU(gate)·up per hidden value, as in the stdlib's swiglu block
+from ..symbols import Min, m
+from .base import Arg, Cost, CostContext, Figures, OpSpec
+
+Number = int | float
 
 
 def widths(a: SimpleNamespace):
@@ -30,6 +32,11 @@ def distinct_experts(a: SimpleNamespace, routing: str) -> sp.Expr:
     return Min(E, m * k)         # uniform: rows spread evenly, one expert per row until all are used
 
 
+def shape(a: SimpleNamespace, show) -> str:
+    matrix = f"{show(a.signature[0])}×{show(a.signature[1])}"
+    return f"{show(a.count)} experts × {show(a.matrices)} matrices {matrix}, top {show(a.top)}"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     width, hidden = a.signature
     per_expert = a.matrices * width * hidden
@@ -39,12 +46,39 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         params=a.count * per_expert,
         weight_bytes=a.count * per_expert * a.dtype,
         flops_matrix=2 * routed_rows * per_expert,
-        flops_nonmatrix=routed_rows * (ACTIVATION_FLOPS * hidden + 2 * width),  # activation, weighted sum
+        flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width),  # activation, weighted sum
         read_weights=touched * per_expert * a.dtype,
         selected_expert_bytes=a.top * per_expert * a.dtype,   # Table 2-C: k experts per token
         read_activations=routed_rows * width * ctx.act_bytes,
         write_activations=routed_rows * width * ctx.act_bytes,
     )
+
+
+class ExpertUse(BaseModel):
+    """One MoE op under the run's routing (seed 002 §2.4.2, Example 2-4), per layer and call."""
+
+    op: str
+    layers: Number
+    experts: Number              # E
+    top: Number                  # k
+    routed_rows: Number          # Σ t_e = m·k
+    rows_per_expert: Number      # t_e when rows spread evenly: m·k / E
+    distinct_experts: Number     # U under the routing option
+    read_bytes_per_layer: Number  # U · N_e · bytes
+    width: Number = Field(exclude=True)   # expert input width (Table 2-A "expert width in")
+    hidden: Number = Field(exclude=True)  # expert hidden width f
+
+
+def expert_use(node, cost: Cost, value, options) -> ExpertUse:
+    """How one MoE op's rows land on its experts in one call."""
+    a = node.args
+    return ExpertUse(
+        op=node.id, layers=value(node.multiplicity, "rows"), experts=value(a.count, "rows"),
+        top=value(a.top, "rows"), routed_rows=value(m * a.top, "rows"),
+        rows_per_expert=value(m * a.top / a.count, "rows"),
+        distinct_experts=value(distinct_experts(a, options.get("routing", "uniform")), "rows"),
+        read_bytes_per_layer=value(cost.read_weights, "read_weights"),
+        width=value(a.signature[0], "rows"), hidden=value(a.signature[1], "rows"))
 
 
 SPEC = OpSpec(
@@ -56,8 +90,16 @@ SPEC = OpSpec(
         Arg("count", "dim", required=True, doc="experts E"),
         Arg("top", "dim", required=True, doc="experts k each token is routed to"),
         Arg("matrices", "dim", 3, doc="matrices per expert: 3 for SwiGLU (gate, up, down)"),
+        Arg("act_flops", "expr", 0, doc="non-matrix FLOPs of the activation per hidden value (5 for "
+            "SiLU(gate)·up, 9 for GELU(gate)·up)"),
         Arg("dtype", "dtype", "weights", doc="storage format of the expert weights"),
     ),
     widths=widths,
     cost=cost,
+    quantizable=True,
+    shape=shape,
+    figures=Figures("experts", ExpertUse, expert_use, doc="per MoE op: E, k, routed rows, distinct experts U, "
+                    "bytes read per layer"),
+    formula="params = E·matrices·in·f; F = 2·m·k·matrices·in·f (Σ t_e = m·k); "
+            "R = U·matrices·in·f·bytes, U the distinct experts the call touches",
 )

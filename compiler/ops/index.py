@@ -48,6 +48,14 @@ def scanned(a: SimpleNamespace):
     return B * (capped_floor_sum(S + P, a.ratio, a.limit) - capped_floor_sum(S, a.ratio, a.limit))
 
 
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    return f"{show(a.heads)} heads × {show(a.dim)} · one per {show(a.ratio)} · {a.over}"
+
+
+def per_entry(a: SimpleNamespace):
+    return 2 * a.heads * a.dim, "scanned entry"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     pairs = scanned(a)
     dot_products = 2 * a.heads * a.dim * pairs
@@ -75,4 +83,8 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    diagram_shape=diagram_shape,
+    unit_cost=per_entry,
+    formula="F = 2·heads·dim·I, I = the entries scanned (⌊t/ratio⌋ per query t, capped at `limit`); "
+            "R = the index entries",
 )

@@ -16,6 +16,16 @@ def widths(a: SimpleNamespace):
     return width_in * a.count, width_out * a.count
 
 
+def shape(a: SimpleNamespace, show) -> str:
+    matrix = f"{show(a.signature[0])}×{show(a.signature[1])}"
+    return matrix if a.count == 1 else f"{show(a.count)} × {matrix}"
+
+
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    count = f" ×{show(a.count)}" if a.count != 1 else ""
+    return f"{show(a.signature[0])} → {show(a.signature[1])}{count}"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     width_in, width_out = a.signature
     matrix_weights = width_in * width_out * a.count / a.groups
@@ -50,4 +60,8 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    quantizable=True,
+    shape=shape,
+    diagram_shape=diagram_shape,
+    formula="params = count·in·out/groups (+ count·out bias); F = 2·rows·params",
 )

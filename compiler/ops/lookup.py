@@ -16,6 +16,14 @@ def widths(a: SimpleNamespace):
     return None, a.signature[1] * a.per_token  # reads token ids, not a feature tensor
 
 
+def shape(a: SimpleNamespace, show) -> str:
+    return f"{show(a.signature[0])}×{show(a.signature[1])}"
+
+
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    return f"{show(a.signature[0])} × {show(a.signature[1])}"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     entries, width = a.signature
     gathered = a.rows * a.per_token
@@ -41,4 +49,8 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    token_input=True,
+    shape=shape,
+    diagram_shape=diagram_shape,
+    formula="params = entries·width; F = 0; R = rows·per_token·width·bytes (rows gathered, not the table)",
 )

@@ -30,6 +30,10 @@ def chunk_flops(a: SimpleNamespace) -> sp.Expr:
     return 6 * dk * dv + (C - 1) * (2 * dk + dv) + (C + 1) * (dk + dv)
 
 
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    return f"{show(a.heads)} × {show(a.dk)}×{show(a.dv)} state · prefill {a.prefill}"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     state = a.heads * a.dk * a.dv * a.dtype
     step = m * a.heads * a.update * a.dk * a.dv
@@ -74,4 +78,8 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    diagram_shape=diagram_shape,
+    drawn_as="cylinder",
+    formula="M = B·heads·dk·dv·bytes, read and written every call; F = m·heads·update·dk·dv per step, "
+            "or the chunked ledger of `prefill`",
 )

@@ -7,7 +7,8 @@ from collections import Counter
 import sympy as sp
 
 from ..evaluate import evaluate, state_bytes_at
-from ..ir import Cluster
+from ..ir import Cluster, outermost
+from ..ops import REGISTRY
 from ..pipeline import Compiled, with_path
 from ..scenario import Scenario
 from .tables import Table, params_table
@@ -43,8 +44,10 @@ def _composition(blocks: list[Cluster], clusters: dict[str, Cluster]) -> tuple[i
     return sum(counts.values()), " + ".join(f"{n} {name}" for name, n in counts.items()) or "—"
 
 
-def _experts(model: Compiled) -> list:
-    return [data["op"] for _, data in model.graph.nodes(data=True) if data["op"].kind == "experts"]
+def _model_width(model: Compiled):
+    """d: the width of the first op that reads the token ids (the embedding)."""
+    return next(data["op"].out_width for _, data in model.graph.nodes(data=True)
+                if REGISTRY[data["op"].kind].token_input)
 
 
 def architecture_table(models: list[Compiled]) -> Table:
@@ -57,14 +60,12 @@ def architecture_table(models: list[Compiled]) -> Table:
         clusters = model.ir.clusters
         layers, attention = _composition(_outermost(clusters, ("attention",)), clusters)
         _, ffn = _composition(_outermost(clusters, FFN), clusters)
-        experts = _experts(model)
-        first = experts[0].args if experts else None
+        first = report.experts[0] if report.experts else None
         depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
-        embed = next(data["op"] for _, data in model.graph.nodes(data=True) if data["op"].kind == "lookup")
-        rows.append([model.name, f"{report.params / 1e9:,.2f}", str(layers), sp.sstr(embed.args.signature[1]),
+        rows.append([model.name, f"{report.params / 1e9:,.2f}", str(layers), sp.sstr(_model_width(model)),
                      attention, ffn, *(["—"] * 4 if first is None else
-                                       [sp.sstr(first.count), sp.sstr(first.top), sp.sstr(first.signature[0]),
-                                        sp.sstr(first.signature[1])]), ", ".join(depth)])
+                                       [str(first.experts), str(first.top), str(first.width), str(first.hidden)]),
+                     ", ".join(depth)])
     return Table("Table 2-A: architecture", header, rows, ["layers count attention blocks; a composition names "
                                                             "each layer by its `select` arm, else by its block"])
 
@@ -102,19 +103,18 @@ def long_context_table(models: list[Compiled], short: int = 8192, long: int = 1_
                                 "before the call", *_option_notes(models)])
 
 
-def _stage_of(op, clusters: dict[str, Cluster]) -> str:
+def _stage_of(graph, node_id: str) -> str:
     """A prefill's stage: the model-level stack an op sits in, or the embedding, head and norms."""
-    top = op.id.split(".", 1)[0]
-    cluster = clusters.get(top)
-    return top if cluster is not None and cluster.kind == "repeat" else "embedding, head and norms"
+    top = outermost(graph.graph["clusters"], graph.nodes[node_id]["cluster"])
+    return top.id if top is not None and top.kind == "repeat" else "embedding, head and norms"
 
 
-def _every_position(model: Compiled) -> list:
+def _every_position(model: Compiled) -> list[str]:
     """Ops of a replaying stack that are not replayed themselves."""
-    graph = model.graph
-    replaying = {data["op"].id.split(".", 1)[0] for _, data in graph.nodes(data=True) if data["op"].tail is not None}
-    return [data["op"] for _, data in graph.nodes(data=True)
-            if data["op"].tail is None and data["op"].id.split(".", 1)[0] in replaying]
+    graph, clusters = model.graph, model.graph.graph["clusters"]
+    top = {node_id: outermost(clusters, data["cluster"]) for node_id, data in graph.nodes(data=True)}
+    replaying = {top[node_id] for node_id, data in graph.nodes(data=True) if data["tail"] is not None}
+    return [node_id for node_id, data in graph.nodes(data=True) if data["tail"] is None and top[node_id] in replaying]
 
 
 def stages_table(models: list[Compiled], tokens: int = 8192, across: str | None = None) -> Table:
@@ -128,12 +128,12 @@ def stages_table(models: list[Compiled], tokens: int = 8192, across: str | None 
                       model if word is None else with_path(model, across, word)) for word in words]
     # ops that keep running on every position inside a replaying stage (a global KV source) get a row
     # of their own, in every column, so the paths compare stage by stage
-    apart = {op.id for _, variant in variants for op in _every_position(variant)}
+    apart = {node_id for _, variant in variants for node_id in _every_position(variant)}
     columns: list[tuple[str, dict[str, float]]] = []
     for name, variant in variants:
         split: dict[str, float] = {}
         for op in by_op(variant, "prefill", Scenario(P=tokens)):
-            stage = _stage_of(variant.graph.nodes[op.op]["op"], variant.ir.clusters)
+            stage = _stage_of(variant.graph, op.op)
             stage = f"{stage}: every position" if op.op in apart else stage
             split[stage] = split.get(stage, 0) + op.flops_matrix_all_layers
         split["total"] = sum(split.values())

@@ -15,8 +15,8 @@ import sympy as sp
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from ..ir import Cluster, OpNode
-from ..ops.base import describe_terms
+from ..ir import Cluster, OpNode, ancestors
+from ..ops import REGISTRY
 from ..pipeline import Compiled
 from .files import atomic_write
 from .units import grouped
@@ -50,7 +50,7 @@ def to_dot(compiled: Compiled) -> str:
     for source, target, data in graph.edges(data=True):
         dot.edge(_node_name(source), _node_name(target), **_edge_style(data))
     for node_id, data in graph.nodes(data=True):
-        if data["op"].kind == "lookup" and not data["op"].inputs:
+        if REGISTRY[data["op"].kind].token_input and not graph.in_degree(node_id):
             dot.edge("tokens", _node_name(node_id), label=" m ids")
     return dot.source
 
@@ -84,8 +84,9 @@ def _fill(dot, parent, graph, clusters, members, children, collapsed) -> None:
 
 def _replay(graph: nx.DiGraph, cluster_id: str):
     """The replay window of a stage: the tail its ops share, if any."""
-    tails = {data["op"].tail for _, data in graph.nodes(data=True)
-             if data["op"].id.startswith(cluster_id + ".") and data["op"].tail is not None}
+    clusters = graph.graph["clusters"]
+    tails = {data["tail"] for _, data in graph.nodes(data=True)
+             if data["tail"] is not None and cluster_id in ancestors(clusters, data["cluster"])}
     return next(iter(tails)) if len(tails) == 1 else None
 
 
@@ -101,10 +102,9 @@ def _cluster_style(cluster: Cluster, replay) -> dict[str, str]:
 
 def _node_style(op: OpNode) -> dict[str, str]:
     style = {"fillcolor": COLORS.get(op.component, "#ffffff")}
-    if op.kind in ("cache", "recurrent", "conv"):
-        style.update(shape="cylinder", style="filled")
-    if op.kind == "attend":
-        style.update(shape="hexagon", style="filled")
+    drawn_as = REGISTRY[op.kind].drawn_as
+    if drawn_as != "box":
+        style.update(shape=drawn_as, style="filled")
     return style
 
 
@@ -115,38 +115,22 @@ def _node_label(graph: nx.DiGraph, node_id: str, owner: Cluster | None) -> str:
     lines = [title, f"{op.kind} {_shape(op)}"]
     if cost.params != 0:
         lines.append(f"{_number(cost.params)} params")
-    if op.kind == "attend":  # the chapter's form: FLOPs per query-entry pair (Table 2-4: 4·64·512·A)
-        lines.append(f"F = {_expr(2 * op.args.heads * (op.args.qk + op.args.v))} per pair")
-    elif op.kind == "index":
-        lines.append(f"F = {_expr(2 * op.args.heads * op.args.dim)} per scanned entry")
+    unit_cost = REGISTRY[op.kind].unit_cost
+    if unit_cost is not None:  # the chapter's form: FLOPs per pair or per scanned entry (Table 2-4)
+        flops, unit = unit_cost(op.args)
+        lines.append(f"F = {_expr(flops)} per {unit}")
     elif cost.flops_matrix != 0:
         lines.append(f"F = {_expr(cost.flops_matrix)}")
     elif cost.flops_nonmatrix != 0:
         lines.append(f"F (non-matrix) = {_expr(cost.flops_nonmatrix)}")
-    if cost.state_per_token != 0:
-        lines.append(f"{_expr(cost.state_per_token)} B per token")
+    if cost.kv_bytes_per_token != 0:
+        lines.append(f"{_expr(cost.kv_bytes_per_token)} B per token")
     return "\n".join(lines)
 
 
 def _shape(op: OpNode) -> str:
-    a = op.args
-    match op.kind:
-        case "linear":
-            count = f" ×{_expr(a.count)}" if a.count != 1 else ""
-            return f"{_expr(a.signature[0])} → {_expr(a.signature[1])}{count}"
-        case "lookup":
-            return f"{_expr(a.signature[0])} × {_expr(a.signature[1])}"
-        case "attend":
-            return f"{_expr(a.heads)} heads · qk {_expr(a.qk)} · v {_expr(a.v)} · {describe_terms(a.over)}"
-        case "cache":
-            return f"{describe_terms(a.growth)} · width {_expr(a.width)}"
-        case "index":
-            return f"{_expr(a.heads)} heads × {_expr(a.dim)} · one per {_expr(a.ratio)} · {a.over}"
-        case "recurrent":
-            return f"{_expr(a.heads)} × {_expr(a.dk)}×{_expr(a.dv)} state · prefill {a.prefill}"
-        case "conv":
-            return f"{_expr(a.channels)} channels × {_expr(a.kernel)} taps"
-    return f"width {_expr(op.out_width)}"
+    shape = REGISTRY[op.kind].diagram_shape
+    return shape(op.args, _expr) if shape else f"width {_expr(op.out_width)}"
 
 
 def _edge_style(data: dict) -> dict[str, str]:

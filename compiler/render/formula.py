@@ -6,19 +6,14 @@ import sympy as sp
 
 from .. import costs
 from ..pipeline import Compiled
-from ..resolve import COMPONENTS
-from ..scenario import LEVELS, at_phase
+from ..quantities import COMPONENTS, FIELDS, LEVELS
+from ..scenario import at_phase
 
-QUANTITIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "M": (("params", "parameters"), ("weight_bytes", "bytes of weights"),
-          ("state_bytes", "bytes of context state held after the call (B requests, H = S + P)"),
-          ("state_per_token", "bytes of state per position per request (kv_bytes_per_token)")),
-    "F": (("flops_matrix", "matrix FLOPs"), ("flops_nonmatrix", "non-matrix FLOPs"),
-          ("context_flops", "query-context FLOPs (part of the matrix FLOPs)")),
-    "R": (("read_weights", "bytes of shared weights read"), ("read_lookups", "bytes of table rows gathered"),
-          ("read_state", "bytes of context state read"), ("read_activations", "bytes of activations read"),
-          ("write_state", "bytes of context state written"), ("write_activations", "bytes of activations written")),
-}
+def _fields_of(letter: str) -> tuple[tuple[str, str], ...]:
+    return tuple((f.name, f.meaning) for f in FIELDS.values() if f.letter == letter)
+
+
+QUANTITIES: dict[str, tuple[tuple[str, str], ...]] = {letter: _fields_of(letter) for letter in "MFR"}
 
 LEGEND = {
     "call": "m = B·P rows, m_out = rows through the head, N_pair = B(P·S + P(P+1)/2), "
@@ -43,7 +38,7 @@ def formulas(compiled: Compiled, quantity: str, phase: str = "call") -> list[tup
 
 
 def by_component(compiled: Compiled, field: str) -> list[tuple[str, sp.Expr]]:
-    groups = costs.by(compiled.graph, field, lambda op: op.component, COMPONENTS)
+    groups = costs.by(compiled.graph, field, costs.component_of, COMPONENTS)
     return [(name, sp.expand(expr)) for name, expr in groups.items() if expr != 0]
 
 
@@ -97,7 +92,7 @@ def markdown(compiled: Compiled, quantities: list[str], phase: str) -> str:
 
 def _state_line(compiled: Compiled, latex: bool) -> list[str]:
     """§2.3.5's M_state(H) = M_fixed + c_state·H for one request, with both constants in units."""
-    fixed, growth = compiled.total("state_fixed"), compiled.total("state_per_token")
+    fixed, growth = compiled.total("state_fixed"), compiled.total("kv_bytes_per_token")
     H = sp.Symbol("H", positive=True, integer=True)
     linear = sp.Add(fixed, sp.Mul(growth, H, evaluate=False), evaluate=False) if fixed else growth * H
     return [f"  state(H) = M_fixed + c_state·H = {show(linear, latex)}",

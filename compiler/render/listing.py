@@ -8,6 +8,7 @@ import sympy as sp
 
 from archcost.dsl.loader import Program
 
+from ..ops import REGISTRY
 from ..pipeline import Compiled
 
 
@@ -18,7 +19,7 @@ def graph_listing(compiled: Compiled) -> str:
         op, cost = data["op"], data["cost"]
         flops = cost.flops_matrix if cost.flops_matrix != 0 else cost.flops_nonmatrix
         rows.append((node_id, op.kind, _text(op.multiplicity), f"{_text(op.in_width)} → {_text(op.out_width)}",
-                     ", ".join(op.inputs + op.states) or "tokens", _text(cost.params), _text(flops)))
+                     ", ".join(graph.predecessors(node_id)) or "tokens", _text(cost.params), _text(flops)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     header = f"{compiled.name}: {len(compiled.ir.nodes)} ops, {len(compiled.ir.clusters)} clusters"
@@ -27,19 +28,8 @@ def graph_listing(compiled: Compiled) -> str:
 
 def shape_text(op) -> str:
     """An op's shape as the chapter's tables write it: `7168×1536`, `96 × 128×512`, `128 heads · qk 192 · v 128`."""
-    a = op.args
-    if op.kind in ("linear", "lookup", "experts"):
-        width_in, width_out = (_text(w) for w in a.signature)
-        count = getattr(a, "count", 1)
-        matrix = f"{width_in}×{width_out}"
-        if op.kind == "experts":
-            return f"{_text(count)} experts × {_text(a.matrices)} matrices {matrix}, top {_text(a.top)}"
-        return matrix if count == 1 else f"{_text(count)} × {matrix}"
-    if op.kind == "attend":
-        from ..ops.base import describe_terms
-
-        return f"{_text(a.heads)} heads · qk {_text(a.qk)} · v {_text(a.v)} · {describe_terms(a.over)}"
-    return f"{_text(op.in_width)} → {_text(op.out_width)}"
+    shape = REGISTRY[op.kind].shape
+    return shape(op.args, _text) if shape else f"{_text(op.in_width)} → {_text(op.out_width)}"
 
 
 def ast_listing(program: Program) -> str:

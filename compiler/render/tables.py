@@ -7,7 +7,7 @@ import io
 from dataclasses import dataclass
 
 from ..evaluate import Report
-from ..resolve import COMPONENTS
+from ..quantities import COMPONENTS
 from .units import BINARY, grouped, human_bytes, human_count, human_flops
 
 

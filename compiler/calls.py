@@ -1,0 +1,150 @@
+"""Block calls (bind arguments, expand the body in its own scope) and primitive ops (one graph node each)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
+from archcost.dsl import ast
+from archcost.dsl.errors import did_you_mean
+
+from . import symbols
+from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_flow
+from .expr import to_sympy
+from .ir import Cluster, OpNode, Tensor
+from .ops import REGISTRY, OpSpec
+from .scope import Scope, bind_output, block_input, check_widths, sources
+
+if TYPE_CHECKING:
+    from .resolve import Resolution
+
+
+def block_call(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> None:
+    """`name(args) as label`: the block's body in a scope of its own, drawn as one cluster."""
+    block = _find_block(res, stmt, scope)
+    if block.name in scope.call_chain:
+        chain = " -> ".join([*scope.call_chain, block.name])
+        raise res.problem("E213", f"block `{block.name}` calls itself ({chain})", stmt.span)
+    flow, args = split_flow(stmt.args)
+    values = _bind_block_args(res, block, args, scope, stmt)
+    source = block_input(flow, scope)
+    label = scope.unique(stmt.label or block.name)
+    cluster_id = scope.qualify(label)
+    title = label if label == block.name else f"{label}: {block.name}"
+    res.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
+                                       multiplicity=scope.multiplicity)
+    inner = scope.child(label, cluster_id, values=values, tensors={"input": source, "tokens": scope.tensors["tokens"]},
+                        module=res.declarations.module_of(block), block=block.name)
+    res.body(block.body, inner)
+    res.clusters[cluster_id] = replace(res.clusters[cluster_id], component=inner.component)
+    bind_output(flow, scope, label, inner.current)
+
+
+def _find_block(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:
+    visible = res.declarations.blocks[scope.module]
+    passed = scope.env.values.get(stmt.name)
+    if isinstance(passed, sp.Symbol):
+        handed_in = visible.get(passed.name) or res.declarations.any_block(passed.name)
+        if handed_in is not None:
+            return handed_in  # a block handed in as an argument, e.g. `norm = layernorm`
+    if stmt.name in visible:
+        return visible[stmt.name]
+    if stmt.name in REGISTRY:
+        raise res.problem("E200", f"`{stmt.name}` is a primitive op, not a block", stmt.span,
+                          hint=f"write it as `{stmt.name} NAME: ...`")
+    raise res.problem("E200", f"unknown block `{stmt.name}`", stmt.span,
+                      hint=did_you_mean(stmt.name, visible) or "is a `use` line missing?")
+
+
+def _bind_block_args(res: Resolution, block: ast.BlockDef, args: list[ast.Arg], scope: Scope,
+                     stmt: ast.BlockCall) -> dict[str, sp.Basic]:
+    names = [p.name for p in block.params]
+    given = match_args(args, names, f"block `{block.name}`", res.problem)
+    values: dict[str, sp.Basic] = {}
+    for param in block.params:
+        if isinstance(given.get(param.name), ast.Signature):
+            raise res.problem("E211", f"`{param.name}` takes a value, not `in -> out`", given[param.name].span)
+        if param.name in given:
+            values[param.name] = to_sympy(given[param.name], scope.env)
+        elif param.default is not None:
+            values[param.name] = to_sympy(param.default, scope.env.child(values))
+        else:
+            raise res.problem("E202", f"missing argument `{param.name}` of block `{block.name}`", stmt.span,
+                              hint=f"`{block.name}({', '.join(names)})`")
+    return values
+
+
+def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
+    """`kind label: args`: one node of the graph, with its widths checked against what it reads."""
+    spec = _op_spec(res, stmt, scope)
+    flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
+    component = _component(res, flow.pop("component", None), scope)
+    tail = scope.tail if _replays(res, flow.pop("replay", None), scope) else None
+    values = bind_op_args(spec, args, scope, stmt)
+    in_width, out_width = spec.widths(values)
+    label = scope.unique(stmt.label or stmt.op)
+    inputs = sources(flow, scope)
+    check_widths(spec, in_width, inputs, stmt, label, scope)
+    rows = getattr(values, "rows", symbols.m)
+    node = OpNode(id=scope.qualify(label), kind=spec.kind, label=label, component=component,
+                  multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
+                  rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
+                  states=_states(res, spec, values, scope, stmt), cluster=scope.cluster, span=stmt.span, tail=tail)
+    res.add_node(node, stmt.span)
+    if spec.stores_state:
+        scope.last_cache = node.id
+        scope.tensors[label] = Tensor(node.id, rows, in_width)
+        if getattr(values, "shared", False):
+            scope.shared[label] = node.id  # one dict for the whole model: later layers read it
+    if spec.produces:
+        bind_output(flow, scope, label, Tensor(node.id, rows, out_width))
+
+
+def _op_spec(res: Resolution, stmt: ast.Op, scope: Scope) -> OpSpec:
+    spec = REGISTRY.get(stmt.op)
+    if spec is not None:
+        return spec
+    blocks = res.declarations.blocks[scope.module]
+    hint = (f"`{stmt.op}` is a block: call it as `{stmt.op}(...)`" if stmt.op in blocks
+            else did_you_mean(stmt.op, REGISTRY) or f"the primitive ops: {', '.join(REGISTRY)}")
+    raise res.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
+
+
+def _component(res: Resolution, given: ast.Keyword | None, scope: Scope) -> str:
+    if given is None:
+        return scope.component
+    name = given.value.id if isinstance(given.value, ast.Name) else ""
+    return res.check_component(name, given.value.span)
+
+
+def _replays(res: Resolution, given: ast.Keyword | None, scope: Scope) -> bool:
+    """`replay = false` keeps an op on every position inside a replay stage (a global KV source)."""
+    if given is None:
+        return True
+    value = to_sympy(given.value, scope.env)
+    if value not in (sp.true, sp.false):
+        raise res.problem("E211", f"`replay` takes true or false, not `{value}`", given.value.span)
+    return value == sp.true
+
+
+def state_holder() -> str:
+    """The op kind that holds context state others read (`cache`), for messages."""
+    return next(kind for kind, spec in REGISTRY.items() if spec.stores_state)
+
+
+def _states(res: Resolution, spec: OpSpec, values: SimpleNamespace, scope: Scope, stmt: ast.Op) -> tuple[str, ...]:
+    if spec.arg("state") is None:
+        return ()
+    chosen = values.state or ((scope.last_cache,) if scope.last_cache else None)
+    holder = state_holder()
+    if chosen is None:
+        raise res.problem("E207", f"`{spec.kind}` reads a {holder}, and none is declared before it", stmt.span,
+                          hint=f"declare `{holder} NAME: per_token, width = ...` first, or pass `state = NAME`")
+    for name in chosen:
+        if not REGISTRY[res.kinds[name]].stores_state:
+            raise res.problem("E207", f"`state` names `{res.labels[name]}`, a `{res.kinds[name]}` "
+                              f"op, not a {holder}", stmt.span)
+    return tuple(chosen)

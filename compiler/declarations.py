@@ -1,0 +1,86 @@
+"""What a program declares before any statement runs: the blocks each file can call, and number formats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from archcost.dsl import ast
+from archcost.dsl.errors import Diagnostic, did_you_mean
+from archcost.dsl.loader import Program
+
+from .arguments import match_args
+from .expr import Env, Problem, to_sympy
+from .precision import Format
+
+PRELUDE_NAME = "std/formats.arch"
+FORMAT_ARGS = ("bits", "scale_bits", "block", "align", "parts")
+
+
+@dataclass(frozen=True)
+class Declarations:
+    blocks: dict[str, dict[str, ast.BlockDef]]  # module path -> every block that module can call
+    formats: dict[str, Format]                   # every format of every loaded file, the prelude's first
+    owners: dict[int, str]                       # id(block definition) -> the module that defines it
+
+    def module_of(self, block: ast.BlockDef) -> str:
+        return self.owners[id(block)]
+
+    def any_block(self, name: str) -> ast.BlockDef | None:
+        """A block of that name in any loaded file (one handed in as an argument, `norm = layernorm`)."""
+        return next((self.blocks[path][name] for path in sorted(self.blocks) if name in self.blocks[path]), None)
+
+
+def declare(program: Program, problem, problems: list[Diagnostic]) -> Declarations:
+    """Index blocks and formats; what is wrong with them joins `problems`."""
+    defined = {path: _own_blocks(module, program, problems) for path, module in program.modules.items()}
+    owners = {id(block): path for path, blocks in defined.items() for block in blocks.values()}
+    visible = {path: _visible(program, path, defined) for path in program.modules}
+    return Declarations(visible, _formats(program, problem, problems), owners)
+
+
+def _own_blocks(module: ast.Module, program: Program, problems: list[Diagnostic]) -> dict[str, ast.BlockDef]:
+    own: dict[str, ast.BlockDef] = {}
+    for block in module.blocks:
+        if block.name in own:
+            problems.append(program.sources.diagnostic(
+                "E212", f"block `{block.name}` is defined twice in this file", block.span))
+        own[block.name] = block
+    return own
+
+
+def _visible(program: Program, path: str, defined: dict[str, dict[str, ast.BlockDef]]) -> dict[str, ast.BlockDef]:
+    visible: dict[str, ast.BlockDef] = {}
+    for other in reversed(program.visible_modules(path)):
+        visible.update(defined[other])  # a file's own blocks shadow the ones it uses
+    return visible
+
+
+def _formats(program: Program, problem, problems: list[Diagnostic]) -> dict[str, Format]:
+    """Every `format` declared in any loaded file, the stdlib's prelude first."""
+    formats: dict[str, Format] = {}
+    for module in sorted(program.modules.values(), key=lambda mod: mod.path != PRELUDE_NAME):
+        for definition in module.formats:
+            try:
+                formats[definition.name] = format_of(definition, formats, problem)
+            except Problem as error:
+                problems.append(error.diagnostic)
+    return formats
+
+
+def format_of(definition: ast.FormatDef, known: dict[str, Format], problem) -> Format:
+    """A `format NAME { ... }`: plain bits with block scales, or `parts` made of formats declared before it."""
+    given = match_args(definition.args, list(FORMAT_ARGS), f"format `{definition.name}`", problem, ())
+    env = Env({}, problem, {})
+    values = {k: to_sympy(v, env) for k, v in given.items() if k != "parts"}
+    if "parts" not in given:
+        return Format(definition.name, **values)
+    parts = []
+    for symbol, count in to_sympy(given["parts"], env).as_coefficients_dict().items():
+        if not isinstance(symbol, sp.Symbol) or symbol.name not in known:
+            raise problem("E210", f"`parts` of format `{definition.name}` names an unknown format",
+                          given["parts"].span, hint=did_you_mean(str(symbol), known))
+        parts.append((known[symbol.name], count))
+    return Format(definition.name, parts=tuple(sorted(parts, key=lambda p: p[0].name)),
+                  **{k: v for k, v in values.items() if k == "align"})

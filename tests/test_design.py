@@ -1,0 +1,118 @@
+"""The shape of the code: each op defined in one place, small functions and files, a generated language
+reference, and a new primitive that reaches every output through its definition alone."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from archcost.compiler import symbols
+from archcost.compiler.evaluate import by_op, evaluate
+from archcost.compiler.ops import REGISTRY, Arg, Cost, CostContext, OpSpec, registered
+from archcost.compiler.pipeline import compile_text, with_path
+from archcost.compiler.render import dot, listing
+from archcost.compiler.scenario import Scenario
+from archcost.dsl.errors import ArchError
+from helpers import ROOT, check_golden, load_tool
+
+language_doc = load_tool("language_doc")
+code_size = load_tool("code_size")
+
+
+def test_language_reference_is_current(update_golden):
+    """docs/language.md is exactly what tools/language_doc.py writes (regenerate with that tool)."""
+    check_golden(ROOT / "docs" / "language.md", language_doc.render(), update_golden)
+
+
+def test_language_reference_lists_every_op_and_block():
+    text = language_doc.render()
+    for kind, spec in REGISTRY.items():
+        assert f"### `{kind}`" in text
+        assert all(f"| `{arg.name}` |" in text for arg in spec.args)
+    for _, signature, _ in language_doc.stdlib_blocks():
+        assert f"- `{signature}`" in text
+
+
+def test_functions_and_files_stay_small():
+    print(code_size.report())
+    assert code_size.too_long() == []
+
+
+def _names_an_op_kind(node: ast.AST, kinds: set[str]) -> bool:
+    """A comparison with an op kind, a `case "kind":`, or a registry lookup by a literal kind."""
+    def literal(value) -> bool:
+        if isinstance(value, ast.Constant):
+            return value.value in kinds
+        return isinstance(value, (ast.Tuple, ast.List, ast.Set)) and any(literal(v) for v in value.elts)
+    if isinstance(node, ast.Compare):
+        return any(literal(side) for side in (node.left, *node.comparators))
+    if isinstance(node, ast.MatchValue):
+        return literal(node.value)
+    if isinstance(node, ast.Subscript):
+        return literal(node.slice)
+    return False
+
+
+def test_no_op_kind_is_named_outside_its_module():
+    """Resolver, renderers, evaluator and docs ask the op definitions; none of them tests for a kind."""
+    kinds = set(REGISTRY)
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}"
+             for package in ("compiler", "dsl") for path in sorted((ROOT / package).rglob("*.py"))
+             if "ops" not in path.relative_to(ROOT).parts
+             for node in ast.walk(ast.parse(path.read_text())) if _names_an_op_kind(node, kinds)]
+    assert found == []
+
+
+# A primitive defined here only: a gather of `count` rows per token from a pooled memory of `slots`.
+def _pool_cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
+    return Cost(params=a.slots * a.width, flops_matrix=2 * symbols.m * a.count * a.width,
+                read_weights=a.slots * a.width * a.dtype)
+
+
+POOL = OpSpec(
+    kind="pool_read", doc="`pool_read`: each token reads `count` rows of a learned pool of `slots` rows.",
+    args=(Arg("width", "dim", required=True, doc="row width"), Arg("slots", "dim", required=True, doc="rows"),
+          Arg("count", "dim", 1, doc="rows read per token"), Arg("dtype", "dtype", "weights", doc="format")),
+    widths=lambda a: (a.width, a.width), cost=_pool_cost,
+    shape=lambda a, show: f"pool {show(a.slots)}×{show(a.width)}, {show(a.count)} per token",
+    diagram_shape=lambda a, show: f"{show(a.count)} of {show(a.slots)} rows",
+    unit_cost=lambda a: (2 * a.count * a.width, "token"), formula="F = 2·m·count·width",
+)
+POOL_SPEC = """model "Pool" {
+  lookup embed: 1000 -> 64
+  pool_read memory: width = 64, slots = 4096, count = 2
+}
+"""
+
+
+def test_a_new_primitive_reaches_every_output_from_its_definition():
+    with registered(POOL):
+        model = compile_text(POOL_SPEC)
+        report = evaluate(model, "prefill", Scenario(P=10))
+        assert report.params == 1000 * 64 + 4096 * 64
+        assert report.flops_matrix == 2 * 10 * 2 * 64          # 2·m·count·width, m = 10
+        shapes = {row.op: row.shape for row in by_op(model, "prefill", Scenario(P=10))}
+        assert shapes["memory"] == "pool 4096×64, 2 per token"
+        drawn = dot.to_dot(model)
+        assert "pool_read 2 of 4096 rows" in drawn and "F = 256 per token" in drawn
+        assert "memory  pool_read" in listing.graph_listing(model)
+        assert "### `pool_read`" in language_doc.render()
+        with pytest.raises(ArchError) as typo:
+            compile_text(POOL_SPEC.replace("pool_read memory", "pool_raed memory"))
+        assert typo.value.diagnostics[0].hint == "did you mean `pool_read`?"
+    with pytest.raises(ArchError) as gone:
+        compile_text(POOL_SPEC)
+    assert gone.value.codes == ["E205"] and "pool_read" not in (gone.value.diagnostics[0].hint or "")
+
+
+def test_a_spec_compiled_from_text_evaluates_along_another_path():
+    """with_path recompiles from the program's own sources, not by re-reading the first node's file."""
+    text = (ROOT / "specs" / "deepseek-v3.arch").read_text()
+    model = compile_text(text, name="v3-from-text", base=Path.cwd())
+    expanded = with_path(model, "mla_cache", "expanded")
+    assert expanded.ir.paths["mla_cache"] == "expanded"
+    compressed, other = (evaluate(m, "decode", Scenario(S=100)) for m in (model, expanded))
+    assert other.state_bytes > compressed.state_bytes

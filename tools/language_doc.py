@@ -1,0 +1,168 @@
+"""Write docs/language.md, the language reference, from the grammar, the op definitions and the stdlib.
+
+Statements come from dsl/grammar.lark (each with the example its comment gives), primitive ops from
+their definitions in compiler/ops/ (arguments, types, defaults, allowed words, cost rule), blocks from
+the stdlib's own files (parameters, defaults, the comment above each). Run after changing any of them:
+
+    .venv/bin/python tools/language_doc.py
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "docs" / "language.md"
+GRAMMAR = ROOT / "dsl" / "grammar.lark"
+STDLIB = ROOT / "stdlib"
+STATEMENT_RULES = ("_item", "_stmt")
+KIND_WORDS = {"signature": "`in -> out`", "dim": "size", "expr": "expression", "bool": "true / false",
+              "enum": "word", "mode": "mode", "dtype": "format or role", "state": "cache names"}
+
+
+def grammar_statements() -> list[tuple[str, str, str]]:
+    """(rule, syntax, example) for each statement the grammar's `_item` and `_stmt` list."""
+    lines = GRAMMAR.read_text().splitlines()
+    rules = {m.group(1): (i, m.group(2)) for i, line in enumerate(lines)
+             if (m := re.match(r"^(\w+): (.*?)\s*(?://.*)?$", line))}
+    names = [n for rule in STATEMENT_RULES for n in rules[rule][1].split(" | ")]
+    return [(name, rules[name][1], _example(lines, rules[name][0])) for name in dict.fromkeys(names)
+            if name in rules and not name.startswith("_")]
+
+
+def _example(lines: list[str], index: int) -> str:
+    """The comment on a rule's line, or the comment lines just above it."""
+    trailing = lines[index].partition("//")[2].strip()
+    if trailing:
+        return trailing
+    above = []
+    for line in reversed(lines[:index]):
+        if not line.startswith("//"):
+            break
+        above.insert(0, line.removeprefix("//").strip())
+    return " ".join(above)
+
+
+def _cell(text: str) -> str:
+    """Text inside a Markdown table cell: a `|` would end the cell."""
+    return text.replace("|", "\\|")
+
+
+def _shown(value) -> str:
+    import sympy as sp
+
+    from archcost.compiler.ops.base import describe_terms
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return describe_terms(value)
+    return sp.sstr(value) if isinstance(value, sp.Basic) else str(value)
+
+
+def _default(arg) -> str:
+    if arg.required:
+        return "required"
+    if arg.default is None:
+        return "—"
+    return f"`{_shown(arg.default)}`"
+
+
+def _words(arg) -> str:
+    shown = (c.replace("/1", "(n)").replace("/2", "(n, r)") for c in arg.choices)
+    return ", ".join(f"`{c}`" for c in shown)
+
+
+def op_section(spec) -> list[str]:
+    """One primitive op: what it models, its arguments and its cost rule."""
+    head = [f"### `{spec.kind}`", "", " ".join(line.strip() for line in spec.doc.strip().splitlines()), ""]
+    positional = ", ".join(f"`{p}`" for p in spec.positional) or "none (all by name)"
+    facts = [f"Positional arguments: {positional}."]
+    if spec.formula:
+        facts.append(f"Cost rule: {spec.formula}.")
+    flags = [text for on, text in ((spec.stores_state, "holds context state that others read with `state = NAME`"),
+                                   (spec.quantizable, "its weights follow a run's `--weights FORMAT`"),
+                                   (spec.token_input, "reads the token ids when nothing feeds it"),
+                                   (spec.figures is not None, f"adds `{spec.figures.key}` to reports"
+                                    if spec.figures else "")) if on]
+    if flags:
+        facts.append("Notes: " + "; ".join(flags) + ".")
+    table = ["| argument | type | default | words | meaning |", "|---|---|---|---|---|"]
+    table += [f"| `{a.name}` | {KIND_WORDS.get(a.kind, a.kind)} | {_default(a)} | {_words(a)} | {_cell(a.doc)} |"
+              for a in spec.args]
+    return head + facts + [""] + table + [""]
+
+
+def stdlib_blocks() -> list[tuple[str, str, str]]:
+    """(file, signature, comment above) for every block in the stdlib, files in name order."""
+    from archcost.dsl.loader import load_file
+    from archcost.dsl.printer import format_expr
+
+    found = []
+    for file in sorted(STDLIB.rglob("*.arch")):
+        lines = file.read_text().splitlines()
+        module = load_file(file).entry
+        for block in module.blocks:
+            params = ", ".join(p.name if p.default is None else f"{p.name} = {format_expr(p.default)}"
+                               for p in block.params)
+            found.append((file.relative_to(STDLIB).as_posix(), f"{block.name}({params})",
+                          _comment_above(lines, block.span.line - 1)))
+    return found
+
+
+def _comment_above(lines: list[str], index: int) -> str:
+    above = []
+    for line in reversed(lines[:index]):
+        if not line.lstrip().startswith("#"):
+            break
+        above.insert(0, line.lstrip().removeprefix("#").strip())
+    return " ".join(above)
+
+
+def _use_name(file: str) -> str:
+    return "std." + file.removesuffix(".arch").replace("/", ".")
+
+
+def render() -> str:
+    from archcost.compiler.arguments import FLOW_ARGS, OP_WIDE_ARGS
+    from archcost.compiler.expr import FUNCTIONS, mode_words
+    from archcost.compiler.ops import REGISTRY
+
+    out = ["# The .arch language", "",
+           "<!-- Generated by tools/language_doc.py from dsl/grammar.lark, compiler/ops/ and stdlib/; "
+           "do not edit. -->", "",
+           "A spec is a `model` made of statements; blocks (`block name(params) { ... }`) are written in the "
+           "same language, and only the primitive ops below carry cost rules. The grammar itself is "
+           "`dsl/grammar.lark`.", "", "## Statements", "", "| statement | syntax | example |", "|---|---|---|"]
+    out += [f"| `{name}` | `{_cell(syntax)}` | {_cell(example)} |" for name, syntax, example in grammar_statements()]
+    out += ["", "## Expressions", "",
+            "Numbers (`151_936`, `0.5`, exact), names (an unbound name stays a symbol), `+ - * / // ^`, "
+            "parentheses, tuples `(k, v)`, `==` and `!=` in `if`, and the functions "
+            + ", ".join(f"`{f}`" for f in FUNCTIONS) + ". Mode words with arguments, read by `mode` arguments: "
+            + ", ".join(f"`{w}(...)`" for w in mode_words()) + ".", "",
+            "## Primitive ops", "",
+            "Written `kind label: arguments`. Every op also takes "
+            + ", ".join(f"`{a}`" for a in FLOW_ARGS + OP_WIDE_ARGS)
+            + ": `from`/`on` name the tensors it reads (default: the previous statement's output; `on` also "
+              "takes over the name), `component` its class in the parameter and FLOP tables, `replay = false` "
+              "keeps it on every position inside a `replay` stage.", ""]
+    for spec in REGISTRY.values():
+        out += op_section(spec)
+    out += ["## Standard library blocks", "", "Load a file with `use std.<path>`; a block is called as "
+            "`name(arguments) as label`.", ""]
+    for file, signature, comment in stdlib_blocks():
+        out += [f"- `{signature}` — `use {_use_name(file)}`" + (f". {comment}" if comment else "")]
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    OUTPUT.parent.mkdir(exist_ok=True)
+    OUTPUT.write_text(render())
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
