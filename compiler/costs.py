@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import networkx as nx
 import sympy as sp
 
 from .ops import REGISTRY, Cost, CostContext
+
+# Cost fields the edges carry: a tensor read by its consumer (seed 002 §2.2.2: activations written once, read
+# by every op that consumes them). The many-devices layouts put a tensor's communication on the same edges.
+EDGE_FIELDS = ("read_activations",)
 from .symbols import B, N_pair, N_rect, P, S, S_w, Min, causal_pairs, m, rectangle_pairs
 from .ir import OpNode
 
@@ -21,7 +26,33 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
         context = CostContext(act_bytes=act_format, states=states, options=options)
         cost = REGISTRY[op.kind].cost(op.args, context)
         data["cost"] = cost.map(lambda e, subs=_stage(data["tail"]): e.xreplace(subs))
+    for node_id in graph.nodes:
+        _onto_edges(graph, node_id)
     return graph
+
+
+def _onto_edges(graph: nx.DiGraph, node_id: str) -> None:
+    """Activation traffic on the edges: each tensor edge gets the tensor's size (`tensor_bytes`, rows × width ×
+    format, in the consumer's stage) and carries its consumer's read of it; the producer's write stays on the
+    producer, once however many read it. A node's read rule is shared evenly by the tensors it reads (the arms
+    of a `select` are alternatives, each supplying its share); an op that reads only token ids keeps its own."""
+    data = graph.nodes[node_id]
+    edges = [edge for _, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
+    subs = _stage(data["tail"])
+    for edge in edges:
+        size = None if edge["width"] is None else edge["rows"] * edge["width"] * edge["format"]
+        edge["tensor_bytes"] = None if size is None else (sp.Integer(1) * size).xreplace(subs)
+        edge["cost"] = {"read_activations": data["cost"].read_activations / len(edges)}
+    if edges:
+        data["cost"] = replace(data["cost"], read_activations=sp.Integer(0))
+
+
+def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True):
+    """(consumer op, value) of every edge that carries `field`."""
+    if field not in EDGE_FIELDS:
+        return []
+    return [(graph.nodes[target]["op"], data["cost"][field]) for _, target, data in graph.edges(data=True)
+            if "cost" in data and keep(graph.nodes[target]["op"])]
 
 
 def _stage(tail) -> dict:
@@ -41,17 +72,18 @@ def ops(graph: nx.DiGraph) -> list[OpNode]:
 
 
 def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True) -> sp.Expr:
-    """Σ multiplicity · cost over the ops `keep` accepts."""
+    """Σ multiplicity · cost over the ops `keep` accepts and the edges into them."""
     return sp.Add(*(data["op"].multiplicity * getattr(data["cost"], field)
-                    for _, data in graph.nodes(data=True) if keep(data["op"])))
+                    for _, data in graph.nodes(data=True) if keep(data["op"])),
+                  *(op.multiplicity * value for op, value in _edge_terms(graph, field, keep)))
 
 
 def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
     """Totals of one field grouped by `key`; `names` fixes the order and keeps empty groups."""
     groups: dict[str, sp.Expr] = {name: sp.Integer(0) for name in names}
-    for _, data in graph.nodes(data=True):
-        name = key(data["op"])
-        groups[name] = groups.get(name, sp.Integer(0)) + data["op"].multiplicity * getattr(data["cost"], field)
+    terms = [(data["op"], getattr(data["cost"], field)) for _, data in graph.nodes(data=True)]
+    for op, value in terms + _edge_terms(graph, field):
+        groups[key(op)] = groups.get(key(op), sp.Integer(0)) + op.multiplicity * value
     return groups
 
 
@@ -84,11 +116,10 @@ def states_read(graph: nx.DiGraph, node_id: str) -> tuple[str, ...]:
 def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:
     """The total written as Σ multiplicity·(inner sum), the chapter's 36(... ) + ... form, unevaluated."""
     inner: dict[sp.Expr, sp.Expr] = {}
-    for _, data in graph.nodes(data=True):
-        value = getattr(data["cost"], field)
+    terms = [(data["op"], getattr(data["cost"], field)) for _, data in graph.nodes(data=True)]
+    for op, value in terms + _edge_terms(graph, field):
         if value != 0:
-            multiplicity = data["op"].multiplicity
-            inner[multiplicity] = inner.get(multiplicity, sp.Integer(0)) + value
+            inner[op.multiplicity] = inner.get(op.multiplicity, sp.Integer(0)) + value
     terms = [term for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)
              for term in _terms(mult, sp.expand(body))]
     return sp.Add(*terms, evaluate=False) if terms else sp.Integer(0)

@@ -116,3 +116,18 @@ def test_a_spec_compiled_from_text_evaluates_along_another_path():
     assert expanded.ir.paths["mla_cache"] == "expanded"
     compressed, other = (evaluate(m, "decode", Scenario(S=100)) for m in (model, expanded))
     assert other.state_bytes > compressed.state_bytes
+
+
+def test_activation_reads_live_on_the_edges():
+    """Each tensor edge carries its size and its consumer's read of it; R's activation reads sum the edges
+    (plus ops that read only token ids), the writes stay on their producers, once each."""
+    from archcost.compiler import costs
+    from helpers import compiled
+
+    graph = compiled("qwen3-8b").graph
+    tensors = [(u, v, e) for u, v, e in graph.edges(data=True) if e["kind"] == "tensor"]
+    assert all(e["tensor_bytes"] == e["rows"] * e["width"] * 2 for _, _, e in tensors)  # bf16 activations
+    on_edges = sum(graph.nodes[v]["op"].multiplicity * e["cost"]["read_activations"] for _, v, e in tensors)
+    on_nodes = sum(d["op"].multiplicity * d["cost"].read_activations for _, d in graph.nodes(data=True))
+    assert on_nodes == 0  # every op of this model reads a tensor another op wrote
+    assert costs.total(graph, "read_activations") == on_edges
