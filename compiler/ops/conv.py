@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, P, m
+from ..symbols import B, P, S, Max, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
 
 
@@ -23,17 +23,27 @@ def diagram_shape(a: SimpleNamespace, show) -> str:
     return f"{show(a.channels)} channels × {show(a.kernel)} taps"
 
 
+def convolved_rows(a: SimpleNamespace, slots) -> sp.Expr:
+    """Output positions the call convolves, all requests: the new ones, the padded prefill's, or (window) the
+    whole [kept slots, new inputs] sequence as transformers' torch source convolves it: a decode step gives
+    slots − kernel + 2 outputs (2), a prompt after a history slots + P + kernel − 1, a fresh prompt
+    max(kernel, P) + kernel − 1 (the book's calculator, qwen35_reference_steps.supplement)."""
+    k = a.kernel
+    if a.window:
+        return B * sp.Piecewise((slots - k + 2, sp.And(sp.Eq(P, 1), S > 0)), (slots + P + k - 1, S > 0),
+                                (Max(k, P) + k - 1, True))
+    if not (a.padded or a.decode_outputs != 1):
+        return m
+    call_rows = B * (P + k - 1) if a.padded else m
+    step_rows = m if a.decode_outputs == 1 else B * a.decode_outputs
+    return sp.Piecewise((step_rows, sp.Eq(P, 1)), (call_rows, True))  # a decode step and a prefill differ
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     slots = a.kernel if a.slots is None else a.slots
     state = slots * a.channels * a.state_dtype
     per_row = 2 * a.channels * a.kernel                     # a multiply-add per tap
-    if a.padded or a.decode_outputs != 1:  # a decode step and a prefill count different rows
-        call_rows = B * (P + a.kernel - 1) if a.padded else m
-        step_rows = m if a.decode_outputs == 1 else B * a.decode_outputs
-        rows = sp.Piecewise((step_rows, sp.Eq(P, 1)), (call_rows, True))
-    else:
-        rows = m
-    flops = per_row * rows
+    flops = per_row * convolved_rows(a, slots)
     params = a.channels * a.kernel + (a.channels if a.bias else ZERO)
     return Cost(
         params=params,
@@ -59,6 +69,8 @@ SPEC = OpSpec(
         Arg("padded", "bool", False, doc="count the kernel − 1 padding positions of a prefill"),
         Arg("decode_outputs", "expr", 1, doc="outputs a decode step convolves per request: 1, or 2 when the kept "
             "`kernel` inputs and the new one are convolved whole (transformers' torch reference)"),
+        Arg("window", "bool", False, doc="convolve the kept slots and the new inputs as one sequence, as "
+            "transformers' torch source does (two outputs per decode step)"),
         Arg("flops_as", "enum", "nonmatrix", choices=("matrix", "nonmatrix"), doc="how its FLOPs are counted"),
         Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
         Arg("state_dtype", "dtype", "act", doc="storage format of the slots"),

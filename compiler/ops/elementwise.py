@@ -19,11 +19,12 @@ def widths(a: SimpleNamespace):
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     # seed 000's "2N per token" ledger counts a multiply-add per vector parameter as matrix work
     as_matrix = 2 * a.rows * a.params if ctx.options.get("vector_params") == "matrix" else 0
+    work = a.rows * a.flops
     return Cost(
         params=a.params,
         weight_bytes=a.params * a.dtype,
-        flops_matrix=as_matrix,
-        flops_nonmatrix=a.rows * a.flops,
+        flops_matrix=as_matrix + (work if a.flops_as == "matrix" else 0),
+        flops_nonmatrix=work if a.flops_as == "nonmatrix" else 0,
         read_weights=a.params * a.dtype,
         read_activations=a.rows * (a.width if a.in_width is None else a.in_width) * a.inputs * ctx.act_bytes,
         write_activations=a.rows * a.width * ctx.act_bytes,
@@ -37,7 +38,8 @@ SPEC = OpSpec(
     args=(
         Arg("width", "dim", required=True, doc="width of the output, and of each input unless in_width says"),
         Arg("in_width", "dim", None, doc="width of each input when it differs (a broadcast)"),
-        Arg("flops", "expr", 0, doc="non-matrix FLOPs per row"),
+        Arg("flops", "expr", 0, doc="FLOPs per row"),
+        Arg("flops_as", "enum", "nonmatrix", choices=("matrix", "nonmatrix"), doc="how its FLOPs are counted"),
         Arg("params", "expr", 0, doc="vector parameters, e.g. a norm's scale"),
         Arg("inputs", "dim", 1, doc="tensors read, e.g. 2 for a residual add"),
         Arg("rows", "expr", symbols.m, doc="rows processed"),

@@ -39,10 +39,17 @@ def stored(a: SimpleNamespace, history):
     return entries if a.limit is None else Min(a.limit, entries)
 
 
+def with_args(a: SimpleNamespace, **changes) -> SimpleNamespace:
+    return SimpleNamespace(**{**vars(a), **changes})
+
+
 def scanned(a: SimpleNamespace):
     """I: query-entry pairs the scan scores in this call."""
     if a.over == "rectangle":
         return B * P * stored(a, H)
+    if a.over == "sequential":  # the reference rectangle on a fresh prompt; after a history, a token at a time
+        fresh = with_args(a, over="rectangle")
+        return sp.Piecewise((scanned(with_args(a, over="causal")), S > 0), (scanned(fresh), True))
     if a.limit is None:
         return B * (floor_sum(S + P, a.ratio) - floor_sum(S, a.ratio))
     return B * (capped_floor_sum(S + P, a.ratio, a.limit) - capped_floor_sum(S, a.ratio, a.limit))
@@ -76,8 +83,9 @@ SPEC = OpSpec(
         Arg("heads", "dim", required=True, doc="index heads"),
         Arg("dim", "dim", required=True, doc="index key width per head"),
         Arg("ratio", "dim", required=True, doc="one index entry per `ratio` positions"),
-        Arg("over", "enum", "causal", choices=("causal", "rectangle"),
-            doc="causal: each query scans the entries before it; rectangle: the reference indexer"),
+        Arg("over", "enum", "causal", choices=("causal", "rectangle", "sequential"),
+            doc="causal: each query scans the entries before it; rectangle: the reference indexer; sequential: "
+                "the rectangle on a fresh prompt, causal when a prompt continues a history one token at a time"),
         Arg("limit", "dim", None, doc="a candidate pool: each query scans at most this many entries (CSA2 Reindex)"),
         Arg("state", "state", None, doc="the index cache; default: the last cache in scope"),
     ),

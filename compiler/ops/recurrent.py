@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, P, m
+from ..symbols import B, P, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
 
 
@@ -30,6 +30,30 @@ def chunk_flops(a: SimpleNamespace) -> sp.Expr:
     return 6 * dk * dv + (C - 1) * (2 * dk + dv) + (C + 1) * (dk + dv)
 
 
+def one_chunk(a: SimpleNamespace, c) -> sp.Expr:
+    """Matrix FLOPs per head of one chunk of c positions, evaluated at its own size (its triangles c(c ± 1)/2
+    for KDA, its c×c products for the gated delta rule); c = C gives C × chunk_flops."""
+    dk, dv = a.dk, a.dv
+    if a.prefill == "gated_delta":
+        return 4 * c**2 * dk + 2 * c**2 * dv + 6 * c * dk * dv
+    return c * (c - 1) * (2 * dk + dv) + c * (c + 1) * (dk + dv) + 6 * c * dk * dv
+
+
+def chunked(a: SimpleNamespace) -> sp.Expr:
+    """Matrix FLOPs per head of a chunked prefill of P positions per request, its last chunk of
+    r = P mod C positions counted as `chunk_tail` says: `average`, each of the P positions at the per-position
+    cost of a whole chunk; `pad`, ⌈P/C⌉ whole chunks (transformers' torch reference pads the sequence; the
+    book's calculator for Gated DeltaNet); `exact`, ⌊P/C⌋ whole chunks and one chunk of r (the calculator's
+    KDA block algorithm, kda_math.work)."""
+    C = a.chunk
+    if a.chunk_tail == "pad":
+        return B * sp.ceiling(P / C) * one_chunk(a, C)
+    if a.chunk_tail == "exact":
+        whole = sp.floor(P / C)
+        return B * (whole * one_chunk(a, C) + one_chunk(a, P - C * whole))
+    return m * chunk_flops(a)
+
+
 def diagram_shape(a: SimpleNamespace, show) -> str:
     return f"{show(a.heads)} × {show(a.dk)}×{show(a.dv)} state · prefill {a.prefill}"
 
@@ -41,10 +65,11 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     if a.prefill == "stepwise":
         matrix, nonmatrix, temp = (step, ZERO, ZERO) if decode_as_matrix else (ZERO, step, ZERO)
     else:
-        rows = B * sp.ceiling(P / a.chunk) * a.chunk if a.pad_chunks else m
-        chunked = rows * a.heads * chunk_flops(a)
-        decode = sp.Eq(P, 1)  # one new token per request: the recurrent step, not the chunked algorithm
-        matrix = sp.Piecewise((step if decode_as_matrix else ZERO, decode), (chunked, True))
+        chunked_flops = a.heads * chunked(a)
+        # one new token after a history runs the recurrent step; a one-token prompt with no history runs
+        # the step too, or (first_token = chunk) the chunked algorithm on one padded chunk
+        decode = sp.Eq(P, 1) if a.first_token == "step" else sp.And(sp.Eq(P, 1), S > 0)
+        matrix = sp.Piecewise((step if decode_as_matrix else ZERO, decode), (chunked_flops, True))
         nonmatrix = sp.Piecewise((ZERO if decode_as_matrix else step, decode), (ZERO, True))
         # chunk-boundary states of every chunk plus the C×C intra-chunk scores of every row
         temp = sp.Piecewise((ZERO, decode), (B * a.heads * (sp.ceiling(P / a.chunk) * a.dk * a.dv * a.dtype
@@ -73,8 +98,11 @@ SPEC = OpSpec(
         Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda"),
             doc="prefill algorithm: the step per token, or a chunked algorithm"),
         Arg("chunk", "dim", 64, doc="chunk size C of a chunked prefill"),
-        Arg("pad_chunks", "bool", False,
-            doc="count a chunked prefill on P rounded up to whole chunks, as transformers' torch reference pads it"),
+        Arg("chunk_tail", "enum", "average", choices=("average", "pad", "exact"),
+            doc="a partial last chunk: each position at a whole chunk's per-position cost, padded to a whole "
+                "chunk, or a chunk of its own size"),
+        Arg("first_token", "enum", "step", choices=("step", "chunk"),
+            doc="what a one-token prompt with no history runs: the recurrent step or the chunked algorithm"),
     ),
     widths=widths,
     cost=cost,
