@@ -29,7 +29,8 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     value = _Evaluator(compiled, phase, scenario)
     numbers = {q.name: _quantity(q, compiled, value) for q in QUANTITIES}
     report = report_model()(model=compiled.name, phase=phase, scenario=_shape(scenario, phase),
-                            options=compiled.options_named(), **numbers, **_figures(compiled, phase, scenario))
+                            options=compiled.options_named(), conventions=compiled.conventions(),
+                            paths=compiled.execution_paths(), **numbers, **_figures(compiled, phase, scenario))
     return _with_request_parts(report, compiled, scenario) if phase == "request" else report
 
 

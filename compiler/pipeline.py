@@ -33,12 +33,20 @@ class Compiled:
     def name(self) -> str:
         return self.ir.name
 
-    def options_named(self) -> dict[str, str]:
-        """Every counting convention and execution path these numbers were computed with."""
+    def conventions(self) -> dict[str, str]:
+        """The run-wide counting conventions these numbers were computed with (flags, API keywords)."""
         named = self.options.model_dump(exclude={"paths", "weights"})
         if self.options.weights:
             named["weights"] = self.options.weights
-        return {**named, **self.ir.paths}
+        return named
+
+    def execution_paths(self) -> dict[str, str]:
+        """The word each of the spec's own `option`s took (`--option NAME=WORD`)."""
+        return dict(self.ir.paths)
+
+    def options_named(self) -> dict[str, str]:
+        """Both together: the counting conventions, then the execution paths (the report's `options`)."""
+        return {**self.conventions(), **self.execution_paths()}
 
     def total(self, field: str, keep=lambda op: True) -> sp.Expr:
         return costs.total(self.graph, field, keep)

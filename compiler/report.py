@@ -28,7 +28,9 @@ class ReportHead(BaseModel):
     model: str
     phase: str
     scenario: dict[str, int]
-    options: dict[str, str]
+    options: dict[str, str]       # conventions and paths together (the key every earlier output had)
+    conventions: dict[str, str]   # run-wide counting conventions: --attention, --logits, --ledger, ...
+    paths: dict[str, str]         # the spec's own execution paths: its `option`s, --option NAME=WORD
 
 
 REQUEST_PARTS = {  # request phase only (§2.2.3): its prefill and its G − 1 decodes apart

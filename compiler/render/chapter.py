@@ -84,7 +84,7 @@ def prefill_table(models: list[Compiled], tokens: int = 8192) -> Table:
 
 def _option_notes(models: list[Compiled]) -> list[str]:
     """The run's conventions once, then each model's own execution paths."""
-    shared = {k: v for k, v in models[0].options_named().items() if k not in models[0].ir.paths}
+    shared = models[0].conventions()
     notes = [f"options: {', '.join(f'{k} = {v}' for k, v in shared.items())}"]
     notes += [f"{m.name}: {', '.join(f'{k} = {v}' for k, v in m.ir.paths.items())}" for m in models if m.ir.paths]
     return notes
