@@ -104,7 +104,7 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
         case "dim":
             return _dimension(value, expr, scope)
         case "expr":
-            return _number(value, expr, scope)
+            return _not_negative(_number(value, expr, scope), expr, scope)
         case "bool":
             if value not in (sp.true, sp.false):
                 raise problem("E211", f"`{arg.name}` takes true or false, not `{value}`", expr.span)
@@ -122,6 +122,15 @@ def _number(value, expr, scope: Scope) -> sp.Expr:
     if request_degree(value) > MAX_REQUEST_DEGREE:
         raise scope.env.problem("E211", f"`{format_expr(expr)}` grows like a power above {MAX_REQUEST_DEGREE} of "
                                 "the request sizes; costs here are low-degree polynomials in B, S, P, G", expr.span)
+    return value
+
+
+def _not_negative(value, expr, scope: Scope) -> sp.Expr:
+    """Counts, rows, FLOPs, parameters and buffers are never negative; one that provably is, is refused here
+    (one that is only for some requests is refused when evaluated there)."""
+    if value.is_negative:
+        raise scope.env.problem("E301", f"`{format_expr(expr)}` is negative; counts, rows, FLOPs and sizes are "
+                                "zero or more", expr.span)
     return value
 
 

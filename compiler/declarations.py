@@ -36,7 +36,9 @@ def declare(program: Program, problem, problems: list[Diagnostic]) -> Declaratio
     """Index blocks and formats; what is wrong with them joins `problems`."""
     defined = {path: _own_blocks(module, program, problems) for path, module in program.modules.items()}
     owners = {id(block): path for path, blocks in defined.items() for block in blocks.values()}
-    visible = {path: _visible(program, path, defined) for path in program.modules}
+    reported: list[Diagnostic] = []
+    visible = {path: _visible(program, path, defined, reported) for path in program.modules}
+    problems += list(dict.fromkeys(reported))  # the same clash seen from several files is one problem
     return Declarations(visible, _formats(program, problem, problems), owners)
 
 
@@ -50,11 +52,19 @@ def _own_blocks(module: ast.Module, program: Program, problems: list[Diagnostic]
     return own
 
 
-def _visible(program: Program, path: str, defined: dict[str, dict[str, ast.BlockDef]]) -> dict[str, ast.BlockDef]:
-    visible: dict[str, ast.BlockDef] = {}
-    for other in reversed(program.visible_modules(path)):
-        visible.update(defined[other])  # a file's own blocks shadow the ones it uses
-    return visible
+def _visible(program: Program, path: str, defined: dict[str, dict[str, ast.BlockDef]],
+             problems: list[Diagnostic]) -> dict[str, ast.BlockDef]:
+    """A file's own blocks and those of every file it uses; a name two used files define is E212 (which one
+    a call meant would depend on the order of the `use` lines)."""
+    used: dict[str, ast.BlockDef] = {}
+    for other in program.visible_modules(path)[1:]:
+        for name, block in defined[other].items():
+            if name in used and used[name] is not block:
+                problems.append(program.sources.diagnostic(
+                    "E212", f"block `{name}` is defined in two files this one uses: {used[name].span.file} and "
+                    f"{block.span.file}", block.span, hint="rename one of them"))
+            used.setdefault(name, block)
+    return {**used, **defined[path]}  # a file's own blocks shadow the ones it uses
 
 
 def _formats(program: Program, problem, problems: list[Diagnostic]) -> dict[str, Format]:
@@ -62,6 +72,11 @@ def _formats(program: Program, problem, problems: list[Diagnostic]) -> dict[str,
     formats: dict[str, Format] = {}
     for module in sorted(program.modules.values(), key=lambda mod: mod.path != PRELUDE_NAME):
         for definition in module.formats:
+            if definition.name in formats:
+                problems.append(program.sources.diagnostic(
+                    "E212", f"format `{definition.name}` is defined twice", definition.span,
+                    hint="give the new format a name of its own; the stdlib's formats cannot be redefined"))
+                continue
             try:
                 formats[definition.name] = format_of(definition, formats, problem)
             except Problem as error:
@@ -73,7 +88,7 @@ def format_of(definition: ast.FormatDef, known: dict[str, Format], problem) -> F
     """A `format NAME { ... }`: plain bits with block scales, or `parts` made of formats declared before it."""
     given = match_args(definition.args, list(FORMAT_ARGS), f"format `{definition.name}`", problem, ())
     env = Env({}, problem, {})
-    values = {k: to_sympy(v, env) for k, v in given.items() if k != "parts"}
+    values = {k: _format_number(definition.name, k, v, env, problem) for k, v in given.items() if k != "parts"}
     if "parts" not in given:
         return Format(definition.name, **values)
     parts = []
@@ -84,3 +99,19 @@ def format_of(definition: ast.FormatDef, known: dict[str, Format], problem) -> F
         parts.append((known[symbol.name], count))
     return Format(definition.name, parts=tuple(sorted(parts, key=lambda p: p[0].name)),
                   **{k: v for k, v in values.items() if k == "align"})
+
+
+LOWEST = {"bits": 0, "scale_bits": 0, "block": 1, "align": 1}  # bits may be 0 (a value stored nowhere)
+
+
+def _format_number(name: str, key: str, expr: ast.Expr, env: Env, problem) -> sp.Expr:
+    """A format's bits, scale bits, block or alignment: a number known when the spec compiles, not below its
+    least (`block` and `align` whole numbers)."""
+    value = to_sympy(expr, env)
+    if not (isinstance(value, sp.Expr) and value.is_number):
+        raise problem("E211", f"`{key}` of format `{name}` must be a number known when the spec compiles",
+                      expr.span)
+    if value < LOWEST[key] or (key in ("block", "align") and not value.is_integer):
+        least = "a whole number of at least 1" if key in ("block", "align") else "0 or more"
+        raise problem("E211", f"`{key}` of format `{name}` is {value}; it must be {least}", expr.span)
+    return value

@@ -163,10 +163,22 @@ class _Evaluator:
         self.compiled, self.phase, self.scenario = compiled, phase, scenario
 
     def total(self, field: str) -> Number:
+        """Σ over the graph of a cost field, which is never negative: an op that makes it so is named."""
         try:
-            return self(self.compiled.total(field), field)
+            value = self(self.compiled.total(field), field)
         except ArchError as error:
             raise self._locate(field) or error from None
+        if value < 0:
+            raise self._negative(field)
+        return value
+
+    def _negative(self, field: str) -> ArchError:
+        for op in costs.ops(self.compiled.graph):
+            own = self(self.compiled.total(field, lambda other, op=op: other is op), field)
+            if own < 0:
+                message = f"`{op.label}` gives {own:,} for {field} in this scenario; costs cannot be negative"
+                return ArchError([self.compiled.ir.sources.diagnostic("E401", message, op.span)])
+        return ArchError([Diagnostic(code="E401", message=f"{field} comes out negative in this scenario")])
 
     def _locate(self, field: str) -> ArchError | None:
         """The first op whose own `field` fails to evaluate, as an error pointing at its line."""
@@ -216,8 +228,8 @@ class _Evaluator:
         if value.free_symbols:
             raise self._unbound(value.free_symbols)
         if not (value.is_number and value.is_finite and value.is_real):
-            raise ArchError([Diagnostic(code="E401", message=f"this scenario gives `{sp.sstr(value)}`, not a number: "
-                                        "a size divides by zero or turns negative here")])
+            raise ArchError([Diagnostic(code="E401", message="this scenario gives no finite number: a size "
+                                        "divides by zero here")])
         return _plain(value)
 
     def _unbound(self, free: set[sp.Symbol]) -> ArchError:

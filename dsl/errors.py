@@ -40,6 +40,11 @@ CODES: dict[str, ErrorKind] = {
     "E107": ErrorKind("`use` outside the spec's folder",
                       "A spec may load files below its own folder and the standard library. Copy the file "
                       "next to the spec, or pass `--allow-use-outside` if you trust it."),
+    "E108": ErrorKind("output file refused",
+                      "archcost writes only regular files that are not inputs of the command and that can be "
+                      "written: not a folder, device, FIFO or read-only file, in a folder that exists, and (for "
+                      "`fmt --write`) not changed since it was read. The message says which; choose another "
+                      "output, or run `fmt` again on the new text."),
     "E200": ErrorKind("unknown block",
                       "Check the spelling (the hint names the closest block) and that the file defining it "
                       "is loaded with `use`."),
@@ -70,8 +75,9 @@ CODES: dict[str, ErrorKind] = {
                       "The value has the wrong kind (a word where a number goes, a tuple, a boolean), "
                       "divides by zero or passes a numeric limit (40 digits, exponent 256). The message "
                       "says which."),
-    "E212": ErrorKind("duplicate block definition",
-                      "Rename one of the two blocks; a file may define each name once."),
+    "E212": ErrorKind("duplicate definition",
+                      "A block or format defined twice: in one file, in two files the same spec uses (the `use` "
+                      "order would pick one), or a format the stdlib already defines. Rename one of them."),
     "E213": ErrorKind("recursive block",
                       "A block calls itself, directly or through others. Use `repeat N` for depth."),
     "E300": ErrorKind("width mismatch",
@@ -141,18 +147,36 @@ class Diagnostic(BaseModel):
     hint: str | None = None
 
     def render(self) -> str:
-        where = f"{self.span.file}:{self.span.line}:{self.span.column}: " if self.span else ""
-        lines = [f"{where}error[{self.code}]: {self.message}"]
+        where = f"{printable(self.span.file)}:{self.span.line}:{self.span.column}: " if self.span else ""
+        lines = [f"{where}error[{self.code}]: {shortened(printable(self.message))}"]
         if self.span is not None and self.source_line is not None:
             lines += _caret_lines(self.span, self.source_line)
         if self.hint:
-            lines.append(f"hint: {self.hint}")
+            lines.append(f"hint: {shortened(printable(self.hint))}")
         return "\n".join(lines)
+
+
+MAX_MESSAGE = 400  # characters of a message or hint: a value pasted whole is the user's own file, not news
+
+
+def printable(text: str) -> str:
+    """Text safe to print on a terminal: control characters, lone surrogates and the like as escapes."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape", "backslashreplace").decode()
+                   for c in text)
+
+
+def shortened(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+
+
+def _shown_line(line: str) -> str:
+    """A source line above a caret: each unprintable character one `·`, so the caret stays under its column."""
+    return "".join(c if c.isprintable() or c == "\t" else "·" for c in line)
 
 
 def _caret_lines(span: Span, source_line: str) -> list[str]:
     gutter = str(span.line)
-    text = source_line.rstrip("\n").expandtabs(1)
+    text = _shown_line(source_line.rstrip("\n")).expandtabs(1)
     end = span.end_column if span.end_line == span.line else len(text) + 1
     column = span.column
     width = max(1, min(end, len(text) + 1) - column)
@@ -210,7 +234,7 @@ class Sources:
     def line(self, span: Span | None) -> str | None:
         if span is None or span.file not in self._texts:
             return None
-        lines = self._texts[span.file].splitlines()
+        lines = self._texts[span.file].split("\n")  # a line ends in LF only, as lark counts lines
         return lines[span.line - 1] if 0 < span.line <= len(lines) else None
 
     def diagnostic(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Diagnostic:

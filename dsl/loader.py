@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -65,18 +66,22 @@ def load_text(text: str, name: str = "<text>", base: Path | None = None, allow_o
         raise ArchError([Sources().diagnostic("E106", f"`{name}` is larger than {MAX_FILE_BYTES:,} bytes", None)])
     sources = Sources()
     loader = _Loader(sources, root=None if allow_outside else (base or Path.cwd()).resolve())
-    entry = loader.load(text, name, base or Path.cwd(), chain=())
+    entry = loader.load(source_text(text), name, base or Path.cwd(), chain=())
     loader.load_prelude()
     return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources)
 
 
 def display_name(path: Path) -> str:
-    """How a file is named in messages: `std/...` for the stdlib, else relative to the working folder."""
+    """How a file is named in messages, and the key its module is loaded under: `std/...` for the stdlib and
+    only for it, else relative to the working folder (`./std/...` for a local folder named std), else absolute.
+    One name per file, so a local `std/attention/gqa.arch` never stands in for the stdlib's."""
     path = path.resolve()
-    for root, prefix in ((stdlib_root().resolve(), "std"), (Path.cwd().resolve(), "")):
-        if path.is_relative_to(root):
-            relative = path.relative_to(root).as_posix()
-            return f"{prefix}/{relative}" if prefix else relative
+    stdlib = stdlib_root().resolve()
+    if path.is_relative_to(stdlib):
+        return f"std/{path.relative_to(stdlib).as_posix()}"
+    if path.is_relative_to(Path.cwd().resolve()):
+        relative = path.relative_to(Path.cwd().resolve()).as_posix()
+        return f"./{relative}" if relative == "std" or relative.startswith("std/") else relative
     return str(path)
 
 
@@ -85,9 +90,21 @@ class _TooLarge(Exception):
 
 
 def _read(file: Path) -> str:
-    if file.stat().st_size > MAX_FILE_BYTES:
+    """A regular file's text (a device or FIFO could block or never end), at most MAX_FILE_BYTES of it."""
+    if not stat.S_ISREG(file.stat().st_mode):
+        raise OSError(0, "not a regular file")
+    with open(file, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
         raise _TooLarge(f"`{file}` is larger than {MAX_FILE_BYTES:,} bytes")
-    return file.read_text(encoding="utf-8")
+    return source_text(data.decode("utf-8"))
+
+
+def source_text(text: str) -> str:
+    """The text the parser reads, the same from a file or from a string: no byte-order mark, and CRLF line
+    ends as LF. A line is what ends in LF, everywhere (lark, spans, carets, the printer): a lone CR, U+2028
+    and other separators are characters of the line."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
 
 class _Loader:

@@ -189,7 +189,7 @@ def _opt(token) -> str | None:
 
 
 MAX_NESTING = 200          # brackets open at once
-MAX_STATEMENTS = 100_000   # lines that could each hold a statement
+MAX_STATEMENTS = 100_000   # lines, bindings, arguments: each `=`, `,`, `:` or line end counts once
 
 
 def parse(text: str, file: str = "<text>") -> ast.Module:
@@ -218,31 +218,42 @@ def _parse(text: str, file: str) -> ast.Module:
 
 
 def _check_shape(text: str, file: str) -> None:
-    """Reject, before parsing, text whose brackets nest too deep or whose statements are too many."""
-    import numpy as np
+    """Reject, before parsing, text whose brackets nest too deep or whose statements are too many. Brackets
+    and separators inside comments and strings do not count: they are text, not structure."""
+    code = _COMMENTS_AND_STRINGS.sub(lambda m: " " * len(m.group()), text)  # same offsets, no text
+    items = sum(code.count(mark) for mark in "=,:\n")
+    if items > MAX_STATEMENTS:
+        raise ArchError([Diagnostic(code="E106", message=f"more than {MAX_STATEMENTS:,} statements, arguments or "
+                                    "lines in one file", span=Span(file=file, line=1, column=1, end_line=1,
+                                                                     end_column=1))])
+    offset = _too_nested(code)
+    if offset is None:
+        return
+    line, column = text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    raise ArchError([Diagnostic(code="E106", message=f"brackets nest more than {MAX_NESTING} deep",
+                                span=Span(file=file, line=line, column=column, end_line=line, end_column=column + 1),
+                                source_line=text.split("\n")[line - 1],
+                                hint="split the expression with intermediate bindings")])
 
-    data = np.frombuffer(text.encode("utf-8", "replace"), dtype=np.uint8)
-    opening = (data == ord("(")) | (data == ord("{"))
-    closing = (data == ord(")")) | (data == ord("}"))
-    depth = np.cumsum(opening.astype(np.int64) - closing.astype(np.int64))
-    if depth.size and int(depth.max()) > MAX_NESTING:
-        offset = int(np.argmax(depth > MAX_NESTING))  # the bracket that goes one level too deep
-        before = text.encode("utf-8", "replace")[:offset].decode("utf-8", "replace")
-        line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
-        raise ArchError([Diagnostic(code="E106", message=f"brackets nest {int(depth.max())} deep; "
-                                    f"the limit is {MAX_NESTING}",
-                                    span=Span(file=file, line=line, column=column, end_line=line,
-                                              end_column=column + 1),
-                                    source_line=text.splitlines()[line - 1],
-                                    hint="split the expression with intermediate bindings")])
-    if text.count("\n") > MAX_STATEMENTS:
-        raise ArchError([Diagnostic(code="E106", message=f"more than {MAX_STATEMENTS:,} lines in one file",
-                                    span=Span(file=file, line=1, column=1, end_line=1, end_column=1))])
+
+_COMMENTS_AND_STRINGS = re.compile(r'#[^\n]*|"[^"\n]*"')
+
+
+def _too_nested(code: str) -> int | None:
+    """The offset of the first bracket that opens one level too many, if any."""
+    if code.count("(") + code.count("{") <= MAX_NESTING:
+        return None
+    depth = 0
+    for match in re.finditer(r"[(){}]", code):
+        depth += 1 if match.group() in "({" else -1
+        if depth > MAX_NESTING:
+            return match.start()
+    return None
 
 
 def _too_deep(text: str, file: str) -> ArchError:
     """Python's stack ran out building the tree: blame the line with the longest operator chain."""
-    lines = text.splitlines() or [""]
+    lines = text.split("\n") or [""]
     operators = [len(re.findall(r"[-+*/^]", line)) for line in lines]
     line = operators.index(max(operators)) + 1
     return ArchError([Diagnostic(code="E106", message="an expression is nested too deeply to read "
@@ -254,7 +265,7 @@ def _too_deep(text: str, file: str) -> ArchError:
 
 
 def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic:
-    lines = text.splitlines()
+    lines = text.split("\n")
     line = max(1, getattr(exc, "line", 1) or 1)
     column = max(1, getattr(exc, "column", 1) or 1)
     end_column = column + 1

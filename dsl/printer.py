@@ -78,7 +78,7 @@ def canonical(text: str, file: str = "<text>") -> str:
     from .parser import parse
 
     module = parse(text, file)
-    return _Layout(comments(text), text.splitlines()).module(module)
+    return _Layout(comments(text), text.split("\n")).module(module)
 
 
 class Comment(NamedTuple):
@@ -90,7 +90,7 @@ class Comment(NamedTuple):
 def comments(text: str) -> list[Comment]:
     """Every `#` comment of a source, with its line; a `#` inside a string is not one."""
     found = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         inside = False
         for column, char in enumerate(line):
             if char == '"':

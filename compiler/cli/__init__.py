@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from archcost.dsl.errors import ArchError
+from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import check, draw, evaluate, formula, importing, serving, state
 from .common import Command
@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USER_ERROR
     except BrokenPipeError:
         return 0
+    except OSError as error:  # the file system said no (disk full, permissions): the user's to fix, not a bug
+        print(ArchError([Diagnostic(code="E108", message=f"cannot complete: {error.strerror or error}"
+                                    + (f" (`{error.filename}`)" if error.filename else ""))]).render(), file=sys.stderr)
+        return EXIT_USER_ERROR
     except Exception as error:  # a bug of ours: say so plainly, without a traceback
         print(f"archcost: internal error: {type(error).__name__}: {error}\n"
               "this is a bug in archcost, not in your spec; please report it with the spec", file=sys.stderr)

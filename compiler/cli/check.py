@@ -72,6 +72,7 @@ def fmt(args) -> int:
     unformatted = []
     for spec in args.specs:
         text = read_source(Path(spec))
+        raw = Path(spec).read_bytes()  # what --write may replace: refused if the file changes meanwhile
         tidy = canonical(text, spec)
         if tidy != text:
             unformatted.append(spec)
@@ -79,7 +80,8 @@ def fmt(args) -> int:
             continue
         if args.write:
             if tidy != text:
-                atomic_write(Path(spec), lambda temporary, tidy=tidy: temporary.write_text(tidy, encoding="utf-8"))
+                atomic_write(Path(spec), lambda temporary, tidy=tidy: temporary.write_text(tidy, encoding="utf-8"),
+                             expected=raw)
         else:
             print(tidy, end="")
     for spec in unformatted if args.check else ():

@@ -92,6 +92,14 @@ def print_result(as_json: bool, data: dict, text: str, ops: list | None, ops_tex
     return 0
 
 
+def output_file(path, *inputs) -> None:
+    """Refuse an output before any work: an input of the command, a device or FIFO, a read-only file, a folder."""
+    from ..render.files import check_output
+
+    if path is not None and str(path) != "-":
+        check_output(path, [str(p) for p in inputs])
+
+
 def show(model: BaseModel, args, text: str) -> int:
     print(json.dumps(model.model_dump(), indent=2) if args.json else text, end="" if not args.json else "\n")
     return 0

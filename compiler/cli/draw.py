@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..render import dot
-from .common import Command, compile_spec
+from .common import Command, compile_spec, output_file
 
 
 def arguments(parser) -> None:
@@ -18,7 +18,8 @@ def run(args) -> int:
     if str(args.output) == "-":  # DOT on stdout, for a pipe into Graphviz or a diff
         print(dot.to_dot(compile_spec(args.spec, args)), end="")
         return 0
-    dot.drawable(args.output)  # a wrong suffix is refused before the spec is compiled
+    dot.drawable(args.output)  # a wrong suffix or output file is refused before the spec is compiled
+    output_file(args.output, args.spec)
     dot.write(compile_spec(args.spec, args), args.output)
     print(f"wrote {args.output}")
     return 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..pipeline import compile_text
 from ..render.files import atomic_write
 from ..render.units import human_count
-from .common import Command
+from .common import Command, output_file
 
 
 def arguments(parser) -> None:
@@ -20,6 +20,7 @@ def arguments(parser) -> None:
 def run(args) -> int:
     from ..importer import import_config, read_config
 
+    output_file(args.output, args.config)
     text = import_config(read_config(args.config), args.name)
     compiled = compile_text(text, name=str(args.output or "<imported spec>"))  # a spec that does not compile is a bug
     if args.output is None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..render import tables
 from ..scenario import PHASES
-from .common import Command, byte_size, compile_spec, counting_flags, user_error
+from .common import Command, byte_size, compile_spec, counting_flags, output_file, user_error
 
 FIGURES = ("state", "flops", "step", "roofline", "capacity")
 
@@ -50,6 +50,7 @@ def run_plot(args) -> int:
 
     if args.output.suffix.lower() not in (".png", ".svg"):
         raise user_error(f"cannot draw `{args.output}`: use .png or .svg")
+    output_file(args.output, *args.specs)
     models = [compile_spec(path, args) for path in args.specs]
     if args.figure in ("state", "flops"):
         against_context = plot.state_vs_context if args.figure == "state" else plot.flops_vs_context
@@ -76,6 +77,7 @@ def sweep_arguments(parser) -> None:
 def run_sweep(args) -> int:
     from ..sweep import grid, sweep, write
 
+    output_file(args.output, args.spec)
     values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
     table = sweep(compile_spec(args.spec, args), args.phase, values)
     text = write(table, args.output)

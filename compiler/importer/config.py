@@ -89,7 +89,7 @@ class Config:
                 self._line(line))
 
     def _line(self, number: int) -> str:
-        lines = self.text.splitlines()
+        lines = self.text.split("\n")
         return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
@@ -106,12 +106,12 @@ def parse_config(text: str, file: str = "<config>") -> Config:
         values = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as error:
         line, column = getattr(error, "lineno", 1), getattr(error, "colno", 1)
-        lines = text.splitlines()
+        lines = text.split("\n")
         span = Span(file=file, line=line, column=column, end_line=line, end_column=column + 1)
         raise ArchError([Diagnostic(code="E500", message=f"not valid JSON: {getattr(error, 'msg', error)}",
                                     span=span, source_line=lines[line - 1] if 0 < line <= len(lines) else "")]) from None
     if not isinstance(values, dict):
         raise ArchError([Diagnostic(code="E500", message="a config.json holds one JSON object `{...}`",
                                     span=Span(file=file, line=1, column=1, end_line=1, end_column=2),
-                                    source_line=text.splitlines()[0] if text.strip() else "")])
+                                    source_line=text.split("\n")[0] if text.strip() else "")])
     return Config(values=values, text=text, file=file)
