@@ -19,6 +19,7 @@ REQUEST_SYMBOLS = frozenset(SCENARIO.values())
 # Costs are polynomials of low degree in the request (N_pair ~ P², a request's decodes add one): an
 # argument growing faster is a typo, and summing it over decodes would take sympy minutes.
 MAX_REQUEST_DEGREE = 4
+MAX_VALUE = sp.Integer(10) ** 40  # as the literals' digit limit: a value built up past it is a typo or an attack
 
 FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
 OP_WIDE_ARGS = ("component", "replay")  # accepted by every op: its class; replay = false runs on every position
@@ -67,7 +68,10 @@ def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) 
             raise problem("E202", f"missing argument `{arg.name}` of `{spec.kind}`", stmt.span, hint=arg.doc or None)
         else:
             values[arg.name] = _default(arg, scope, spec)
-    return SimpleNamespace(**values)
+    bound = SimpleNamespace(**values)
+    for name, message in spec.check(bound) if spec.check else ():
+        raise problem("E301", message, getattr(given.get(name), "span", None) or stmt.span)
+    return bound
 
 
 def _default(arg: Arg, scope: Scope, spec: OpSpec):
@@ -119,6 +123,9 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
 def _number(value, expr, scope: Scope) -> sp.Expr:
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
         raise scope.env.problem("E211", f"expected a number, got `{value}`", expr.span)
+    if value.is_number and abs(value) >= MAX_VALUE:
+        raise scope.env.problem("E211", f"`{format_expr(expr)}` has more than 40 digits; no model size comes near",
+                                expr.span)
     if request_degree(value) > MAX_REQUEST_DEGREE:
         raise scope.env.problem("E211", f"`{format_expr(expr)}` grows like a power above {MAX_REQUEST_DEGREE} of "
                                 "the request sizes; costs here are low-degree polynomials in B, S, P, G", expr.span)

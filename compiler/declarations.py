@@ -101,7 +101,7 @@ def format_of(definition: ast.FormatDef, known: dict[str, Format], problem) -> F
                   **{k: v for k, v in values.items() if k == "align"})
 
 
-LOWEST = {"bits": 0, "scale_bits": 0, "block": 1, "align": 1}  # bits may be 0 (a value stored nowhere)
+LOWEST = {"bits": 1, "scale_bits": 0, "block": 1, "align": 1}
 
 
 def _format_number(name: str, key: str, expr: ast.Expr, env: Env, problem) -> sp.Expr:
@@ -112,6 +112,38 @@ def _format_number(name: str, key: str, expr: ast.Expr, env: Env, problem) -> sp
         raise problem("E211", f"`{key}` of format `{name}` must be a number known when the spec compiles",
                       expr.span)
     if value < LOWEST[key] or (key in ("block", "align") and not value.is_integer):
-        least = "a whole number of at least 1" if key in ("block", "align") else "0 or more"
+        least = "a whole number of at least 1" if key in ("block", "align") else f"{LOWEST[key]} or more"
         raise problem("E211", f"`{key}` of format `{name}` is {value}; it must be {least}", expr.span)
     return value
+
+
+def expanded_size(body: list[ast.Stmt], module: str, declarations: Declarations,
+                  memo: dict[int, int] | None = None, open_calls: frozenset[int] = frozenset()) -> int:
+    """An upper bound on the ops a body expands to, from the syntax tree alone (both branches of an `if`,
+    a repeat's body once): how big resolving would get, known before any of it is done."""
+    memo = {} if memo is None else memo
+    total = 0
+    for stmt in body:
+        match stmt:
+            case ast.Op():
+                total += 1
+            case ast.BlockCall():
+                total += _call_size(stmt.name, module, declarations, memo, open_calls)
+            case ast.Repeat():
+                total += expanded_size(stmt.body, module, declarations, memo, open_calls)
+            case ast.Select():
+                total += sum(expanded_size(arm.body, module, declarations, memo, open_calls) for arm in stmt.arms)
+            case ast.If():
+                total += sum(expanded_size(b, module, declarations, memo, open_calls) for b in (stmt.body, stmt.orelse))
+    return total
+
+
+def _call_size(name: str, module: str, declarations: Declarations, memo: dict[int, int],
+               open_calls: frozenset[int]) -> int:
+    block = declarations.blocks[module].get(name)
+    if block is None or id(block) in open_calls:  # a block handed in as an argument, or a cycle (E213 later)
+        return 1
+    if id(block) not in memo:
+        memo[id(block)] = expanded_size(block.body, declarations.module_of(block), declarations, memo,
+                                        open_calls | {id(block)})
+    return memo[id(block)]

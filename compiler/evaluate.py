@@ -20,6 +20,11 @@ from .scenario import Scenario, at_phase, call_form
 from .symbols import B, G, H, P, S
 
 Number = int | float
+class WholeScenario(ArchError):
+    """A refusal that concerns the scenario as a whole, not one op of the spec: never located at an op."""
+
+
+MAX_DECODE_STEPS = 1_000_000  # decodes whose steps change form (floors, windows) are summed one by one
 PART_FLOWS = ("flops_matrix", "flops_nonmatrix", "context_flops", "read_state", "write_state")
 
 
@@ -166,6 +171,8 @@ class _Evaluator:
         """Σ over the graph of a cost field, which is never negative: an op that makes it so is named."""
         try:
             value = self(self.compiled.total(field), field)
+        except WholeScenario:
+            raise
         except ArchError as error:
             raise self._locate(field) or error from None
         if value < 0:
@@ -217,6 +224,10 @@ class _Evaluator:
             raise self._unbound(step.free_symbols - {j})
         if step.is_polynomial(j):
             return first + self._number(sp.summation(step, (j, 0, sc.G - 2)))
+        if sc.G - 1 > MAX_DECODE_STEPS:
+            raise WholeScenario([Diagnostic(code="E401", message=f"G = {sc.G:,}: this model's decode steps are summed one "
+                                        f"by one, at most {MAX_DECODE_STEPS:,} of them",
+                                        hint="a request of that length is better split into turns")])
         decode = exact_function(step, j)
         try:
             return first + _plain(sum((decode(k) for k in range(sc.G - 1)), Fraction(0)))

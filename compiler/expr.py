@@ -56,6 +56,9 @@ class Env:
     def lookup(self, name: ast.Name) -> sp.Basic:
         if name.id in self.values:
             return self.values[name.id]
+        if name.id.lower() in ("true", "false"):  # `True`: Python's spelling, not the language's
+            raise self.problem("E211", f"`{name.id}` is not a value of the language", name.span,
+                               hint=f"booleans are written `{name.id.lower()}`")
         if name.id in symbols.SCENARIO:
             return symbols.SCENARIO[name.id]
         symbol = symbols.dimension(name.id)

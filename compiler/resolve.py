@@ -15,13 +15,15 @@ from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
 from archcost.dsl.loader import Program
 
 from . import calls, precision, structure, symbols
-from .declarations import Declarations, declare
+from .declarations import Declarations, declare, expanded_size
 from .expr import Env, Problem, to_sympy
 from .ir import Cluster, ModelIR, OpNode, Tensor
+from .arguments import MAX_VALUE
 from .quantities import COMPONENTS
 from .scope import Scope
 
-MAX_NODES = 100_000
+MAX_NODES = 20_000  # the largest specs have a few hundred ops; repeats stay one node however deep
+MAX_PROBLEMS = 100
 
 
 def resolve(program: Program, keep: frozenset[str] = frozenset(),
@@ -67,6 +69,11 @@ class Resolution:
 
     def run(self) -> ModelIR:
         model = self._the_model()
+        size = expanded_size(model.body, self.program.entry.path, self.declarations)
+        if size > MAX_NODES:
+            raise ArchError([self.sources.diagnostic("E106", f"this model expands to as many as {size:,} ops; the "
+                                                     f"limit is {MAX_NODES:,}", model.span,
+                                                     hint="a repeated layer is written once inside `repeat N`")])
         self._check_weights()
         scope = self._model_scope()
         self.body(model.body, scope, model_level=True)
@@ -104,12 +111,15 @@ class Resolution:
                      current=tokens, cluster=None)
 
     def body(self, body: list[ast.Stmt], scope: Scope, model_level: bool = False) -> None:
-        """Resolve statements in order; a problem in one is collected and the next one still runs."""
+        """Resolve statements in order; a problem in one is collected and the next one still runs, up to
+        MAX_PROBLEMS (a flood of errors is one mistake repeated: the first ones say what it is)."""
         for stmt in body:
             try:
                 self._statement(stmt, scope, model_level)
             except Problem as problem:
                 self.problems.append(problem.diagnostic)
+                if len(self.problems) >= MAX_PROBLEMS:
+                    raise ArchError(self.problems) from None
 
     def _statement(self, stmt: ast.Stmt, scope: Scope, model_level: bool) -> None:
         match stmt:
@@ -136,7 +146,10 @@ class Resolution:
                                hint="B, S, P, G, m, m_out, H, N_pair, N_rect describe the request")
         if model_level and stmt.name in self.keep:
             return  # --keep: leave this dimension symbolic
-        scope.env.values[stmt.name] = to_sympy(stmt.value, scope.env)
+        value = to_sympy(stmt.value, scope.env)
+        if isinstance(value, sp.Expr) and value.is_number and abs(value) >= MAX_VALUE:
+            raise self.problem("E211", f"`{stmt.name}` has more than 40 digits; no model size comes near", stmt.span)
+        scope.env.values[stmt.name] = value
 
     def _option(self, stmt: ast.Option, scope: Scope, model_level: bool) -> None:
         """`option NAME = word | word`: an execution path of the model, the first word unless overridden."""

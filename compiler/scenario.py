@@ -91,6 +91,15 @@ def at_phase(expr: sp.Expr, phase: str, options: Options, level: bool = False) -
 
 
 def decode_sum(call: sp.Expr) -> sp.Expr:
-    """Σ over the G − 1 decodes of a request: decode j sees S + P + j cached positions."""
-    step = call.xreplace({S: S + P + _j, P: 1})
-    return sp.expand(sp.summation(sp.expand(step), (_j, 0, G - 2)))
+    """Σ over the G − 1 decodes of a request: decode j sees S + P + j cached positions. Only a step that is a
+    polynomial in j has one closed form for every history; a step with floors, windows or minima (compressed
+    blocks, sliding windows) changes form as the history grows: refused here, evaluated with numbers instead."""
+    step = sp.expand(call.xreplace({S: S + P + _j, P: 1}))
+    if not step.is_polynomial(_j):
+        from archcost.dsl.errors import ArchError, Diagnostic
+
+        raise ArchError([Diagnostic(code="E401", message="this model's decode steps change form as the history "
+                                    "grows (windows, compressed blocks), so a request has no single closed form",
+                                    hint="evaluate a request with numbers: `archcost eval SPEC --phase request "
+                                    "--S ... --P ... --G ...`")])
+    return sp.expand(sp.summation(step, (_j, 0, G - 2)))

@@ -30,7 +30,7 @@ class Capacity(BaseModel):
     weight_bytes: float
     workspace_bytes: float
     state_bytes_per_request: int     # at `context` positions, fixed state included
-    max_batch: int
+    max_batch: int | None            # None: the model holds no state per request, memory bounds no batch
     max_params: float | None = None  # N_max for `batch` requests: (C − M_0 − B·K) / b_W
     batch: int | None = None
     crossover_batch: int             # B*: the smallest B whose context reads exceed the weight reads
@@ -42,14 +42,15 @@ def capacity(compiled: Compiled, device: Device, context: int, workspace: float 
     state = state_bytes_at(compiled, context)
     usable = device.memory * (1 - reserve)
     free = usable - report.weight_bytes - workspace
-    max_batch = max(0, math.floor(free / state)) if state else 0
-    bytes_per_param = report.weight_bytes / report.params
+    max_batch = max(0, math.floor(free / state)) if state else (None if free >= 0 else 0)
+    bytes_per_param = report.weight_bytes / report.params if report.params else None
     context_reads = report.read_bytes["state"]  # one request's reads of its context in one decode step
     return Capacity(
         model=compiled.name, device=device.name, context=context, device_bytes=device.memory, usable_bytes=usable,
         weight_bytes=report.weight_bytes, workspace_bytes=workspace, state_bytes_per_request=state,
         max_batch=max_batch, batch=batch,
-        max_params=None if batch is None else (usable - workspace - batch * state) / bytes_per_param,
+        max_params=None if batch is None or not bytes_per_param else (usable - workspace - batch * state)
+        / bytes_per_param,
         crossover_batch=math.floor(report.read_bytes["weights"] / context_reads) + 1 if context_reads else 0,
     )
 
@@ -64,7 +65,7 @@ class Roofline(BaseModel):
     peak_format: str
     flops: float
     bytes: float
-    intensity: float
+    intensity: float | None      # None when the call moves no bytes at all
     ridge: float
     compute_seconds: float
     memory_seconds: float
@@ -81,7 +82,7 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
     moved = moved_bytes(report, activations)
     compute, memory = report.flops_matrix / device.peak_for(fmt), moved / device.bandwidth
     return Roofline(model=compiled.name, device=device.name, phase=phase, scenario=report.scenario, peak_format=fmt,
-                    flops=report.flops_matrix, bytes=moved, intensity=report.flops_matrix / moved,
+                    flops=report.flops_matrix, bytes=moved, intensity=report.flops_matrix / moved if moved else None,
                     ridge=device.ridge(fmt), compute_seconds=compute, memory_seconds=memory,
                     step_seconds=max(compute, memory), bound="compute" if compute >= memory else "memory")
 

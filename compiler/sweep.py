@@ -6,6 +6,7 @@ import csv
 import io
 import itertools
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -22,22 +23,44 @@ QUANTITIES = tuple(q.name for q in SWEPT)
 LETTERS = (B, S, P, G)
 
 
-def grid(text: str, letter: str) -> list[int]:
-    """`1,8,64` or `0:8192:1024` (start:stop:step, stop included when reached) → values."""
-    values: list[int] = []
-    for part in text.split(","):
-        bounds = part.split(":")
-        try:
-            numbers = [int(b.replace("_", "")) for b in bounds]
-        except ValueError:
-            raise ArchError([Diagnostic(code="E401", message=f"--{letter} {text}: write numbers like 1,8,64 "
-                                        "or start:stop:step")]) from None
-        if len(numbers) == 1:
-            values.append(numbers[0])
-        else:
-            start, stop, step = (numbers + [1])[:3]
-            values.extend(range(start, stop + 1, max(step, 1)))
-    return values
+LOWEST = {"B": 1, "S": 0, "P": 1, "G": 1}
+HIGHEST = 10**12
+MAX_POINTS = 10_000_000  # a grid is built in memory: its size is checked before any of it is
+
+
+def grid(text: str, letter: str) -> range | list[int]:
+    """`1,8,64` or `0:8192:1024` (start:stop:step, stop included when reached) → values, each within the
+    letter's range; refused before anything is built when it holds more than MAX_POINTS."""
+    parts = [_part(part, text, letter) for part in text.split(",")]
+    if sum(len(part) for part in parts) > MAX_POINTS:
+        raise _bad(letter, text, f"more than {MAX_POINTS:,} values")
+    return parts[0] if len(parts) == 1 else [value for part in parts for value in part]
+
+
+def _part(part: str, text: str, letter: str) -> range:
+    bounds = part.split(":")
+    if not 1 <= len(bounds) <= 3 or not all(b.strip().replace("_", "").isdigit() and len(b) <= 16 for b in bounds):
+        raise _bad(letter, text, "write numbers like 1,8,64 or start:stop:step")
+    numbers = [int(b.replace("_", "")) for b in bounds]
+    start, stop, step = numbers[0], numbers[1] if len(numbers) > 1 else numbers[0], numbers[2] if len(numbers) > 2 else 1
+    if not LOWEST[letter] <= start <= stop <= HIGHEST or step < 1:
+        raise _bad(letter, text, f"values run from {LOWEST[letter]} to {HIGHEST:,}, each range upward with a "
+                                 "step of at least 1")
+    return range(start, stop + 1, step)
+
+
+def _bad(letter: str, text: str, why: str) -> ArchError:
+    return ArchError([Diagnostic(code="E401", message=f"--{letter} {text}: {why}")])
+
+
+def check_size(values: dict[str, list[int]]) -> None:
+    """The grid's points, B × S × P × G, at most MAX_POINTS."""
+    points = 1
+    for letter in "BSPG":
+        points *= len(values[letter])
+    if points > MAX_POINTS:
+        raise ArchError([Diagnostic(code="E401", message=f"the grid has {points:,} points; the most a sweep "
+                                    f"evaluates is {MAX_POINTS:,}", hint="sweep a coarser grid, or in parts")])
 
 
 def functions(compiled: Compiled, phase: str, modules: str = "numpy") -> dict:
@@ -90,4 +113,9 @@ def write(table: dict[str, np.ndarray], path: Path | None) -> str:
 
 
 def _plain(value: float):
-    return int(value) if float(value).is_integer() else float(value)
+    """A value as its file shows it: an integer when the float holds one exactly (below 2^53), else the float
+    itself; infinity or NaN never reach a file."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ArchError([Diagnostic(code="E401", message="a value of this grid is too large to compute")])
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value

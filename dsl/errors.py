@@ -224,9 +224,11 @@ class Sources:
 
     def __init__(self) -> None:
         self._texts: dict[str, str] = {}
+        self._split: dict[str, list[str]] = {}
 
     def add(self, file: str, text: str) -> None:
         self._texts[file] = text
+        self._split.pop(file, None)
 
     def text(self, file: str) -> str:
         return self._texts.get(file, "")
@@ -234,8 +236,14 @@ class Sources:
     def line(self, span: Span | None) -> str | None:
         if span is None or span.file not in self._texts:
             return None
-        lines = self._texts[span.file].split("\n")  # a line ends in LF only, as lark counts lines
+        lines = self._lines(span.file)
         return lines[span.line - 1] if 0 < span.line <= len(lines) else None
+
+    def _lines(self, file: str) -> list[str]:
+        """A file's lines, split once (a line ends in LF only, as lark counts lines)."""
+        if file not in self._split:
+            self._split[file] = self._texts[file].split("\n")
+        return self._split[file]
 
     def diagnostic(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Diagnostic:
         assert code in CODES, code

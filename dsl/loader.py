@@ -62,7 +62,12 @@ def read_source(file: Path) -> str:
 
 def load_text(text: str, name: str = "<text>", base: Path | None = None, allow_outside: bool = False) -> Program:
     """Load a spec given as text; relative `use` paths resolve against `base` and stay below it."""
-    if len(text.encode("utf-8", "replace")) > MAX_FILE_BYTES:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ArchError([Sources().diagnostic("E101", f"`{name}` holds a character that is not Unicode text (a lone "
+                                              "surrogate)", None)]) from None
+    if size > MAX_FILE_BYTES:
         raise ArchError([Sources().diagnostic("E106", f"`{name}` is larger than {MAX_FILE_BYTES:,} bytes", None)])
     sources = Sources()
     loader = _Loader(sources, root=None if allow_outside else (base or Path.cwd()).resolve())

@@ -273,12 +273,9 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
         message = f"unexpected `{exc.token}`"
         end_column = exc.token.end_column or end_column
     elif isinstance(exc, UnexpectedCharacters):
-        message = f"unexpected character `{text[exc.pos_in_stream]}`"
+        message = f"unexpected character `{text[exc.pos_in_stream]}`"  # printed escaped if unprintable
     else:
-        message = "unexpected end of file"
-        line = max(1, len(lines))
-        column = len(lines[-1]) + 1 if lines else 1
-        end_column = column + 1
+        return _end_of_file(exc, text, file, lines)
     expected = _expected(exc)
     span = Span(file=file, line=line, column=column, end_line=line, end_column=end_column)
     source_line = lines[line - 1] if 0 < line <= len(lines) else ""
@@ -286,12 +283,42 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     return Diagnostic(code="E100", message=message, span=span, source_line=source_line, hint=hint)
 
 
+def _end_of_file(exc: UnexpectedInput, text: str, file: str, lines: list[str]) -> Diagnostic:
+    """The file ends inside something: point at the `{` or `(` never closed, if that is what is open."""
+    opened = _unclosed(_COMMENTS_AND_STRINGS.sub(lambda m: " " * len(m.group()), text))
+    if opened is not None:
+        offset, bracket = opened
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        closing = "}" if bracket == "{" else ")"
+        return Diagnostic(code="E100", message=f"this `{bracket}` is never closed", source_line=lines[line - 1],
+                          span=Span(file=file, line=line, column=column, end_line=line, end_column=column + 1),
+                          hint=f"add `{closing}` where it ends")
+    line = max(1, len(lines))
+    column = len(lines[-1]) + 1 if lines else 1
+    expected = _expected(exc)
+    return Diagnostic(code="E100", message="unexpected end of file", source_line=lines[line - 1],
+                      span=Span(file=file, line=line, column=column, end_line=line, end_column=column + 1),
+                      hint=f"expected one of {expected}" if expected else None)
+
+
+def _unclosed(code: str) -> tuple[int, str] | None:
+    """The offset and character of the innermost bracket still open at the end, if any."""
+    stack: list[tuple[int, str]] = []
+    for match in re.finditer(r"[(){}]", code):
+        if match.group() in "({":
+            stack.append((match.start(), match.group()))
+        elif stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
 def _expected(exc: UnexpectedInput) -> str:
     accepted = getattr(exc, "accepts", None) or getattr(exc, "expected", None) or set()
     if isinstance(exc, UnexpectedEOF):
         accepted = exc.expected
-    texts = sorted({_terminal_text(t) for t in accepted})
-    return " ".join(f"`{t}`" for t in texts[:8])
+    texts = sorted({_terminal_text(t) for t in accepted}, key=lambda t: (t.isalpha() or " " in t, t))
+    return " ".join(f"`{t}`" for t in texts[:10])
 
 
 def _terminal_text(name: str) -> str:

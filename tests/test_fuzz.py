@@ -54,6 +54,15 @@ def test_config_mutations_never_escape():
     assert tally.accepted > 200 and tally.rejected > 200, tally[:3]
 
 
+@pytest.mark.parametrize("target,count", [("flags", 120), ("api", 200), ("files", 60)])
+def test_flags_api_and_file_outputs_never_escape(target, count):
+    """Odd flag values, odd API argument types and hostile output targets (symlink, read-only file, FIFO,
+    device node, folder, missing folder, the command's own input): a clean refusal or a right result."""
+    tally = fuzz.campaign(seed=20261130, workers=2, count=count, target=target)
+    assert tally.done == count
+    assert not tally.escapes, "\n\n".join(f"{name}: {text}\n{failure}" for name, text, failure in tally.escapes[:3])
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from(SEEDS), rng=st.randoms(use_true_random=False))
 def test_mutations_never_escape_shrinking(seed, rng):

@@ -5,7 +5,11 @@ The only exception allowed out of the public API is the DSL error (ArchError); a
 refused at a line of the config, or gives a spec that compiles and evaluates. Run it for as long as
 you like; inputs that escaped, and a sample of those that reached evaluation, land in tests/fuzz_corpus/:
 
-    .venv/bin/python tools/fuzz.py --minutes 10 [--target specs|configs] [--seed 1] [--workers 2]
+    .venv/bin/python tools/fuzz.py --minutes 10 [--target specs|configs|flags|api|files|all] [--seed 1] [--workers 2]
+
+`flags` runs the CLI with odd flag values, `api` calls the Python API with odd argument types, `files` aims
+every writer at a symlink, a read-only file, a FIFO, a device node (mknod, in a temporary folder), a folder,
+a missing folder and the command's own input.
 """
 
 from __future__ import annotations
@@ -185,7 +189,227 @@ def run_config(text: str) -> str | None:
     return ACCEPTED
 
 
-TARGETS = {"specs": (seeds, mutate, run_one), "configs": (config_seeds, mutate_config, run_config)}
+TINY = """use std.embedding
+use std.attention.gqa
+use std.ffn.swiglu
+
+model "Tiny" {
+  d = 64
+  vocab = 100
+  embedding(vocab, d)
+  repeat 2 as layers {
+    gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16) as attn
+    swiglu(d, f = 128) as ffn
+  }
+  rmsnorm(d) as final_norm
+  lm_head(d, vocab)
+}
+"""
+COMMANDS = [["check"], ["formula", "--phase", "request"], ["eval", "--phase", "prefill"], ["eval", "--phase", "request"],
+            ["compare", "--table", "chapter"], ["state"], ["capacity", "--device", "rtx-4090", "--context", "64"],
+            ["roofline", "--device", "h100-sxm"], ["request"], ["sweep"], ["diagram", "-o", "-"],
+            ["speculate", "--k", "4", "--alpha", "0.5"]]
+FLAGS = ["--B", "--S", "--P", "--G", "--H", "--budget", "--workspace", "--reserve", "--batch", "--alpha", "--k",
+         "--turns", "--from", "--to", "--phase", "--option", "--attention", "--keep", "--table", "--across",
+         "--round-ms", "--decode-ms", "--context", "--device", "--format", "--weights", "-o"]
+FLAG_VALUES = ["0", "-1", "1", "7", "1.5", "nan", "inf", "-inf", "1e400", "9" * 400, "", "x", "5:1", "0:10:-1",
+               "1:2:3:4", "512:128,", "a:b", "2^53", "9007199254740993", "1_000", "24GB", "1e400GiB", "-0",
+               "decode", "Decode", "request", "mla_cache=expanded", "=x", "out.csv", "out.json", "spec.arch",
+               "folder", "folder/x.csv", "missing/x.svg", "fifo", "d,vocab", "chapter", "execution"]
+
+
+def flag_seeds() -> list[tuple[str, str]]:
+    return [(" ".join(command), json.dumps(command)) for command in COMMANDS]
+
+
+def mutate_flags(text: str, rng: random.Random) -> str:
+    """A command line: a command, the spec, and one to four flags with odd values."""
+    argv = json.loads(text) + ["spec.arch"]
+    for _ in range(rng.randint(1, 4)):
+        argv += [rng.choice(FLAGS), rng.choice(FLAG_VALUES)]
+    return json.dumps(argv)
+
+
+def _folder_with_inputs() -> Path:
+    import os
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="archcost-fuzz-"))
+    (folder / "spec.arch").write_text(TINY)
+    (folder / "folder").mkdir()
+    os.mkfifo(folder / "fifo")
+    return folder
+
+
+def _run_main(argv: list[str], folder: Path, spec_may_change: bool = False) -> str | None:
+    """Run the CLI in `folder`; an exit status of 3 (an internal error) or an exception is an escape, and so is
+    a changed spec (no command here may write its input, but fmt --write)."""
+    import contextlib
+    import io
+    import os
+
+    from archcost.compiler.cli import main
+
+    before = (folder / "spec.arch").read_bytes()
+    cwd = os.getcwd()
+    try:
+        os.chdir(folder)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            try:
+                code = main(argv)
+            except SystemExit as stop:  # argparse refusing a flag: a clean usage error
+                code = stop.code
+        if code not in (0, 1, 2):
+            return f"exit {code}:\n{err.getvalue()}"
+        if not spec_may_change and (folder / "spec.arch").read_bytes() != before:
+            return "the input spec was changed"
+        return None
+    except Exception:  # noqa: BLE001
+        return traceback.format_exc()
+    finally:
+        os.chdir(cwd)
+
+
+def run_flags(text: str) -> str | None:
+    import shutil
+
+    folder = _folder_with_inputs()
+    try:
+        return _run_main(json.loads(text), folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+API_CALLS = ["evaluate", "formula", "compare", "load", "diagram"]
+API_VALUES = [None, 0, -1, 1, 2.0, 1.5, True, "8", "Decode", "decode", "request", "x", b"x", [1], ["d"], "d", {},
+              {"mla_cache": 1}, {"x": "y"}, 10**400, float("nan"), "F", ["M", "Q"], "chapter", "summary"]
+
+
+def api_seeds() -> list[tuple[str, str]]:
+    return [(call, call) for call in API_CALLS]
+
+
+def mutate_api(text: str, rng: random.Random) -> str:
+    """A call of the Python API with one to three arguments of odd types and values (their index in API_VALUES)."""
+    names = {"evaluate": ["phase", "B", "S", "P", "G"], "formula": ["quantity", "phase", "keep"],
+             "compare": ["table", "phase", "B", "P"], "load": ["source", "name", "ledger", "logits", "attention",
+                                                               "routing", "options"], "diagram": ["path"]}[text]
+    chosen = {rng.choice(names): rng.randrange(len(API_VALUES)) for _ in range(rng.randint(1, 3))}
+    return json.dumps([text, chosen])
+
+
+def run_api(text: str) -> str | None:
+    """Only ArchError may leave the API, whatever the arguments."""
+    import tempfile
+
+    import archcost
+    from archcost.dsl.errors import ArchError
+
+    call, chosen = json.loads(text)
+    values = {name: API_VALUES[index] for name, index in chosen.items()}
+    try:
+        if call == "load":
+            archcost.load(values.pop("source", TINY), **values)
+            return ACCEPTED
+        model = archcost.load(TINY)
+        if call == "diagram":
+            with tempfile.TemporaryDirectory() as folder:
+                path = values.get("path")
+                model.diagram().save(Path(folder) / path if isinstance(path, str) else path)
+        else:
+            getattr(model, call)(**values)
+    except ArchError:
+        return None
+    except Exception:  # noqa: BLE001
+        return traceback.format_exc()
+    return ACCEPTED
+
+
+OUTPUTS = ["symlink", "readonly", "fifo", "device", "folder", "spec", "missing/x", "hardlink", "new"]
+WRITERS = [["sweep", "spec.arch", "-o"], ["diagram", "spec.arch", "-o"], ["import", "config.json", "-o"],
+           ["plot", "state", "spec.arch", "-o"], ["fmt", "--write"]]
+
+
+def file_seeds() -> list[tuple[str, str]]:
+    return [(" ".join(writer), json.dumps(writer)) for writer in WRITERS]
+
+
+def mutate_files(text: str, rng: random.Random) -> str:
+    return json.dumps([json.loads(text), rng.choice(OUTPUTS), rng.choice([".csv", ".json", ".dot", ".svg", ".arch"])])
+
+
+def run_files(text: str) -> str | None:
+    """Writers aimed at hostile targets: the target is written as a regular file or refused; a FIFO, a device,
+    a read-only file and the link of a symlink are never replaced, and the spec changes only under fmt."""
+    import shutil
+
+    writer, target, suffix = json.loads(text)
+    folder = _folder_with_inputs()
+    try:
+        (folder / "config.json").write_text((ROOT / "tests" / "configs" / "qwen3-8b.json").read_text())
+        name = _prepare_target(folder, target, suffix)
+        kinds, guarded = _snapshot(folder)
+        formats = writer[0] == "fmt"
+        # fmt rewrites its input by design; a command that does not read the spec may write over it (or over a
+        # hard link to it) when asked to
+        may_change = formats or "spec.arch" not in writer
+        outcome = _run_main(writer + [name if not formats or name.endswith(".arch") else "spec.arch"], folder,
+                            spec_may_change=may_change)
+        return outcome or _damaged(folder, kinds, guarded)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _prepare_target(folder: Path, target: str, suffix: str) -> str:
+    import os
+    import stat
+
+    if target == "symlink":
+        (folder / "target").write_text("old")
+        os.symlink("target", folder / f"link{suffix}")
+        return f"link{suffix}"
+    if target == "readonly":
+        (folder / "readonly").write_text("old")
+        os.chmod(folder / "readonly", 0o444)
+        return "readonly"
+    if target == "device":
+        try:
+            os.mknod(folder / "device", 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # like /dev/null, in the temp folder
+        except OSError:
+            return "fifo"
+        return "device"
+    if target == "hardlink":
+        os.link(folder / "spec.arch", folder / "hard.arch")
+        return "hard.arch"
+    return {"fifo": "fifo", "folder": "folder", "spec": "spec.arch", "missing/x": f"missing/x{suffix}"}.get(
+        target, f"new{suffix}")
+
+
+def _snapshot(folder: Path) -> tuple[dict[str, int], dict[str, bytes]]:
+    import os
+    import stat
+
+    kinds = {p.name: stat.S_IFMT(os.lstat(p).st_mode) for p in folder.iterdir()}
+    guarded = {name: (folder / name).read_bytes() for name in ("readonly", "target") if (folder / name).exists()}
+    return kinds, guarded
+
+
+def _damaged(folder: Path, kinds: dict[str, int], guarded: dict[str, bytes]) -> str | None:
+    """A special file replaced, a link turned into a file, or a read-only file rewritten."""
+    import os
+    import stat
+
+    for name, kind in kinds.items():
+        if not os.path.lexists(folder / name) or stat.S_IFMT(os.lstat(folder / name).st_mode) != kind:
+            return f"`{name}` was replaced or removed"
+    if "readonly" in guarded and (folder / "readonly").read_bytes() != guarded["readonly"]:
+        return "a read-only file was rewritten"
+    return None
+
+
+TARGETS = {"specs": (seeds, mutate, run_one), "configs": (config_seeds, mutate_config, run_config),
+           "flags": (flag_seeds, mutate_flags, run_flags), "api": (api_seeds, mutate_api, run_api),
+           "files": (file_seeds, mutate_files, run_files)}
 
 
 class Tally(NamedTuple):
@@ -258,19 +482,29 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--target", choices=tuple(TARGETS), default="specs")
+    parser.add_argument("--target", choices=(*TARGETS, "all"), default="specs")
     args = parser.parse_args()
-    tally = campaign(args.seed, args.workers, minutes=args.minutes, target=args.target)
+    if args.target == "all":  # every target in turn, an equal share of the time each
+        share = args.minutes / len(TARGETS)
+        results = [_report(args, target, campaign(args.seed, args.workers, minutes=share, target=target), share)
+                   for target in TARGETS]
+        return max(results)
+    return _report(args, args.target, campaign(args.seed, args.workers, minutes=args.minutes, target=args.target),
+                   args.minutes)
+
+
+def _report(args, target: str, tally: Tally, minutes: float) -> int:
+    """Keep escapes (and a sample of accepted spec mutants) in the corpus; print the tally."""
     CORPUS.mkdir(parents=True, exist_ok=True)
-    suffix = ".json" if args.target == "configs" else ".arch"
+    suffix = {"configs": ".json", "specs": ".arch"}.get(target, ".txt")
     for index, (name, text, failure) in enumerate(tally.escapes[:50]):
         (CORPUS / f"escape-{args.seed}-{index}{suffix}").write_text(text)
         print(f"--- escape from a mutation of {name}:\n{failure}", file=sys.stderr)
-    if args.target == "specs":  # accepted configs are plentiful and cheap; only spec mutants are kept
+    if target == "specs":  # accepted configs are plentiful and cheap; only spec mutants are kept
         for index, (name, text) in enumerate(tally.kept):
             stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
             (CORPUS / f"accepted-{args.seed}-{index}-{stem}.arch").write_text(text)
-    print(f"{tally.done:,} {args.target} in {args.minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
+    print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
           f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")
     return 1 if tally.escapes else 0
 

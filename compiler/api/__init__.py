@@ -21,8 +21,10 @@ from archcost.compiler.evaluate import by_op, evaluate
 from archcost.compiler.render import formula as formula_render
 from archcost.compiler.render import tables
 from archcost.compiler.render.tables import Table as _Table
-from archcost.compiler.scenario import LEDGERS, Options, Scenario, counting
-from archcost.dsl.errors import ArchError, Diagnostic
+from archcost.compiler.scenario import LEDGERS, PHASES, Options, Scenario, counting
+from archcost.dsl.errors import ArchError
+
+from . import checks
 
 __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
 
@@ -35,21 +37,35 @@ def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter"
          allow_use_outside: bool = False) -> Model:
     """A model from a spec file, spec text, or a Hugging Face config.json (imported on the way).
 
-    `source` is spec text when it holds a `{`, else a path. The keyword arguments are the counting
-    conventions of the CLI's flags (`--ledger`, `--logits`, `--attention`, ...); `options` chooses the
-    spec's own execution paths, e.g. {"mla_cache": "expanded"}."""
-    if ledger not in LEDGERS:
-        raise ArchError([Diagnostic(code="E401", message=f"unknown ledger `{ledger}`; one of {', '.join(LEDGERS)}")])
-    chosen = counting(ledger, attention, vector_params, logits=logits, routing=routing, weights=weights,
-                      paths=tuple(sorted((options or {}).items())))
-    text, path = _source(source, name)
-    return Model(_Source(text=text, path=path, allow_outside=allow_use_outside), chosen)
+    `source` is a path when it names a file, else spec text when it holds a `{`. The keyword arguments are
+    the counting conventions of the CLI's flags (`--ledger`, `--logits`, `--attention`, ...); `options`
+    chooses the spec's own execution paths, e.g. {"mla_cache": "expanded"}. Every argument is checked:
+    a wrong one is an ArchError, as on the command line."""
+    chosen = counting(checks.word("ledger", ledger, tuple(LEDGERS)),
+                      checks.word("attention", attention, CONVENTIONS["attention"], optional=True),
+                      checks.word("vector_params", vector_params, CONVENTIONS["vector_params"], optional=True),
+                      logits=checks.word("logits", logits, CONVENTIONS["logits"]),
+                      routing=checks.word("routing", routing, CONVENTIONS["routing"]),
+                      weights=_optional_text("weights", weights),
+                      paths=tuple(sorted(checks.words_by_name("options", options).items())))
+    text, path = _source(source, _optional_text("name", name))
+    return Model(_Source(text=text, path=path, allow_outside=bool(allow_use_outside)), chosen)
+
+
+CONVENTIONS = {"attention": ("as_written", "causal", "rectangle", "half_rectangle"), "logits": ("last", "all"),
+               "vector_params": ("nonmatrix", "matrix"), "routing": ("uniform", "concentrated", "random")}
+
+
+def _optional_text(name: str, value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise checks.refuse(f"`{name}` takes text, not {type(value).__name__}")
+    return value
 
 
 def _source(source: str | Path, name: str | None) -> tuple[str | None, Path | None]:
-    if isinstance(source, str) and "{" in source:
-        return source, None
-    path = Path(source)
+    text, path = checks.source(source)
+    if text is not None:
+        return text, None
     if path.suffix == ".json":
         from archcost.compiler.importer import import_config, read_config
 
@@ -91,17 +107,25 @@ class Model:
     def formula(self, quantity: str | list[str] | None = None, phase: str = "call",
                 keep: list[str] | tuple[str, ...] = ()) -> Formula:
         """Closed forms of M, F and R (or the ones named) for a phase; `keep` leaves dimensions symbolic."""
-        quantities = [quantity] if isinstance(quantity, str) else list(quantity or QUANTITIES)
-        wrong = [q for q in quantities if q not in QUANTITIES]
-        if wrong:
-            raise ArchError([Diagnostic(code="E401", message=f"quantity `{wrong[0]}`: use M, F or R")])
-        compiled = self._source.build(self.options, frozenset(keep)) if keep else self.compiled
+        chosen = [quantity] if isinstance(quantity, str) else quantity or QUANTITIES
+        if not isinstance(chosen, (list, tuple)):
+            raise checks.refuse("`quantity` is M, F, R or a list of them")
+        quantities = [checks.word("quantity", q, QUANTITIES) for q in chosen]
+        phase = checks.word("phase", phase, PHASES)
+        kept = checks.names("keep", keep)
+        unknown = sorted(set(kept) - _dimension_names(self.compiled))
+        if unknown:
+            raise checks.refuse(f"`keep`: this model binds no dimension `{unknown[0]}`")
+        compiled = self._source.build(self.options, frozenset(kept)) if kept else self.compiled
         return Formula(compiled, quantities, phase)
 
     def evaluate(self, phase: str = "prefill", *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
              ops: bool = False) -> Result:
         """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
-        scenario = Scenario(B=B, S=S, P=(1 if phase == "decode" else 8192) if P is None else P, G=G)
+        phase = checks.word("phase", phase, PHASES)
+        P = (1 if phase == "decode" else 8192) if P is None else P
+        scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
+                            G=checks.count("G", G, 1))
         report = evaluate(self.compiled, phase, scenario)
         return Result(report, by_op(self.compiled, phase, scenario) if ops else None)
 
@@ -114,12 +138,12 @@ class Model:
         from archcost.compiler.render.chapter import CHAPTER_TABLES, chapter_table
 
         models = [self] + [m if isinstance(m, Model) else load(m) for m in others]
+        table = checks.word("table", table, ("summary", "params", *CHAPTER_TABLES))
         if table == "summary":
-            scenario = Scenario(B=B, S=S, P=P, G=G)
+            scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
+                                G=checks.count("G", G, 1))
+            phase = checks.word("phase", phase, PHASES)
             return Table(tables.summary_table([evaluate(m.compiled, phase, scenario) for m in models]))
-        if table not in (*CHAPTER_TABLES, "params"):
-            raise ArchError([Diagnostic(code="E401", message=f"table `{table}`: one of summary, params, "
-                                                             + ", ".join(CHAPTER_TABLES))])
         return Table(chapter_table(table, [m.compiled for m in models]))
 
     def diagram(self) -> Diagram:
@@ -127,6 +151,14 @@ class Model:
         from archcost.compiler.render import dot
 
         return Diagram(dot.to_dot(self.compiled))
+
+
+def _dimension_names(compiled: pipeline.Compiled) -> set[str]:
+    """Names a spec binds at model level: what `keep` may leave symbolic."""
+    from archcost.dsl import ast
+
+    body = compiled.program.entry.models[0].body if compiled.program else []
+    return {stmt.name for stmt in body if isinstance(stmt, ast.Binding)}
 
 
 @dataclass
@@ -233,8 +265,9 @@ class Diagram:
         """Write .dot, .svg or .png (atomically, as the CLI does)."""
         from archcost.compiler.render.dot import write_source
 
-        write_source(self.dot, Path(path))
-        return Path(path)
+        target = checks.path("path", path)
+        write_source(self.dot, target)
+        return target
 
     def __str__(self) -> str:
         return self.dot

@@ -20,8 +20,8 @@ MODULES = (check, formula, evaluate, state, serving, draw, importing)  # the ord
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
     try:
+        args = parser().parse_args(argv)  # a flag's parser raises ArchError (E401) for a value out of range
         return args.run(args)
     except ArchError as error:
         print(error.render(), file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -28,11 +29,47 @@ def user_error(message: str, hint: str | None = None) -> ArchError:
     return ArchError([Diagnostic(code="E401", message=message, hint=hint)])
 
 
+MAX_COUNT = 10**12  # requests, positions, tokens: far beyond any deployment, small enough to stay exact
+
+
+def whole(low: int, high: int = MAX_COUNT, name: str = "value"):
+    """A flag's parser for a whole number from `low` to `high`; anything else is an E401 naming the flag."""
+    def parse(text: str) -> int:
+        digits = text.strip().replace("_", "")
+        if not digits.lstrip("-").isdigit() or len(digits) > 16:
+            raise user_error(f"`{name}` = `{text[:40]}`: write a whole number from {low} to {high:,}")
+        value = int(digits)
+        if value < low:
+            raise user_error(f"`{name}` = {value}; it must be at least {low}")
+        if value > high:
+            raise user_error(f"`{name}` = {value:,}; it must be at most {high:,}")
+        return value
+    return parse
+
+
+def real(low: float, high: float, low_open: bool = False, high_open: bool = False, name: str = "value"):
+    """A flag's parser for a finite number in [low, high] (open at either end when asked)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise user_error(f"`{name}` = `{text[:40]}` is not a number") from None
+        inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
+        if not (math.isfinite(value) and inside):
+            shown = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+            raise user_error(f"`{name}` = {text[:40]} is out of range {shown}")
+        return value
+    return parse
+
+
 def scenario_flags(parser: argparse.ArgumentParser, P: int) -> None:
-    parser.add_argument("--B", type=int, default=1, help="requests in the batch (default 1)")
-    parser.add_argument("--S", type=int, default=0, help="positions already cached per request (default 0)")
-    parser.add_argument("--P", type=int, default=P, help=f"new tokens per request in the call (default {P})")
-    parser.add_argument("--G", type=int, default=1, help="tokens returned per request, for --phase request")
+    parser.add_argument("--B", type=whole(1, name="B"), default=1, help="requests in the batch (default 1)")
+    parser.add_argument("--S", type=whole(0, name="S"), default=0,
+                        help="positions already cached per request (default 0)")
+    parser.add_argument("--P", type=whole(1, name="P"), default=P,
+                        help=f"new tokens per request in the call (default {P})")
+    parser.add_argument("--G", type=whole(1, name="G"), default=1,
+                        help="tokens returned per request, for --phase request")
 
 
 def counting_flags(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +154,12 @@ def byte_size(text: str) -> int:
     try:
         value = float(number)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"`{text}` is not a size; write e.g. 256MiB or 24GB") from None
-    if unit not in UNITS or value < 0:
-        raise argparse.ArgumentTypeError(f"`{text}`: units are B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+        raise user_error(f"`{text[:40]}` is not a size; write e.g. 256MiB or 24GB") from None
+    if unit not in UNITS:
+        raise user_error(f"`{text[:40]}`: units are B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+    if not (math.isfinite(value) and 0 <= value * UNITS[unit] <= MAX_BYTES):
+        raise user_error(f"`{text[:40]}` is out of range: 0 to 1 EB")
     return int(value * UNITS[unit])
+
+
+MAX_BYTES = 10**18

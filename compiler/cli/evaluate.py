@@ -8,7 +8,7 @@ from ..evaluate import by_op, evaluate
 from ..render import tables
 from ..render.chapter import chapter_table
 from ..scenario import PHASES
-from .common import Command, compile_spec, counting_flags, print_result, scenario, scenario_flags
+from .common import Command, compile_spec, counting_flags, print_result, scenario, scenario_flags, user_error
 
 CHAPTER = ("architecture", "params", "prefill", "long-context", "request")  # what `--table chapter` prints
 
@@ -39,10 +39,14 @@ def run_eval(args) -> int:
                         ops, lambda: tables.by_op_table(ops, report).text())
 
 
+COMPARE_DEFAULTS = {"phase": "prefill", "B": 1, "S": 0, "P": 8192, "G": 1}  # the summary table's call
+
+
 def compare_arguments(parser) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC")
-    parser.add_argument("--phase", choices=PHASES, default="prefill")
+    parser.add_argument("--phase", choices=PHASES, default=None, help="the call the summary table costs (prefill)")
     scenario_flags(parser, P=8192)
+    parser.set_defaults(B=None, S=None, P=None, G=None)  # given or not: the chapter's tables fix their own
     parser.add_argument("--table", choices=("summary", "chapter", "architecture", "params", "prefill",
                                             "long-context", "stages", "request"),
                         default="summary", help="summary: size and cost of the call; the chapter's tables: "
@@ -54,7 +58,22 @@ def compare_arguments(parser) -> None:
     counting_flags(parser)
 
 
+def _unused_flags(args) -> None:
+    """The chapter's tables cost their own fixed scenarios: a flag they would ignore is refused, not dropped."""
+    fixed = args.table != "summary" and args.format != "json"
+    given = [f"--{name}" for name in COMPARE_DEFAULTS if getattr(args, name) is not None] if fixed else []
+    if args.across is not None and args.table != "stages":
+        given.append("--across")
+    if given:
+        raise user_error(f"`--table {args.table}` does not use {', '.join(f'`{flag}`' for flag in given)}",
+                         hint="--across goes with --table stages" if given == ["--across"]
+                         else "the chapter's tables fix their scenarios; use --table summary for a call of your own")
+    for name, default in COMPARE_DEFAULTS.items():
+        setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
+
+
 def run_compare(args) -> int:
+    _unused_flags(args)
     models = [compile_spec(path, args) for path in args.specs]
     if args.format == "json":
         reports = [evaluate(model, args.phase, scenario(args)) for model in models]

@@ -7,8 +7,8 @@ import json
 from ..evaluate import evaluate
 from ..render import tables
 from ..scenario import PHASES, Scenario
-from .common import (Command, byte_size, compile_spec, counting_flags, print_result, scenario, scenario_flags,
-                     show, user_error)
+from .common import (Command, byte_size, compile_spec, counting_flags, print_result, real, scenario,
+                     scenario_flags, show, user_error, whole)
 
 DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
 
@@ -16,10 +16,10 @@ DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, 
 def capacity_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--device", required=True, help=DEVICES_HELP)
-    parser.add_argument("--context", type=int, required=True, metavar="H", help="positions each request holds")
+    parser.add_argument("--context", type=whole(1, name="context"), required=True, metavar="H", help="positions each request holds")
     parser.add_argument("--workspace", type=byte_size, default=0, metavar="BYTES", help="kept free, e.g. 2GiB")
-    parser.add_argument("--reserve", type=float, default=0.0, help="fraction of device memory kept free, e.g. 0.1")
-    parser.add_argument("--batch", type=int, default=None, help="for N_max: the parameters that fit with B requests")
+    parser.add_argument("--reserve", type=real(0, 1, high_open=True, name="reserve"), default=0.0, help="fraction of device memory kept free, e.g. 0.1")
+    parser.add_argument("--batch", type=whole(1, name="batch"), default=None, help="for N_max: the parameters that fit with B requests")
     parser.add_argument("--weights", default=None, metavar="FORMAT",
                         help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
     parser.add_argument("--json", action="store_true")
@@ -59,10 +59,24 @@ def run_roofline(args) -> int:
                         ops, lambda: tables.roofline_ops_table(ops, result).text())
 
 
+MAX_TURNS = 1000
+
+
+def turns(text: str) -> list[tuple[int, int]]:
+    """`512:128,64:256`: each turn's prompt P and returned G, at most MAX_TURNS of them."""
+    parts = text.split(",")
+    if len(parts) > MAX_TURNS:
+        raise user_error(f"`--turns`: more than {MAX_TURNS} turns")
+    pairs = [part.split(":") for part in parts]
+    if any(len(pair) != 2 for pair in pairs):
+        raise user_error(f"`--turns {text[:60]}`: write each turn as P:G, e.g. 512:128,64:256")
+    return [(whole(1, name="P")(prompt), whole(1, name="G")(returned)) for prompt, returned in pairs]
+
+
 def request_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     scenario_flags(parser, P=128)
-    parser.add_argument("--turns", default=None, metavar="P:G,P:G,…", help="a conversation: prompt and returned "
+    parser.add_argument("--turns", type=turns, default=None, metavar="P:G,P:G,…", help="a conversation: prompt and returned "
                         "tokens per turn, each turn after everything kept so far")
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
@@ -73,8 +87,7 @@ def run_request(args) -> int:
 
     compiled = compile_spec(args.spec, args)
     if args.turns:
-        turns = [tuple(int(x) for x in turn.split(":")) for turn in args.turns.split(",")]
-        result = conversation(compiled, turns, batch=args.B, cached=args.S)
+        result = conversation(compiled, args.turns, batch=args.B, cached=args.S)
         if args.json:
             print(json.dumps([t.model_dump(exclude_none=True) for t in result], indent=2))
         else:
@@ -96,15 +109,15 @@ def run_request(args) -> int:
 
 
 def speculate_arguments(parser) -> None:
-    parser.add_argument("--k", type=int, required=True, help="drafted tokens per round")
-    parser.add_argument("--alpha", type=float, required=True, help="probability a drafted token is accepted")
-    parser.add_argument("--round-ms", type=float, default=None, help="draft plus verification time, T_s + T_v")
-    parser.add_argument("--decode-ms", type=float, default=None, help="a plain decode step, T_d")
+    parser.add_argument("--k", type=whole(1, 1000, name="k"), required=True, help="drafted tokens per round")
+    parser.add_argument("--alpha", type=real(0, 1, name="alpha"), required=True, help="probability a drafted token is accepted")
+    parser.add_argument("--round-ms", type=real(0, 1e9, low_open=True, name="round-ms"), default=None, help="draft plus verification time, T_s + T_v")
+    parser.add_argument("--decode-ms", type=real(0, 1e9, low_open=True, name="decode-ms"), default=None, help="a plain decode step, T_d")
     parser.add_argument("spec", nargs="?", metavar="SPEC", help="time the round from this spec's roofline instead")
     parser.add_argument("--device", default=None, help="with SPEC: the device the steps run on")
     parser.add_argument("--drafter", default="mtp", help="with SPEC: the stage that drafts (default mtp)")
-    parser.add_argument("--B", type=int, default=1)
-    parser.add_argument("--S", type=int, default=8192)
+    parser.add_argument("--B", type=whole(1, name="B"), default=1)
+    parser.add_argument("--S", type=whole(0, name="S"), default=8192)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 

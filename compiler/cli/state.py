@@ -7,14 +7,14 @@ from pathlib import Path
 
 from ..render import tables
 from ..scenario import PHASES
-from .common import Command, byte_size, compile_spec, counting_flags, output_file, user_error
+from .common import Command, byte_size, compile_spec, counting_flags, output_file, user_error, whole
 
 FIGURES = ("state", "flops", "step", "roofline", "capacity")
 
 
 def state_arguments(parser) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC")
-    parser.add_argument("--H", type=int, nargs="+", default=[8192, 32768, 131072, 1048576], metavar="N",
+    parser.add_argument("--H", type=whole(1, name="H"), nargs="+", default=[8192, 32768, 131072, 1048576], metavar="N",
                         help="context lengths to evaluate (default 8K, 32K, 128K, 1M)")
     parser.add_argument("--budget", type=byte_size, default=None, metavar="BYTES",
                         help="find the longest context whose state fits, e.g. 256MiB or 24GB")
@@ -40,8 +40,8 @@ def plot_arguments(parser) -> None:
     parser.add_argument("--device", default="rtx-4090", help="for step, roofline and capacity (default rtx-4090)")
     parser.add_argument("specs", nargs="+", metavar="SPEC")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
-    parser.add_argument("--from", dest="shortest", type=int, default=1024, help="shortest context (default 1K)")
-    parser.add_argument("--to", dest="longest", type=int, default=2**20, help="longest context (default 1M)")
+    parser.add_argument("--from", dest="shortest", type=whole(1, name="from"), default=1024, help="shortest context (default 1K)")
+    parser.add_argument("--to", dest="longest", type=whole(1, name="to"), default=2**20, help="longest context (default 1M)")
     counting_flags(parser)
 
 
@@ -51,6 +51,8 @@ def run_plot(args) -> int:
     if args.output.suffix.lower() not in (".png", ".svg"):
         raise user_error(f"cannot draw `{args.output}`: use .png or .svg")
     output_file(args.output, *args.specs)
+    if args.shortest >= args.longest:
+        raise user_error(f"`--from {args.shortest}` must be shorter than `--to {args.longest}`")
     models = [compile_spec(path, args) for path in args.specs]
     if args.figure in ("state", "flops"):
         against_context = plot.state_vs_context if args.figure == "state" else plot.flops_vs_context
@@ -75,10 +77,11 @@ def sweep_arguments(parser) -> None:
 
 
 def run_sweep(args) -> int:
-    from ..sweep import grid, sweep, write
+    from ..sweep import check_size, grid, sweep, write
 
     output_file(args.output, args.spec)
     values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
+    check_size(values)
     table = sweep(compile_spec(args.spec, args), args.phase, values)
     text = write(table, args.output)
     if args.output is None:

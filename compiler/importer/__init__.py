@@ -53,9 +53,13 @@ def import_config(config: Config, name: str | None = None) -> str:
         raise config.error("E502", f"`{unknown[0]}` is not understood for model_type `{model_type}` and may change "
                                    "the cost", unknown[0],
                            hint="the importer stops rather than guess; write this part of the spec by hand"
-                                + (f" (also not understood: {', '.join(unknown[1:])})" if unknown[1:] else ""))
+                                + (f" (also not understood: {_listed(unknown[1:])})" if unknown[1:] else ""))
     title = name or _default_name(config) or model_type
     return render(draft, title, config)
+
+
+def _listed(names: list[str], most: int = 10) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _default_name(config: Config) -> str | None:

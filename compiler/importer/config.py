@@ -74,13 +74,15 @@ class Config:
             raise self.error("E503", f"`{name}` = {json.dumps(value)} is not supported (supported: {shown})"
                                      + (f"; {why}" if why else ""), name)
 
-    def error(self, code: str, message: str, name: str | None = None, hint: str | None = None) -> ArchError:
-        span, line = self._locate(name) if name else (Span(file=self.file, line=1, column=1, end_line=1,
-                                                           end_column=2), self._line(1))
+    def error(self, code: str, message: str, name: str | None = None, hint: str | None = None,
+              occurrence: int = 0) -> ArchError:
+        span, line = self._locate(name, occurrence) if name else (Span(file=self.file, line=1, column=1, end_line=1,
+                                                                       end_column=2), self._line(1))
         return ArchError([Diagnostic(code=code, message=message, span=span, source_line=line, hint=hint)])
 
-    def _locate(self, name: str) -> tuple[Span, str]:
-        match = re.search(r'"' + re.escape(name) + r'"\s*:', self.text)
+    def _locate(self, name: str, occurrence: int = 0) -> tuple[Span, str]:
+        matches = list(re.finditer(r'"' + re.escape(name) + r'"\s*:', self.text))
+        match = matches[occurrence] if matches else None
         offset = match.start() if match else 0
         line = self.text.count("\n", 0, offset) + 1
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
@@ -98,13 +100,33 @@ def read_config(path: str | Path) -> Config:
     return parse_config(read_source(Path(path)), str(path))  # refused before reading if over the size limit
 
 
+class _Duplicate(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object whose keys are all different: json.loads would keep the last of two silently."""
+    values: dict = {}
+    for key, value in pairs:
+        if key in values:
+            raise _Duplicate(key)
+        values[key] = value
+    return values
+
+
 def parse_config(text: str, file: str = "<config>") -> Config:
     if len(text) > MAX_FILE_BYTES:
         raise ArchError([Diagnostic(code="E106", message=f"`{file}` is larger than {MAX_FILE_BYTES:,} bytes; "
                                                          "a config.json is a few KB")])
     try:
-        values = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+        values = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _Duplicate as duplicate:
+        raise Config(values={}, text=text, file=file).error(
+            "E500", f"`{duplicate.key}` is given twice; which value is meant?", duplicate.key, occurrence=-1,
+            hint="keep one of them") from None
+    except (ValueError, RecursionError) as error:  # JSONDecodeError, or a number of more than 4,300 digits
         line, column = getattr(error, "lineno", 1), getattr(error, "colno", 1)
         lines = text.split("\n")
         span = Span(file=file, line=line, column=column, end_line=line, end_column=column + 1)

@@ -128,6 +128,16 @@ def _qwen3(config: Config) -> Draft:
                          window_switch="use_sliding_window")
 
 
+def _routing(config: Config, experts_field: str, *aliases: str) -> dict[str, int]:
+    """Experts and the experts each token is routed to: never more of the second than of the first."""
+    experts = config.integer(experts_field, None, *aliases)
+    top = config.integer("num_experts_per_tok")
+    if top > experts:
+        raise config.error("E503", f"`num_experts_per_tok` = {top} routes each token to more experts than the "
+                                   f"{experts} there are", "num_experts_per_tok")
+    return {"experts": experts, "top": top}
+
+
 def _moe_layers(config: Config, dense_line: str, moe_line: str, first_dense: int = 0) -> list[Layer]:
     """Which layers are MoE: all but `mlp_only_layers`, every `decoder_sparse_step`-th, after the first
     `first_dense` (DeepSeek's `first_k_dense_replace`)."""
@@ -153,8 +163,8 @@ def _mixtral(config: Config) -> Draft:
     vocab = config.integer("vocab_size")
     _silu(config)
     window = _window(config, None)
-    moe = call("moe", "d", experts=config.integer("num_local_experts", None, "num_experts"),
-               top=config.integer("num_experts_per_tok"), f=config.integer("intermediate_size"), label="ffn")
+    moe = call("moe", "d", **_routing(config, "num_local_experts", "num_experts"),
+               f=config.integer("intermediate_size"), label="ffn")
     head = _head(config, False)
     return Draft(uses=["std.embedding", "std.attention.swa" if window else "std.attention.gqa", "std.ffn.moe"],
                  header=a.notes, bindings=[f"d = {number(a.d)}", f"vocab = {number(vocab)}"],
@@ -172,8 +182,8 @@ def _qwen3_moe(config: Config) -> Draft:
     bias = config.flag("attention_bias", False)
     attention = _gqa_line(a, None, qk_norm=True, qkv_bias=bias or None, o_bias=bias or None)
     dense = call("swiglu", "d", f=config.integer("intermediate_size"), label="ffn")
-    moe = call("moe", "d", experts=config.integer("num_experts", None, "num_local_experts"),
-               top=config.integer("num_experts_per_tok"), f=config.integer("moe_intermediate_size"), label="ffn")
+    moe = call("moe", "d", **_routing(config, "num_experts", "num_local_experts"),
+               f=config.integer("moe_intermediate_size"), label="ffn")
     layers = _with_attention(attention, _moe_layers(config, dense, moe))
     head = _head(config, False)
     uses = ["std.embedding", "std.attention.gqa", "std.ffn.moe"]
@@ -205,8 +215,8 @@ def _deepseek_v3(config: Config) -> Draft:
     f_expert = config.integer("moe_intermediate_size")
     shared = config.count("n_shared_experts")
     dense = call("swiglu", "d", f=config.integer("intermediate_size"), label="ffn")
-    moe = call("moe", "d", experts=config.integer("n_routed_experts"), top=config.integer("num_experts_per_tok"),
-               f=f_expert, shared_f=shared * f_expert or None, label="ffn")
+    moe = call("moe", "d", **_routing(config, "n_routed_experts"), f=f_expert, shared_f=shared * f_expert or None,
+               label="ffn")
     first = config.count("first_k_dense_replace")
     layers = _with_attention(mla, _moe_layers(config, dense, moe, first_dense=first))
     head = _head(config, False)
@@ -336,9 +346,9 @@ def _qwen3_next(config: Config) -> Draft:
                 rotary=rotary if rotary != a.head_dim else None, label="attn")
     shared = config.count("shared_expert_intermediate_size")
     dense = call("swiglu", "d", f=config.integer("intermediate_size"), label="ffn")
-    moe = call("moe", "d", experts=config.integer("num_experts", None, "num_local_experts"),
-               top=config.integer("num_experts_per_tok"), f=config.integer("moe_intermediate_size"),
-               shared_f=shared or None, shared_gate=True if shared else None, label="ffn")
+    moe = call("moe", "d", **_routing(config, "num_experts", "num_local_experts"),
+               f=config.integer("moe_intermediate_size"), shared_f=shared or None,
+               shared_gate=True if shared else None, label="ffn")
     ffn_layers = _moe_layers(config, dense, moe)
     layers = [Layer(kind.replace("_attention", "_layers" if layer.kind == "moe_layers" else "_dense_layers"),
                     (linear if kind == "linear_attention" else full, *layer.lines))

@@ -56,7 +56,7 @@ def _word(value) -> str:
 
 def render(draft: Draft, title: str, config: Config) -> str:
     dtype = _precision(config)
-    title = re.sub(r'["\\\x00-\x1f\x7f]', "", title).strip() or "imported"  # a name a spec string can hold
+    title = "".join(c for c in title if c.isprintable() and c not in '"\\').strip() or "imported"  # a spec string
     source = f"imported from {Path(config.file).name} (model_type {config.values['model_type']})"
     notes = [f"{title}: {source} by `archcost import`.", *(line.removeprefix("# ") for line in draft.header)]
     out = [f"# {line}" for note in notes for line in textwrap.wrap(note, 100)]

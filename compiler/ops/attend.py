@@ -50,7 +50,10 @@ def pairs_and_reads(term, override: str | None):
         k, r = args
         return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), Min(k, sp.floor(H / r))
     (n,) = args
-    return m * n, n  # all(n), and top(k) with no ratio: every query reads n entries (an upper bound)
+    if name == "top":  # k selected entries, never more than the positions there are (an upper bound)
+        seen = Min(n, H)
+        return m * seen, seen
+    return m * n, n  # all(n): every query reads all n entries
 
 
 def _reads(term, states) -> tuple:
@@ -92,6 +95,16 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def check(a: SimpleNamespace) -> list[tuple[str, str]]:
+    """Query heads share key/value heads in equal groups."""
+    if a.kv_heads is None:
+        return []
+    groups = a.heads / a.kv_heads
+    if groups.is_number and not (groups.is_integer and groups >= 1):
+        return [("kv_heads", f"{a.heads} query heads cannot share {a.kv_heads} key/value heads in equal groups")]
+    return []
+
+
 SPEC = OpSpec(
     kind="attend",
     doc=__doc__,
@@ -103,12 +116,14 @@ SPEC = OpSpec(
             choices=("causal", "rectangle", "half_rectangle", "window/1", "all/1", "top/1", "top/2", "blocks/1"),
             doc="which entries each query sees; terms add: window(128) + top(512, 4)"),
         Arg("state", "state", None, doc="the caches read, e.g. (window, compressed); default: the last cache"),
+        Arg("kv_heads", "dim", None, doc="key/value heads the query heads share in groups (GQA); must divide heads"),
     ),
     widths=widths,
     cost=cost,
     shape=shape,
     diagram_shape=shape,
     unit_cost=per_pair,
+    check=check,
     drawn_as="hexagon",
     formula="F = 2·heads·(qk + v)·pairs (+ 5·heads·pairs softmax); R = the entries of the caches it reads",
 )

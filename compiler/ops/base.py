@@ -130,6 +130,8 @@ class OpSpec:
     drawn_as: str = "box"          # the diagram node's shape: box, cylinder (state) or hexagon
     figures: Figures | None = None
     formula: str = ""              # the cost rule in one line, for docs/language.md
+    # what must hold between its arguments: (argument, message) for each violation a resolved call shows
+    check: Callable[[SimpleNamespace], list[tuple[str, str]]] | None = None
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)

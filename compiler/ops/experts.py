@@ -81,6 +81,13 @@ def expert_use(node, cost: Cost, value, options) -> ExpertUse:
         width=value(a.signature[0], "rows"), hidden=value(a.signature[1], "rows"))
 
 
+def check(a: SimpleNamespace) -> list[tuple[str, str]]:
+    """Each token is routed to `top` different experts: there must be that many."""
+    if (a.top - a.count).is_positive:
+        return [("top", f"`top` = {a.top} routes each token to more experts than the {a.count} there are")]
+    return []
+
+
 SPEC = OpSpec(
     kind="experts",
     doc=__doc__,
@@ -97,6 +104,7 @@ SPEC = OpSpec(
     widths=widths,
     cost=cost,
     quantizable=True,
+    check=check,
     shape=shape,
     figures=Figures("experts", ExpertUse, expert_use, doc="per MoE op: E, k, routed rows, distinct experts U, "
                     "bytes read per layer"),

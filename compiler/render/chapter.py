@@ -6,6 +6,8 @@ from collections import Counter
 
 import sympy as sp
 
+from archcost.dsl.errors import ArchError, did_you_mean
+
 from ..evaluate import evaluate, state_bytes_at
 from ..ir import Cluster, outermost
 from ..ops import REGISTRY
@@ -46,8 +48,8 @@ def _composition(blocks: list[Cluster], clusters: dict[str, Cluster]) -> tuple[i
 
 def _model_width(model: Compiled):
     """d: the width of the first op that reads the token ids (the embedding)."""
-    return next(data["op"].out_width for _, data in model.graph.nodes(data=True)
-                if REGISTRY[data["op"].kind].token_input)
+    return next((data["op"].out_width for _, data in model.graph.nodes(data=True)
+                 if REGISTRY[data["op"].kind].token_input), "—")
 
 
 def architecture_table(models: list[Compiled]) -> Table:
@@ -123,6 +125,11 @@ def stages_table(models: list[Compiled], tokens: int = 8192, across: str | None 
 
     variants = []
     for model in models:
+        if across and across not in model.ir.path_choices:
+            raise ArchError([model.ir.sources.diagnostic(
+                "E308", f"`{model.name}` has no option `{across}`", None,
+                hint=did_you_mean(across, model.ir.path_choices)
+                or f"its options: {', '.join(model.ir.path_choices) or 'none'}")])
         words = model.ir.path_choices.get(across, [None]) if across else [None]
         variants += [(model.name if word is None else f"{model.name} · {across} = {word}",
                       model if word is None else with_path(model, across, word)) for word in words]

@@ -125,9 +125,10 @@ def capacity_vs_context(models: list[Compiled], device, path: Path) -> None:
     plt, figure, axes = _figure(f"Requests that fit on {device.name}", "context length H (positions)",
                                 "max_batch")
     lengths = [2**k for k in range(10, 21)]
-    for model in models:
-        axes.plot(lengths, [capacity(model, device, n).max_batch for n in lengths], marker="o", linewidth=2,
-                  label=model.name)
+    for model in models:  # a model with no state per request has no memory bound: nothing to draw
+        bounds = [capacity(model, device, n).max_batch for n in lengths]
+        if all(b is not None for b in bounds):
+            axes.plot(lengths, bounds, marker="o", linewidth=2, label=model.name)
     axes.set_xscale("log", base=2)
     axes.set_xticks(lengths[::2], [_length(n) for n in lengths[::2]])
     _finish(plt, figure, axes, path)

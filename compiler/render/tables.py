@@ -111,7 +111,8 @@ def report_text(report: Report) -> str:
             item(f"{part_name}.flops_matrix", part.flops_matrix, human_flops(part.flops_matrix))
             item(f"{part_name}.read_state", part.read_bytes_state, human_bytes(part.read_bytes_state))
             item(f"{part_name}.write_state", part.write_bytes_state, human_bytes(part.write_bytes_state))
-        item("context_token_reads", report.context_token_reads, "positions read by decodes")
+        if report.context_token_reads is not None:  # a model with no growing state reads no positions
+            item("context_token_reads", report.context_token_reads, "positions read by decodes")
         item("positions_retained", report.positions_retained, "S + P + G − 1")
     lines += ["", "  params by component:"]
     for name, value in report.params_by_component.items():
@@ -164,7 +165,8 @@ def capacity_text(c) -> str:
              f"  weights              {c.weight_bytes / GB:,.3f} GB ({c.weight_bytes / GiB:,.3f} GiB)",
              f"  workspace            {c.workspace_bytes / GiB:,.3f} GiB",
              f"  state per request    {c.state_bytes_per_request / GiB:,.3f} GiB",
-             f"  max_batch            {c.max_batch}",
+             f"  max_batch            " + (f"{c.max_batch}" if c.max_batch is not None else
+                                          "no bound from memory: the model keeps no state per request"),
              f"  crossover_batch      {c.crossover_batch} (context reads exceed weight reads from here, §2.2.2)"]
     if c.max_params is not None:
         lines.append(f"  max_params           {c.max_params / 1e9:,.3f} B for {c.batch} requests (§2.6.2)")
@@ -177,7 +179,8 @@ def roofline_text(r) -> str:
         f"{r.model} on {r.device}: phase {r.phase} ({shape}), peak {r.peak_format}",
         f"  matrix FLOPs         {r.flops:,.0f}",
         f"  bytes moved          {r.bytes:,.0f}   (weights, rows, context read and written)",
-        f"  intensity            {r.intensity:,.2f} FLOP/byte   ridge {r.ridge:,.2f}",
+        f"  intensity            " + ("— (no bytes moved)" if r.intensity is None else f"{r.intensity:,.2f} FLOP/byte")
+        + f"   ridge {r.ridge:,.2f}",
         f"  compute time         {r.compute_seconds * 1e3:,.4f} ms",
         f"  memory time          {r.memory_seconds * 1e3:,.4f} ms",
         f"  step lower bound     {r.step_seconds * 1e3:,.4f} ms ({r.bound}-bound)"]) + "\n"

@@ -18,16 +18,29 @@ def largest_unit(value: float, scales: dict[str, float]) -> str:
     return fitting[-1] if fitting else next(iter(scales))
 
 
+def _too_large(value) -> str | None:
+    """A magnitude no float holds, shown by its power of ten instead of raising OverflowError."""
+    if isinstance(value, int) and abs(value) > 10**300:
+        return f"about 10^{len(str(abs(value))) - 1}"
+    return None
+
+
 def human_flops(value: float) -> str:
+    if _too_large(value):
+        return f"{_too_large(value)} FLOPs"
     prefix = largest_unit(value, SI)
     return f"{value / SI[prefix]:,.2f} {prefix}FLOPs"
 
 
 def human_bytes(value: float) -> str:
+    if _too_large(value):
+        return f"{_too_large(value)} B"
     unit = largest_unit(value, BINARY)
     return f"{value / BINARY[unit]:,.3f} {unit}" if unit != "B" else f"{value:,} B"
 
 
 def human_count(value: float) -> str:
+    if _too_large(value):
+        return _too_large(value)
     prefix = largest_unit(value, SI)
     return f"{value / SI[prefix]:,.3f}{COUNT_NAMES[prefix]}"
