@@ -46,9 +46,10 @@ def _quantity(quantity: Quantity, compiled: Compiled, value: "_Evaluator"):
         parts = {key: value.total(field) for key, field in quantity.parts}
         return {**parts, "total": sum(parts.values())}
     if quantity.by == "component":
-        return value.each(costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS), first)
+        return value.each(_memo(compiled, ("component", quantity.fields), lambda: costs.by_fields(
+            compiled.graph, quantity.fields, costs.component_of, COMPONENTS)), first)
     if quantity.by == "kind":
-        return value.each(_by_kind(compiled, first), first)
+        return value.each(_memo(compiled, ("kind", first), lambda: _by_kind(compiled, first)), first)
     if quantity.by == "peak":
         return _peak(compiled, first, value)
     return sum(value.total(field) for field in quantity.fields)
@@ -87,6 +88,13 @@ def attention_crossover(compiled: Compiled) -> float:
         raise ArchError([Diagnostic(code="E401", message="query-context FLOPs never catch up with the "
                                     "other matrix FLOPs in this model")])
     return float(min(roots))
+
+
+def _memo(compiled: Compiled, key, build):
+    """A grouping of the graph's costs, built once per compiled model."""
+    if key not in compiled.memo:
+        compiled.memo[key] = build()
+    return compiled.memo[key]
 
 
 def _peak(compiled: Compiled, field: str, value: "_Evaluator") -> Number:
@@ -205,10 +213,27 @@ class _Evaluator:
         level = field in LEVELS
         if self.phase == "request" and not level:
             return self._request_flow(expr)
-        closed = at_phase(expr, self.phase, self.compiled.options, level=level)
+        exact = self._exact(expr, level)
         sc = self.scenario
+        if exact is not None:
+            try:
+                return _plain(exact(sc.B, sc.S, sc.P, sc.G))
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                pass  # the symbolic path below says what went wrong, and where
+        closed = at_phase(expr, self.phase, self.compiled.options, level=level)
         values = {B: sp.Integer(sc.B), S: sp.Integer(sc.S), P: sp.Integer(sc.P), G: sp.Integer(sc.G)}
         return self._number(substituted(closed, values))
+
+    def _exact(self, expr: sp.Expr, level: bool):
+        """The phase's closed form of `expr` as an exact function of (B, S, P, G), built once per compiled model
+        and reused by every scenario; None when the form needs more than those letters (an unbound name)."""
+        key = ("exact", expr, self.phase, level)
+        memo = self.compiled.memo
+        if key not in memo:
+            closed = at_phase(sp.Integer(expr) if isinstance(expr, int) else expr, self.phase,
+                              self.compiled.options, level=level)
+            memo[key] = None if closed.free_symbols - {B, S, P, G} else exact_function(closed, B, S, P, G)
+        return memo[key]
 
     def _request_flow(self, expr: sp.Expr) -> Number:
         """Prefill, then the G − 1 decodes, decode j seeing S + P + j cached positions: summed in closed

@@ -31,7 +31,7 @@ class Device(BaseModel):
 
 def devices() -> dict[str, Device]:
     """Every device of the stdlib's hardware sheets, by name (`rtx_4090`)."""
-    program = load_text("")
+    program = load_text("use std.hardware\n")
     found: dict[str, Device] = {}
     for module in program.modules.values():
         for definition in module.devices:

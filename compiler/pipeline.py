@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
@@ -28,6 +28,8 @@ class Compiled:
     options: Options
     program: Program | None = None  # every source it was compiled from, to compile again along another path
     keep: frozenset[str] = frozenset()
+    # closed forms and their exact evaluators, built once and reused by every scenario (evaluate.py)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -48,8 +50,13 @@ class Compiled:
         """Both together: the counting conventions, then the execution paths (the report's `options`)."""
         return {**self.conventions(), **self.execution_paths()}
 
-    def total(self, field: str, keep=lambda op: True) -> sp.Expr:
-        return costs.total(self.graph, field, keep)
+    def total(self, field: str, keep=None) -> sp.Expr:
+        """Σ over the graph of one cost field (of the ops `keep` accepts); the whole total is built once."""
+        if keep is not None:
+            return costs.total(self.graph, field, keep)
+        if ("total", field) not in self.memo:
+            self.memo["total", field] = costs.total(self.graph, field)
+        return self.memo["total", field]
 
 
 def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset(),

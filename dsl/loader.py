@@ -13,7 +13,7 @@ from .parser import parse
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_USE_DEPTH = 64
-PRELUDE = ("formats.arch", "hardware.arch")
+PRELUDE = ("formats.arch",)  # hardware sheets are read by the commands that need a device
 
 
 def stdlib_root() -> Path:
@@ -129,7 +129,7 @@ class _Loader:
         return module
 
     def load_prelude(self) -> None:
-        """Every spec sees the number formats and hardware sheets of the stdlib without a `use` line."""
+        """Every spec sees the number formats of the stdlib without a `use` line."""
         for name in PRELUDE:
             path = stdlib_root() / name
             key = display_name(path)

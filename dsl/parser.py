@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -21,10 +22,37 @@ _TERMINAL_TEXT = {
 }
 
 
+def grammar() -> Lark:
+    """The grammar as a whole, for tools that read its rules (hypothesis draws programs from it); parsing
+    uses `_parser`, whose tables come from lark's cache."""
+    text = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
+    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    """The LALR parser; its tables are built once and kept in lark's own cache in the user's cache folder
+    (keyed by the grammar and lark's version), or built again when that folder cannot be written."""
     grammar = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return Lark(grammar, cache=_cache_file(grammar) or False, **options)
+
+
+def _cache_file(grammar: str) -> str | None:
+    import hashlib
+    import os
+
+    import lark
+
+    if os.environ.get("ARCHCOST_NO_CACHE"):
+        return None
+    key = hashlib.sha256(f"{lark.__version__}\n{grammar}".encode()).hexdigest()[:16]
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "archcost"
+        base.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError):  # no home folder, or one that cannot be written: build the tables each run
+        return None
+    return str(base / f"grammar-{key}.lark") if os.access(base, os.W_OK) else None
 
 
 def keywords() -> list[str]:

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 
-from archcost.dsl.parser import _parser, keywords, parse
+from archcost.dsl.parser import grammar, keywords, parse
 from archcost.dsl.printer import format_module
 from helpers import SPECS, STDLIB, load_tool
 
@@ -27,7 +27,7 @@ TERMINALS = {
     "WS": st.sampled_from([" ", "\n", "  "]),
     **{word.upper(): st.just(f" {word} ") for word in KEYWORDS},
 }
-programs = from_lark(_parser(), explicit=TERMINALS)
+programs = from_lark(grammar(), explicit=TERMINALS)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

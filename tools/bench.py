@@ -1,4 +1,5 @@
-"""Benchmarks: compile + evaluate in-process, and the whole `archcost eval --json` process.
+"""Benchmarks: compile + evaluate in-process, one scenario of a compiled model, the whole `archcost` process as
+a ratio of the import floor (`python -c "import sympy, networkx, lark, pydantic"`) measured in the same run.
 
 Run: .venv/bin/python tools/bench.py   (figures go in closing notes, never into test asserts)
 """
@@ -53,17 +54,32 @@ def main() -> None:
     def million_points():
         sweep(model, "decode", {"B": list(range(1, 101)), "S": list(range(0, 1_000_000, 100)), "P": [1], "G": [1]})
 
+    floor = median_seconds(lambda: subprocess.run([sys.executable, "-c", "import sympy, networkx, lark, pydantic"],
+                                                  check=True), 7)
+    cold = median_seconds(process, 7)
+    chapter = median_seconds(lambda: subprocess.run(
+        [sys.executable, "-m", "archcost.compiler.cli", "compare", "--table", "chapter",
+         *(str(ROOT / "specs" / f"{name}.arch") for name in CHAPTER)], check=True, capture_output=True), 3)
+    print(f"import floor (sympy, networkx, lark, pydantic):    {floor:.3f} s")
+    print(f"archcost eval Qwen3-8B --json, whole process:      {cold:.3f} s = {cold / floor:.2f} × the floor")
+    print(f"compare --table chapter, five models:              {chapter:.3f} s = {chapter / cold:.2f} × one eval")
+    for name in ("qwen3-8b", "deepseek-v4.1-flash"):
+        compiled = compile_file(ROOT / "specs" / f"{name}.arch")
+        evaluate(compiled, "prefill", Scenario(P=100))  # closed forms and evaluators built once
+        shapes = iter(range(10**9))
+        one_report = median_seconds(lambda: evaluate(compiled, "prefill", Scenario(P=1000 + next(shapes))), 200)
+        print(f"one exact scenario, every quantity, {name + ':':<20}{one_report * 1e6:9.0f} µs")
     print(f"compile + evaluate Qwen3-8B, prefill (in-process): {median_seconds(compile_and_evaluate, 20) * 1e3:.1f} ms")
     print(f"one scenario, compiled spec (6 quantities):        {median_seconds(single_scenario, 2000) * 1e6:.1f} µs")
     print(f"sweep of 1,000,000 (B, S) points:                  {median_seconds(million_points, 3):.2f} s")
     print(f"compile + evaluate Qwen3-8B, request G=1025:      {median_seconds(request, 10) * 1e3:.1f} ms")
-    print(f"archcost eval --json (whole process):              {median_seconds(process, 7):.2f} s")
     print(f"compile + evaluate DeepSeek V4.1 Flash, decode:    "
           f"{median_seconds(lambda: evaluate(compile_file(V41), 'decode', Scenario(S=8191)), 5) * 1e3:.0f} ms")
     hostile_limits()
 
 
 V41 = ROOT / "specs" / "deepseek-v4.1-flash.arch"
+CHAPTER = ("deepseek-v4.1-flash", "qwen3-8b", "qwen3.6-35b-a3b", "deepseek-v4-flash", "kimi-k3")
 SMALL = 'model "Small" {\n  lookup embed: 1000 -> 64\n}\n'
 
 

@@ -1,7 +1,5 @@
 """`python -m archcost.compiler.cli`."""
 
-import sys
+from . import entry
 
-from . import main
-
-sys.exit(main())
+entry()
