@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -118,3 +119,22 @@ def test_flops_equal(case, shape, built):
     phase = "decode" if cached else "prefill"
     ours = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).model_dump()["flops_matrix"]
     assert ours == counted_flops(model, batch, cached, new)
+
+
+PUBLISHED = sorted((Path(__file__).parent / "configs" / "published").glob("*.json"))
+NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map")
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
+def test_published_configs_count_as_transformers_builds_them(path):
+    """A published config.json, full size: transformers' model on the meta device has exactly the parameters
+    the imported spec counts."""
+    values = json.loads(path.read_text())
+    config = transformers.AutoConfig.for_model(values["model_type"],
+                                               **{k: v for k, v in values.items() if k not in NOT_CONFIG})
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    spec = import_config(parse_config(path.read_text(), path.name))
+    ours = evaluate(compile_text(spec), "decode", Scenario()).params
+    assert ours == sum(p.numel() for p in model.parameters())

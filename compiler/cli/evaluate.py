@@ -58,6 +58,15 @@ def compare_arguments(parser) -> None:
     counting_flags(parser)
 
 
+def _told_apart(models: list, paths: list[str]) -> list:
+    """Two rows of the same model name (two imports of one checkpoint) are named with their files too."""
+    names = [model.name for model in models]
+    for model, path in zip(models, paths, strict=True):
+        if names.count(model.name) > 1:
+            model.ir.name = f"{model.name} ({path})"
+    return models
+
+
 def _unused_flags(args) -> None:
     """The chapter's tables cost their own fixed scenarios: a flag they would ignore is refused, not dropped."""
     fixed = args.table != "summary" and args.format != "json"
@@ -74,7 +83,7 @@ def _unused_flags(args) -> None:
 
 def run_compare(args) -> int:
     _unused_flags(args)
-    models = [compile_spec(path, args) for path in args.specs]
+    models = _told_apart([compile_spec(path, args) for path in args.specs], args.specs)
     if args.format == "json":
         reports = [evaluate(model, args.phase, scenario(args)) for model in models]
         print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))

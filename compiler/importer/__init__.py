@@ -17,7 +17,7 @@ from .writing import render
 
 # Fields no cost depends on, for every model type.
 NEUTRAL = frozenset({
-    "_name_or_path", "architectures", "transformers_version", "model_type", "auto_map",
+    "_name_or_path", "name_or_path", "architectures", "transformers_version", "model_type", "auto_map",
     "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
     "id2label", "label2id", "problem_type", "return_dict", "output_attentions", "output_hidden_states",
     "chunk_size_feed_forward", "is_encoder_decoder", "use_cache", "tokenizer_class", "prefix",
@@ -33,12 +33,14 @@ NEUTRAL = frozenset({
     "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha", "seq_aux",
     "query_pre_attn_scalar",     # the score scale of Gemma 2
     "use_bidirectional_attention",
+    "cache_implementation",      # which KV cache class the runtime builds (Gemma 2's `hybrid`): same entries
+    "use_mrope",                 # multimodal RoPE's position layout: rotations, not shapes
     "torch_dtype", "dtype",      # read for the weight format
 })
 
 
 def import_config(config: Config, name: str | None = None) -> str:
-    """The spec text for `config`, named `name` (default: the config's `_name_or_path`, else the type)."""
+    """The spec text for `config`, named `name` (default: the config's `_name_or_path`, else the file's stem)."""
     model_type = config.values.get("model_type")
     importer = IMPORTERS.get(model_type) if isinstance(model_type, str) else None
     if importer is None:
@@ -63,11 +65,13 @@ def _listed(names: list[str], most: int = 10) -> str:
 
 
 def _default_name(config: Config) -> str | None:
-    path = config.values.get("_name_or_path")
-    if isinstance(path, str) and path.strip():
-        return path.rstrip("/").split("/")[-1]
-    parent = Path(config.file).parent.name
-    return parent if parent and parent not in (".", "") and not config.file.startswith("<") else None
+    """The checkpoint's own name (`_name_or_path`, `name_or_path`: its last part), else the file's stem."""
+    for field in ("_name_or_path", "name_or_path"):
+        path = config.values.get(field)
+        if isinstance(path, str) and path.strip("/ "):
+            config.used.add(field)
+            return path.rstrip("/").split("/")[-1]
+    return None if config.file.startswith("<") else Path(config.file).stem
 
 
 def _check_quantization(config: Config) -> None:

@@ -239,6 +239,9 @@ def _gemma2(config: Config) -> Draft:
     config.expect("hidden_activation", ("gelu_pytorch_tanh",), "gelu_pytorch_tanh")
     config.expect("hidden_act", ("gelu_pytorch_tanh", None), None)
     config.expect("attention_bias", (False,), False)
+    if config.get("sliding_window_size") not in (None, config.values.get("sliding_window", 4096)):
+        raise config.error("E503", "`sliding_window_size` differs from `sliding_window`; which window is meant?",
+                           "sliding_window_size")
     window = config.integer("sliding_window", 4096) if "sliding_window" in config.values else 4096
     types = config.get("layer_types")
     if types is None:
@@ -333,6 +336,7 @@ def _qwen3_next(config: Config) -> Draft:
     vocab = config.integer("vocab_size")
     _silu(config)
     config.expect("attention_bias", (False,), False)
+    _window(config, "use_sliding_window")  # published configs say false (and sliding_window null): no window
     rotary = _rotary(config, a.head_dim)
     types = _hybrid_types(config, count)
     key_dim = config.integer("linear_key_head_dim")
