@@ -13,25 +13,9 @@ import pytest
 import archcost
 from archcost.compiler.cli import main
 from archcost.dsl.errors import ArchError
-from helpers import ROOT
+from helpers import ROOT, load_tool
 
-SPEC = """use std.embedding
-use std.attention.gqa
-use std.ffn.swiglu
-
-model "Tiny" {
-  d = 64
-  vocab = 100
-  # a comment
-  embedding(vocab, d)
-  repeat 2 as layers {
-    gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16) as attn
-    swiglu(d, f = 128) as ffn
-  }
-  rmsnorm(d) as final_norm
-  lm_head(d, vocab)
-}
-"""
+SPEC = load_tool("fuzz").TINY  # a small model with a comment: the fuzzer's own seed
 STATELESS = """use std.embedding
 model "Stateless" {
   d = 64

@@ -196,6 +196,7 @@ use std.ffn.swiglu
 model "Tiny" {
   d = 64
   vocab = 100
+  # a comment
   embedding(vocab, d)
   repeat 2 as layers {
     gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16) as attn
