@@ -25,7 +25,7 @@ LETTERS = (B, S, P, G)
 
 LOWEST = {"B": 1, "S": 0, "P": 1, "G": 1}
 HIGHEST = 10**12
-MAX_POINTS = 10_000_000  # a grid is built in memory: its size is checked before any of it is
+MAX_POINTS = 2_000_000  # a grid is built in memory (about 5 s a million points): its size is checked first
 
 
 def grid(text: str, letter: str) -> range | list[int]:

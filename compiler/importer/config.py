@@ -41,7 +41,7 @@ class Config:
         value = self.get(name, default, *aliases) if default is not None else self.require(name, *aliases)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
             raise self.error("E503", f"`{name}` must be a positive integer up to {MAX_SIZE:.0e}, not "
-                                     f"{json.dumps(value)}", name)
+                                     f"{shown(value)}", name)
         return value
 
     def layers(self) -> int:
@@ -57,21 +57,21 @@ class Config:
         value = default if value is None else value
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
             raise self.error("E503", f"`{name}` must be 0 or a positive integer up to {MAX_SIZE:.0e}, not "
-                                     f"{json.dumps(value)}", name)
+                                     f"{shown(value)}", name)
         return value
 
     def flag(self, name: str, default: bool) -> bool:
         value = self.get(name, default)
         if not isinstance(value, bool):
-            raise self.error("E503", f"`{name}` must be true or false, not {json.dumps(value)}", name)
+            raise self.error("E503", f"`{name}` must be true or false, not {shown(value)}", name)
         return value
 
     def expect(self, name: str, allowed, default=None, why: str = "") -> None:
         """Fail unless the field is absent or one of `allowed` (values this importer can cost)."""
         value = self.get(name, default)
         if value not in allowed:
-            shown = ", ".join(json.dumps(a) for a in allowed)
-            raise self.error("E503", f"`{name}` = {json.dumps(value)} is not supported (supported: {shown})"
+            allowed_text = ", ".join(json.dumps(a) for a in allowed)
+            raise self.error("E503", f"`{name}` = {shown(value)} is not supported (supported: {allowed_text})"
                                      + (f"; {why}" if why else ""), name)
 
     def error(self, code: str, message: str, name: str | None = None, hint: str | None = None,
@@ -98,6 +98,12 @@ class Config:
 
 def read_config(path: str | Path) -> Config:
     return parse_config(read_source(Path(path)), str(path))  # refused before reading if over the size limit
+
+
+def shown(value, most: int = 60) -> str:
+    """A config value as JSON, cut to `most` characters: a message quotes a value, not a whole array."""
+    text = json.dumps(value)
+    return text if len(text) <= most else text[:most - 1] + "…"
 
 
 class _Duplicate(Exception):
