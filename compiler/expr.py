@@ -104,6 +104,8 @@ def _numeric(expr: ast.Expr, env: Env, depth: int) -> sp.Expr:
 def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
     if expr.op in ("==", "!="):
         return _compare(expr, env, depth)
+    if expr.op in ("<", "<=", ">", ">="):
+        return _order(expr, env, depth)
     left = _numeric(expr.left, env, depth)
     right = _numeric(expr.right, env, depth)
     if expr.op in ("/", "//") and right == 0:
@@ -146,6 +148,17 @@ def _compare(expr: ast.BinOp, env: Env, depth: int) -> sp.Basic:
             raise env.problem("E304", f"cannot decide `{sp.sstr(left)} {expr.op} {sp.sstr(right)}`: "
                               "bind the names it uses", expr.span)
     return sp.true if same == (expr.op == "==") else sp.false
+
+
+def _order(expr: ast.BinOp, env: Env, depth: int) -> sp.Basic:
+    """`a < b` and the like between numbers known when the spec compiles (the layer index of a pattern)."""
+    left, right = _numeric(expr.left, env, depth), _numeric(expr.right, env, depth)
+    difference = sp.expand(left - right)
+    if not difference.is_number:
+        raise env.problem("E304", f"cannot decide `{sp.sstr(left)} {expr.op} {sp.sstr(right)}`: bind the names it "
+                          "uses", expr.span)
+    held = {"<": difference < 0, "<=": difference <= 0, ">": difference > 0, ">=": difference >= 0}[expr.op]
+    return sp.true if held else sp.false
 
 
 def _is_bool(value) -> bool:

@@ -56,6 +56,10 @@ WRITE_PARTS = (("state", "write_state"), ("activations", "write_activations"))
 QUANTITIES: tuple[Quantity, ...] = (
     Quantity("params", "parameters", "parameters stored", ("params",)),
     Quantity("params_by_component", "parameters", "parameters per class of Table 2-B", ("params",), "component"),
+    Quantity("params_active", "parameters", "what one token's forward pass multiplies: all but the routed experts, "
+             "plus top-k of them", ("params_active",)),
+    Quantity("params_active_by_component", "parameters", "params_active per class (embedding_output holds the "
+             "embedding and the head)", ("params_active",), "component"),
     Quantity("weight_bytes", "bytes", "bytes of weights in their storage formats", ("weight_bytes",)),
     Quantity("flops", "FLOPs", "matrix and non-matrix FLOPs of the phase", ("flops_matrix", "flops_nonmatrix")),
     Quantity("flops_matrix", "FLOPs", "matrix FLOPs, 2 per multiply-add", ("flops_matrix",)),

@@ -18,6 +18,7 @@ from . import calls, precision, structure, symbols
 from .declarations import Declarations, declare, expanded_size
 from .expr import Env, Problem, to_sympy
 from .ir import Cluster, ModelIR, OpNode, Tensor
+from .ops import REGISTRY
 from .arguments import MAX_VALUE
 from .quantities import COMPONENTS
 from .scope import Scope
@@ -81,11 +82,22 @@ class Resolution:
             self.problems.append(self.sources.diagnostic(
                 "E308", f"this model has no option `{name}`", None,
                 hint=did_you_mean(name, self.paths) or f"its options: {', '.join(self.paths) or 'none'}"))
+        self._check_tied()
         if self.problems:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters, first_use=self.first_use,
                        sources=self.sources, paths=self.paths, path_choices=self.path_choices,
                        act_format=self.formats[scope.roles["act"]])
+
+    def _check_tied(self) -> None:
+        """A `tied` op reuses a table another op owns; when every table is tied, its parameters belong to no one
+        (an embedding and a head both declared tied)."""
+        tied = [node for node in self.nodes if getattr(node.args, "tied", False)]
+        owners = [node for node in self.nodes if REGISTRY[node.kind].token_input and not getattr(node.args, "tied", False)]
+        if tied and not owners:
+            self.problems.append(self.sources.diagnostic(
+                "E211", f"`{tied[0].label}` is tied to a table that no op owns: every table here is tied", tied[0].span,
+                hint="declare the embedding without `tied = true`; the head reuses its table"))
 
     def _the_model(self) -> ast.ModelDef:
         models = self.program.entry.models

@@ -43,7 +43,7 @@ class Bool(Node):
 
 class BinOp(Node):
     kind: Literal["binop"] = "binop"
-    op: Literal["+", "-", "*", "/", "//", "^", "==", "!="]
+    op: Literal["+", "-", "*", "/", "//", "^", "==", "!=", "<", "<=", ">", ">="]
     left: "Expr"
     right: "Expr"
 

@@ -111,7 +111,8 @@ class _ToAst(Transformer):
     def neg(self, meta, children):
         return ast.Neg(operand=children[0], span=self._s(meta))
 
-    add, sub, mul, div, floordiv, pow, eq, ne = (_binop(o) for o in ("+", "-", "*", "/", "//", "^", "==", "!="))
+    add, sub, mul, div, floordiv, pow, eq, ne, lt, le, gt, ge = (
+        _binop(o) for o in ("+", "-", "*", "/", "//", "^", "==", "!=", "<", "<=", ">", ">="))
 
     # arguments
     def positional(self, meta, children):

@@ -7,7 +7,8 @@ from typing import NamedTuple
 from . import ast
 
 INDENT = "  "
-_PRECEDENCE = {"==": 0.5, "!=": 0.5, "+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "^": 4}
+COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+_PRECEDENCE = {**{op: 0.5 for op in COMPARISONS}, "+": 1, "-": 1, "*": 2, "/": 2, "//": 2, "^": 4}
 
 
 def format_expr(expr: ast.Expr, parent: int = 0) -> str:
@@ -28,7 +29,7 @@ def format_expr(expr: ast.Expr, parent: int = 0) -> str:
             level = _PRECEDENCE[expr.op]
             if expr.op == "^":  # right-associative, binds tighter than unary minus on its right
                 text = f"{format_expr(expr.left, 5)}^{format_expr(expr.right, 3)}"
-            elif expr.op in ("==", "!="):  # comparisons do not chain: both sides are sums
+            elif expr.op in COMPARISONS:  # comparisons do not chain: both sides are sums
                 text = f"{format_expr(expr.left, 1)} {expr.op} {format_expr(expr.right, 1)}"
             else:
                 text = f"{format_expr(expr.left, level)} {expr.op} {format_expr(expr.right, level + 1)}"

@@ -46,6 +46,7 @@ def _summary(compiled, path: str) -> str:
     return "\n".join([
         f"{compiled.name} ({path}): ok",
         f"  params              {grouped(report.params):>20}   {human_count(report.params)}",
+        f"  params_active       {grouped(report.params_active):>20}   {human_count(report.params_active)}",
         f"  weight_bytes        {grouped(report.weight_bytes):>20}   {human_bytes(report.weight_bytes)}",
         f"  kv_bytes_per_token  {grouped(report.kv_bytes_per_token):>20}   {human_bytes(report.kv_bytes_per_token)}",
         f"  ops                 {len(compiled.ir.nodes):>20}   in "

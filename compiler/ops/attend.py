@@ -31,6 +31,20 @@ def window_sum(n, w):
     return inside * (inside + 1) / 2 + Max(n - w, 0) * w
 
 
+def chunk_sum(n, c):
+    """Σ_{t=0..n−1} ((t mod c) + 1): the positions the first n queries see when each sees only its own block
+    of c positions, up to itself (chunked local attention)."""
+    whole = sp.floor(n / c)
+    rest = n - c * whole
+    return whole * c * (c + 1) / 2 + rest * (rest + 1) / 2
+
+
+def chunk_held(history, c):
+    """Positions of the current block a request holds after `history` positions: the block restarts at every
+    multiple of c."""
+    return history - c * sp.floor(history / c)
+
+
 def pairs_and_reads(term, override: str | None):
     """(query-entry pairs of this call, entries read per request) for one `over` term."""
     name, args = term
@@ -43,6 +57,11 @@ def pairs_and_reads(term, override: str | None):
         if override == "rectangle":  # an eager kernel: every new query against all it holds (w − 1 cached)
             return B * P * (Min(S_w, w - 1) + P), Min(S_w, w)
         return B * (window_sum(S_w + P, w) - window_sum(S_w, w)), Min(S_w, w)
+    if name == "chunk":
+        (c,) = args
+        if override == "rectangle":  # an eager kernel: every new query against all it holds, as for a window
+            return B * P * (Min(S_w, c - 1) + P), chunk_held(S_w, c)
+        return B * (chunk_sum(S_w + P, c) - chunk_sum(S_w, c)), chunk_held(S_w, c)
     if name == "blocks":        # every completed entry of ratio r (HCA)
         (r,) = args
         return B * (floor_sum(S + P, r) - floor_sum(S, r)), sp.floor(H / r)
@@ -61,8 +80,8 @@ def _reads(term, states) -> tuple:
     name, args = term
     def growth(s):
         return s.growth[0]
-    if name == "window":
-        chosen = [s for s in states if growth(s)[0] == "window"]
+    if name in ("window", "chunk"):
+        chosen = [s for s in states if growth(s)[0] == name]
     elif name == "blocks" or (name == "top" and len(args) == 2):
         chosen = [s for s in states if growth(s)[0] == "per_block" and growth(s)[1][0] == args[-1]]
     else:
@@ -84,11 +103,12 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     terms = [(term, *pairs_and_reads(term, override)) for term in a.over]
     pairs = sp.Add(*(p for _, p, _ in terms))
     interaction = 2 * a.heads * (a.qk + a.v) * pairs       # QKᵀ: 2·qk, AV: 2·v per head and pair
+    scored = (SOFTMAX_FLOPS_PER_SCORE + a.score_flops) * a.heads * pairs  # softmax, and a soft-cap on each score
     read = sp.Add(*(B * entries * entry_bytes(s) for term, _, entries in terms for s in _reads(term, ctx.states)))
     return Cost(
         flops_matrix=interaction,
         context_flops=interaction,
-        flops_nonmatrix=SOFTMAX_FLOPS_PER_SCORE * a.heads * pairs,
+        flops_nonmatrix=scored,
         read_state=read if ctx.states else ZERO,
         read_activations=m * a.heads * a.qk * ctx.act_bytes,
         write_activations=m * a.heads * a.v * ctx.act_bytes,
@@ -113,10 +133,13 @@ SPEC = OpSpec(
         Arg("qk", "dim", required=True, doc="query-key dot-product width per head"),
         Arg("v", "dim", required=True, doc="value width per head"),
         Arg("over", "mode", (("causal", ()),), sums=True,
-            choices=("causal", "rectangle", "half_rectangle", "window/1", "all/1", "top/1", "top/2", "blocks/1"),
-            doc="which entries each query sees; terms add: window(128) + top(512, 4)"),
+            choices=("causal", "rectangle", "half_rectangle", "window/1", "chunk/1", "all/1", "top/1", "top/2",
+                     "blocks/1"),
+            doc="which entries each query sees; terms add: window(128) + top(512, 4); chunk(c): its own block of c"),
         Arg("state", "state", None, doc="the caches read, e.g. (window, compressed); default: the last cache"),
         Arg("kv_heads", "dim", None, doc="key/value heads the query heads share in groups (GQA); must divide heads"),
+        Arg("score_flops", "expr", 0, doc="non-matrix FLOPs on every score before the softmax (Gemma 2's soft-cap "
+            "tanh(x/c)·c: 3)"),
     ),
     widths=widths,
     cost=cost,

@@ -23,6 +23,8 @@ class Cost:
     """Per-instance costs of one call, in the scenario's letters; zero unless an op says otherwise."""
 
     params: sp.Expr = _field("M", "parameters", "parameters", level=True)
+    params_active: sp.Expr = _field("", "parameters", "parameters one token's forward pass multiplies (top-k of "
+                                    "the routed experts)", level=True)
     weight_bytes: sp.Expr = _field("M", "bytes", "bytes of weights", level=True)
     flops_matrix: sp.Expr = _field("F", "FLOPs", "matrix FLOPs")
     flops_nonmatrix: sp.Expr = _field("F", "FLOPs", "non-matrix FLOPs")
@@ -51,6 +53,8 @@ class Cost:
             value = getattr(self, name)
             if isinstance(value, int):
                 object.__setattr__(self, name, sp.Integer(value))
+        if self.params_active is ZERO and self.params is not ZERO:  # every parameter is active, unless said
+            object.__setattr__(self, "params_active", self.params)
 
     def __add__(self, other: "Cost") -> "Cost":
         return Cost(**{f: getattr(self, f) + getattr(other, f) for f in COST_FIELDS})

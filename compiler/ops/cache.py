@@ -32,6 +32,8 @@ def entries(a: SimpleNamespace, history) -> sp.Expr:
         return sp.floor(history / args[0])
     if growth == "window":
         return Min(history, args[0])
+    if growth == "chunk":  # the current block of c positions only: it restarts at every multiple of c
+        return history - args[0] * sp.floor(history / args[0])
     return history
 
 
@@ -44,7 +46,8 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     growth, args = a.growth[0]
     per_token = {"per_token": entry, "per_block": entry / args[0] if args else ZERO}.get(growth, ZERO)
     buffer = a.buffer * a.buffer_dtype if growth == "per_block" else ZERO  # the incomplete block, raw
-    fixed = {"window": args[0] * entry if args else ZERO, "per_block": buffer}.get(growth, ZERO)
+    fixed = {"window": args[0] * entry if args else ZERO, "chunk": args[0] * entry if args else ZERO,
+             "per_block": buffer}.get(growth, ZERO)
     # entries completed by this call; a window's ring buffer is written for every new position
     written = m if growth != "per_block" else B * (entries(a, H) - entries(a, S))
     return Cost(
@@ -63,8 +66,8 @@ SPEC = OpSpec(
     produces=False,
     state_kind=lambda a: a.kind,
     args=(
-        Arg("growth", "mode", required=True, choices=("per_token", "per_block/1", "window/1"),
-            doc="per_token, per_block(r) or window(w)"),
+        Arg("growth", "mode", required=True, choices=("per_token", "per_block/1", "window/1", "chunk/1"),
+            doc="per_token, per_block(r), window(w) or chunk(c) (the current block of c positions)"),
         Arg("width", "dim", required=True, doc="values stored per entry"),
         Arg("dtype", "dtype", "kv", doc="storage format of the entries"),
         Arg("kind", "enum", "kv", choices=STATE_KINDS, doc="class in state_by_kind"),

@@ -44,6 +44,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     touched = distinct_experts(a, ctx.options.get("routing", "uniform"))
     return Cost(
         params=a.count * per_expert,
+        params_active=a.top * per_expert,                     # the k experts a token is routed to
         weight_bytes=a.count * per_expert * a.dtype,
         flops_matrix=2 * routed_rows * per_expert,
         flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width),  # activation, weighted sum

@@ -89,6 +89,7 @@ def report_table(report: Report, plain: bool = False) -> Table:
 
 def _report_items(report: Report) -> list[tuple[str, float, str]]:
     items = [("params", report.params, human_count(report.params)),
+             ("params_active", report.params_active, human_count(report.params_active)),
              ("weight_bytes", report.weight_bytes, human_bytes(report.weight_bytes))]
     items += [(name, getattr(report, name), human_flops(getattr(report, name)))
               for name in ("flops", "flops_matrix", "flops_nonmatrix", "context_flops")]
