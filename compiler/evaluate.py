@@ -6,6 +6,7 @@ import math
 from fractions import Fraction
 
 import sympy as sp
+from sympy.core.function import AppliedUndef
 from sympy.printing.pycode import PythonCodePrinter
 from pydantic import BaseModel
 
@@ -232,7 +233,8 @@ class _Evaluator:
         if key not in memo:
             closed = at_phase(sp.Integer(expr) if isinstance(expr, int) else expr, self.phase,
                               self.compiled.options, level=level)
-            memo[key] = None if closed.free_symbols - {B, S, P, G} else exact_function(closed, B, S, P, G)
+            plain = not (closed.free_symbols - {B, S, P, G}) and not closed.atoms(AppliedUndef)
+            memo[key] = exact_function(closed, B, S, P, G) if plain else None  # else the symbolic path says why
         return memo[key]
 
     def _request_flow(self, expr: sp.Expr) -> Number:

@@ -14,7 +14,7 @@ from .parser import keywords
 CONSTANTS = ("true", "false")
 NUMBER = r"\b[0-9][0-9_]*(\.[0-9]+)?\b"
 STRING = r'"[^"\n]*"'
-OPERATOR = r"->|//|==|!=|[+\-*/^=|]"
+OPERATOR = r"->|//|==|!=|<=|>=|[+\-*/^=|<>]"
 
 
 def statement_keywords() -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import NamedTuple
 
 from . import ast
@@ -201,6 +203,18 @@ class _Layout:
                                   align=False, pad=pad)
         raise AssertionError(stmt)
 
+    def _else_line(self, stmt: ast.If, first_else: int | None) -> int | None:
+        """The source line of `else`: comments above it close the `if` branch, those below it open the `else`
+        branch (the syntax tree keeps no span for the keyword, the source does)."""
+        start = _end(stmt.body[-1]) if stmt.body else _line(stmt)
+        if start is None or first_else is None:
+            return first_else
+        for number in range(start, min(first_else, len(self.lines)) + 1):
+            code = self.lines[number - 1].split("#", 1)[0]
+            if re.search(r"\belse\b", code):
+                return number
+        return first_else
+
     def _select(self, stmt: ast.Select, depth: int) -> list[str]:
         pad, first, last = INDENT * depth, _line(stmt), _end(stmt)
         lines = [f"{pad}select {{{self._opening(first, stmt.arms, last)}"]
@@ -217,7 +231,7 @@ class _Layout:
         pad, first, last = INDENT * depth, _line(stmt), _end(stmt)
         lines = [f"{pad}if {format_expr(stmt.condition)} {{{self._opening(first, stmt.body, last)}"]
         if stmt.orelse:
-            split = _line(stmt.orelse[0])
+            split = self._else_line(stmt, _line(stmt.orelse[0]))
             lines += self.body(stmt.body, depth, split)
             lines += [f"{pad}}} else {{", *self.body(stmt.orelse, depth, last)]
         else:

@@ -99,3 +99,10 @@ def test_comments_anywhere_survive(path, data):
     assert parse(tidy) == parse(text)
     assert canonical(tidy) == tidy
     assert Counter(c.text for c in comments(tidy)) == Counter(c.text for c in comments(text))
+
+
+def test_a_comment_in_an_else_branch_stays_there():
+    from archcost.dsl.printer import canonical
+
+    text = 'model "M" {\n  if true {\n    d = 1\n  } else {\n    # about the else branch\n    d = 2\n  }\n}\n'
+    assert canonical(text) == text

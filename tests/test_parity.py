@@ -138,3 +138,50 @@ def test_published_configs_count_as_transformers_builds_them(path):
     spec = import_config(parse_config(path.read_text(), path.name))
     ours = evaluate(compile_text(spec), "decode", Scenario()).params
     assert ours == sum(p.numel() for p in model.parameters())
+
+
+# Hand-written specs of models the importer does not read yet, against transformers built from their
+# published configs (tests/configs/specs/, sources in its SOURCES.md), full size on the meta device.
+GPT_OSS = json.loads((Path(__file__).parent / "configs" / "specs" / "gpt-oss-20b.json").read_text())
+SPEC_MODELS = {
+    "gpt-oss-20b": ("gpt_oss", GPT_OSS),
+    # gpt-oss-120b: the same but 36 layers and 128 experts (the GptOssConfig defaults, built for that shape)
+    "gpt-oss-120b": ("gpt_oss", {**{k: v for k, v in GPT_OSS.items() if k != "layer_types"},
+                                 "num_hidden_layers": 36, "num_local_experts": 128}),
+}
+
+
+@pytest.fixture(scope="module")
+def spec_models():
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            model_type, values = SPEC_MODELS[name]
+            config = transformers.AutoConfig.for_model(model_type, **{k: v for k, v in values.items()
+                                                                      if k not in NOT_CONFIG})
+            with warnings.catch_warnings(), torch.device("meta"):
+                warnings.simplefilter("ignore")
+                model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+            model.set_experts_implementation("batched_mm")
+            spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
+            cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle"),
+                                              name=str(spec), base=spec.parent)
+        return cache[name]
+    return get
+
+
+@pytest.mark.parametrize("name", SPEC_MODELS)
+def test_hand_written_specs_count_as_transformers(name, spec_models):
+    model, compiled = spec_models(name)
+    assert evaluate(compiled, "decode", Scenario()).params == sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"B{b}-S{s}-P{p}" for b, s, p in SHAPES])
+@pytest.mark.parametrize("name", SPEC_MODELS)
+def test_hand_written_specs_flops_as_transformers(name, shape, spec_models):
+    model, compiled = spec_models(name)
+    batch, cached, new = shape
+    phase = "decode" if cached else "prefill"
+    ours = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
+    assert ours == counted_flops(model, batch, cached, new)

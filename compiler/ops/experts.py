@@ -39,15 +39,19 @@ def shape(a: SimpleNamespace, show) -> str:
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     width, hidden = a.signature
-    per_expert = a.matrices * width * hidden
+    # biases: one per output of each matrix but the last (f each) and of the last (width)
+    bias = ((a.matrices - 1) * hidden + width) if a.bias else 0
+    matrices = a.matrices * width * hidden
+    per_expert = matrices + bias
     routed_rows = m * a.top                                   # Σ t_e = m·k
     touched = distinct_experts(a, ctx.options.get("routing", "uniform"))
     return Cost(
         params=a.count * per_expert,
         params_active=a.top * per_expert,                     # the k experts a token is routed to
         weight_bytes=a.count * per_expert * a.dtype,
-        flops_matrix=2 * routed_rows * per_expert,
-        flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width),  # activation, weighted sum
+        flops_matrix=2 * routed_rows * matrices,                 # a multiply-add per weight of the k experts
+        # the activation, the weighted sum, and an add per bias
+        flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width + bias),
         read_weights=touched * per_expert * a.dtype,
         selected_expert_bytes=a.top * per_expert * a.dtype,   # Table 2-C: k experts per token
         read_activations=routed_rows * width * ctx.act_bytes,
@@ -98,6 +102,7 @@ SPEC = OpSpec(
         Arg("count", "dim", required=True, doc="experts E"),
         Arg("top", "dim", required=True, doc="experts k each token is routed to"),
         Arg("matrices", "dim", 3, doc="matrices per expert: 3 for SwiGLU (gate, up, down)"),
+        Arg("bias", "bool", False, doc="a bias on every output of every expert matrix (gpt-oss)"),
         Arg("act_flops", "expr", 0, doc="non-matrix FLOPs of the activation per hidden value (5 for "
             "SiLU(gate)·up, 9 for GELU(gate)·up)"),
         Arg("dtype", "dtype", "weights", doc="storage format of the expert weights"),
