@@ -80,3 +80,15 @@ def test_active_parameters_count_k_of_e_experts():
     report = evaluate(compiled("qwen3-30b-a3b"), "decode", Scenario())
     per_expert = 3 * 2048 * 768
     assert report.params - report.params_active == 48 * (128 - 8) * per_expert
+
+
+def test_llama_4_scout_decodes_show_the_chunk_restart():
+    """36 chunked layers see their own chunk of 8,192 (8,192, 1, 2 keys at S = 8,191, 8,192, 8,193); the 12
+    global layers see every position: 2·40·(128 + 128) FLOPs per key and head."""
+    from helpers import compiled
+
+    model = compiled("llama-4-scout-17b-16e")
+    per_key = 2 * 40 * 256
+    for history, chunked in ((8191, 8192), (8192, 1), (8193, 2)):
+        context = evaluate(model, "decode", Scenario(S=history)).context_flops
+        assert context == per_key * (36 * chunked + 12 * (history + 1))

@@ -143,11 +143,27 @@ def test_published_configs_count_as_transformers_builds_them(path):
 # Hand-written specs of models the importer does not read yet, against transformers built from their
 # published configs (tests/configs/specs/, sources in its SOURCES.md), full size on the meta device.
 GPT_OSS = json.loads((Path(__file__).parent / "configs" / "specs" / "gpt-oss-20b.json").read_text())
-SPEC_MODELS = {
-    "gpt-oss-20b": ("gpt_oss", GPT_OSS),
+GEMMA_2 = json.loads((Path(__file__).parent / "configs" / "published" / "gemma-2-9b-it.json").read_text())
+SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths the counter's run matches)
+    "gpt-oss-20b": ("gpt_oss", GPT_OSS, ()),
     # gpt-oss-120b: the same but 36 layers and 128 experts (the GptOssConfig defaults, built for that shape)
     "gpt-oss-120b": ("gpt_oss", {**{k: v for k, v in GPT_OSS.items() if k != "layer_types"},
-                                 "num_hidden_layers": 36, "num_local_experts": 128}),
+                                 "num_hidden_layers": 36, "num_local_experts": 128}, ()),
+    "gemma-2-9b": ("gemma2", GEMMA_2, ()),
+    # the text_config of google/gemma-3-27b-it as published (vocab_size left to the class's default)
+    "gemma-3-27b": ("gemma3_text", dict(hidden_size=5376, intermediate_size=21504, num_hidden_layers=62,
+                                        num_attention_heads=32, num_key_value_heads=16, head_dim=128,
+                                        query_pre_attn_scalar=168, sliding_window=1024), ()),
+    # the text_config of meta-llama/Llama-4-Scout-17B-16E as published (attn_temperature_tuning written as a
+    # bool, the type transformers 5.24 accepts); its experts run densely, as Llama4TextExperts computes them
+    "llama-4-scout-17b-16e": ("llama4_text", dict(hidden_size=5120, intermediate_size=8192,
+                                                  intermediate_size_mlp=16384, num_hidden_layers=48,
+                                                  num_attention_heads=40, num_key_value_heads=8, head_dim=128,
+                                                  vocab_size=202048, num_local_experts=16, num_experts_per_tok=1,
+                                                  interleave_moe_layer_step=1, attention_chunk_size=8192,
+                                                  use_qk_norm=True, attn_temperature_tuning=True,
+                                                  attention_bias=False, tie_word_embeddings=False),
+                              (("experts", "dense"),)),
 }
 
 
@@ -157,15 +173,16 @@ def spec_models():
 
     def get(name):
         if name not in cache:
-            model_type, values = SPEC_MODELS[name]
+            model_type, values, paths = SPEC_MODELS[name]
             config = transformers.AutoConfig.for_model(model_type, **{k: v for k, v in values.items()
                                                                       if k not in NOT_CONFIG})
             with warnings.catch_warnings(), torch.device("meta"):
                 warnings.simplefilter("ignore")
                 model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-            model.set_experts_implementation("batched_mm")
+            if model_type == "gpt_oss":
+                model.set_experts_implementation("batched_mm")
             spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
-            cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle"),
+            cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle", paths=paths),
                                               name=str(spec), base=spec.parent)
         return cache[name]
     return get

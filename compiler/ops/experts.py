@@ -49,7 +49,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         params=a.count * per_expert,
         params_active=a.top * per_expert,                     # the k experts a token is routed to
         weight_bytes=a.count * per_expert * a.dtype,
-        flops_matrix=2 * routed_rows * matrices,                 # a multiply-add per weight of the k experts
+        flops_matrix=2 * (m * a.count if a.dense else routed_rows) * matrices,  # a multiply-add per weight used
         # the activation, the weighted sum, and an add per bias
         flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width + bias),
         read_weights=touched * per_expert * a.dtype,
@@ -103,6 +103,8 @@ SPEC = OpSpec(
         Arg("top", "dim", required=True, doc="experts k each token is routed to"),
         Arg("matrices", "dim", 3, doc="matrices per expert: 3 for SwiGLU (gate, up, down)"),
         Arg("bias", "bool", False, doc="a bias on every output of every expert matrix (gpt-oss)"),
+        Arg("dense", "bool", False, doc="every token runs through every expert, the unrouted weighted 0 (as "
+            "transformers' Llama4TextExperts computes)"),
         Arg("act_flops", "expr", 0, doc="non-matrix FLOPs of the activation per hidden value (5 for "
             "SiLU(gate)·up, 9 for GELU(gate)·up)"),
         Arg("dtype", "dtype", "weights", doc="storage format of the expert weights"),
