@@ -53,7 +53,7 @@ def _quantity(quantity: Quantity, compiled: Compiled, value: "_Evaluator"):
         return value.each(_memo(compiled, ("kind", first), lambda: _by_kind(compiled, first)), first)
     if quantity.by == "peak":
         return _peak(compiled, first, value)
-    return sum(value.total(field) for field in quantity.fields)
+    return sum(value.total(field) for field in quantity.fields) - sum(value.total(field) for field in quantity.less)
 
 
 def substituted(expr: sp.Expr, values: dict) -> sp.Expr:

@@ -39,6 +39,7 @@ class Quantity:
     sources: tuple[str, ...] = ()
     by: str = ""
     parts: tuple[tuple[str, str], ...] = ()
+    less: tuple[str, ...] = ()   # fields subtracted from the total of `sources`
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -58,6 +59,9 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity("params_by_component", "parameters", "parameters per class of Table 2-B", ("params",), "component"),
     Quantity("params_active", "parameters", "what one token's forward pass multiplies: all but the routed experts, "
              "plus top-k of them", ("params_active",)),
+    Quantity("params_active_no_embedding", "parameters", "params_active less the tables tokens only read rows "
+             "of (embeddings, Engram; a tied head's table goes with them), as gpt-oss counts active", ("params_active",),
+             less=("params_row_read",)),
     Quantity("params_active_by_component", "parameters", "params_active per class (embedding_output holds the "
              "embedding and the head)", ("params_active",), "component"),
     Quantity("weight_bytes", "bytes", "bytes of weights in their storage formats", ("weight_bytes",)),

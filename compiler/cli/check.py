@@ -43,14 +43,14 @@ def check(args) -> int:
 def _summary(compiled, path: str) -> str:
     report = evaluate(compiled, "decode", Scenario())
     stacks = [c for c in compiled.ir.clusters.values() if c.kind == "repeat"]
-    return "\n".join([
-        f"{compiled.name} ({path}): ok",
-        f"  params              {grouped(report.params):>20}   {human_count(report.params)}",
-        f"  params_active       {grouped(report.params_active):>20}   {human_count(report.params_active)}",
-        f"  weight_bytes        {grouped(report.weight_bytes):>20}   {human_bytes(report.weight_bytes)}",
-        f"  kv_bytes_per_token  {grouped(report.kv_bytes_per_token):>20}   {human_bytes(report.kv_bytes_per_token)}",
-        f"  ops                 {len(compiled.ir.nodes):>20}   in "
-        + (", ".join(f"{c.label} ×{c.times}" for c in stacks) or "no repeated stack")])
+    rows = [(name, grouped(getattr(report, name)), human(getattr(report, name)))
+            for name, human in (("params", human_count), ("params_active", human_count),
+                                ("params_active_no_embedding", human_count), ("weight_bytes", human_bytes),
+                                ("kv_bytes_per_token", human_bytes))]
+    rows.append(("ops", str(len(compiled.ir.nodes)),
+                 "in " + (", ".join(f"{c.label} ×{c.times}" for c in stacks) or "no repeated stack")))
+    return "\n".join([f"{compiled.name} ({path}): ok",
+                      *(f"  {name:<27}{value:>20}   {shown}" for name, value, shown in rows)])
 
 
 def _contents(module) -> str:

@@ -25,6 +25,8 @@ class Cost:
     params: sp.Expr = _field("M", "parameters", "parameters", level=True)
     params_active: sp.Expr = _field("", "parameters", "parameters one token's forward pass multiplies (top-k of "
                                     "the routed experts)", level=True)
+    params_row_read: sp.Expr = _field("", "parameters", "parameters of tables a token only reads rows of "
+                                      "(embeddings): multiplied by nothing", level=True)
     weight_bytes: sp.Expr = _field("M", "bytes", "bytes of weights", level=True)
     flops_matrix: sp.Expr = _field("F", "FLOPs", "matrix FLOPs")
     flops_nonmatrix: sp.Expr = _field("F", "FLOPs", "non-matrix FLOPs")

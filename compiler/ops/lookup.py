@@ -30,6 +30,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     params = 0 if a.tied else entries * width  # a tied table belongs to another lookup
     return Cost(
         params=params,
+        params_row_read=params,  # published "active" counts differ on whether these count (gpt-oss: not)
         weight_bytes=params * a.dtype,
         read_lookups=gathered * (width * a.dtype),     # whole rows, per token
         write_activations=gathered * width * ctx.act_bytes,

@@ -54,8 +54,8 @@ def _model_width(model: Compiled):
 
 def architecture_table(models: list[Compiled]) -> Table:
     """Table 2-A: layers, width, attention and feed-forward composition, experts, depth connection."""
-    header = ["model", "params (B)", "layers L", "width d", "attention", "feed-forward", "experts E",
-              "top k", "expert width in", "expert f", "depth connection"]
+    header = ["model", "params (B)", "active (B)", "w/o lookups", "layers L", "width d", "attention", "feed-forward",
+              "experts E", "top k", "expert width in", "expert f", "depth connection"]
     rows = []
     for model in models:
         report = evaluate(model, "decode", Scenario())
@@ -64,11 +64,16 @@ def architecture_table(models: list[Compiled]) -> Table:
         _, ffn = _composition(_outermost(clusters, FFN), clusters)
         first = report.experts[0] if report.experts else None
         depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
-        rows.append([model.name, f"{report.params / 1e9:,.2f}", str(layers), sp.sstr(_model_width(model)),
+        rows.append([model.name, f"{report.params / 1e9:,.2f}", f"{report.params_active / 1e9:,.2f}",
+                     f"{report.params_active_no_embedding / 1e9:,.2f}", str(layers), sp.sstr(_model_width(model)),
                      attention, ffn, *(["—"] * 4 if first is None else
                                        [str(first.experts), str(first.top), str(first.width), str(first.hidden)]),
                      ", ".join(depth)])
-    return Table("Table 2-A: architecture", header, rows, ["layers count attention blocks; a composition names "
+    return Table("Table 2-A: architecture", header, rows, ["active: what one token's forward pass multiplies, top "
+                                                            "k of E routed experts, with the tables tokens only "
+                                                            "read rows of (embedding, Engram) and without them: "
+                                                            "Llama 4 publishes the first, gpt-oss the second",
+                                                            "layers count attention blocks; a composition names "
                                                             "each layer by its `select` arm, else by its block"])
 
 

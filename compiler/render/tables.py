@@ -48,9 +48,9 @@ def _scenario_text(report: Report) -> str:
 def summary_table(reports: list[Report]) -> Table:
     """One row per model: size, state growth and the cost of the chosen call."""
     first = reports[0]
-    header = ["model", "params (B)", "weights (GB)", "KV/token (KiB)", "state (GiB)",
+    header = ["model", "params (B)", "active (B)", "weights (GB)", "KV/token (KiB)", "state (GiB)",
               "matrix (TFLOPs)", "context (GFLOPs)", "non-matrix (GFLOPs)", "weights read (GB)", "state read (GiB)"]
-    rows = [[r.model, f"{r.params / 1e9:,.3f}", f"{r.weight_bytes / 1e9:,.2f}",
+    rows = [[r.model, f"{r.params / 1e9:,.3f}", f"{r.params_active / 1e9:,.3f}", f"{r.weight_bytes / 1e9:,.2f}",
              f"{r.kv_bytes_per_token / BINARY['KiB']:,.1f}", f"{r.state_bytes / BINARY['GiB']:,.3f}",
              f"{r.flops_matrix / 1e12:,.2f}", f"{r.context_flops / 1e9:,.2f}",
              f"{r.flops_nonmatrix / 1e9:,.2f}", f"{r.read_bytes['weights'] / 1e9:,.2f}",

@@ -1,0 +1,40 @@
+"""Active parameters against the figures the model publishers print (issue 13's acceptance list).
+
+Published counts differ on the embedding: gpt-oss's model card counts active parameters without the
+embedding table (the unembedding stays in), Llama 4's "17B active" counts everything a token uses.
+Sources: openai/gpt-oss-20b and -120b model cards ("21B parameters with 3.6B active", "117B ... 5.1B
+active"; the gpt-oss model card paper, Table 1: 20.91 B / 3.61 B and 116.83 B / 5.13 B);
+meta-llama/Llama-4-Scout-17B-16E model card ("17B activated, 109B total").
+"""
+
+from pathlib import Path
+
+import pytest
+
+from archcost.compiler.evaluate import evaluate
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.scenario import Scenario
+
+SPECS = Path(__file__).parent.parent / "specs"
+
+# spec, quantity, published figure in billions, printed decimals
+PUBLISHED = [
+    ("gpt-oss-20b", "params", 20.91, 2),
+    ("gpt-oss-20b", "params_active_no_embedding", 3.61, 2),
+    ("gpt-oss-120b", "params", 116.83, 2),
+    ("gpt-oss-120b", "params_active_no_embedding", 5.13, 2),
+    ("llama-4-scout-17b-16e", "params_active", 17, 0),
+]
+
+
+@pytest.mark.parametrize("spec, quantity, billions, decimals", PUBLISHED)
+def test_published_active_parameters(spec, quantity, billions, decimals):
+    path = SPECS / f"{spec}.arch"
+    report = evaluate(compile_text(path.read_text(), name=str(path), base=path.parent), "decode", Scenario())
+    assert round(getattr(report, quantity) / 1e9, decimals) == billions
+
+
+def test_without_lookups_leaves_out_exactly_the_embedding_table():
+    path = SPECS / "gpt-oss-20b.arch"
+    report = evaluate(compile_text(path.read_text(), name=str(path), base=path.parent), "decode", Scenario())
+    assert report.params_active - report.params_active_no_embedding == 201_088 * 2880  # vocab × d
