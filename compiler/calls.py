@@ -73,8 +73,15 @@ def _bind_block_args(res: Resolution, block: ast.BlockDef, args: list[ast.Arg], 
             values[param.name] = to_sympy(param.default, scope.env.child(values))
         else:
             raise res.problem("E202", f"missing argument `{param.name}` of block `{block.name}`", stmt.span,
-                              hint=f"`{block.name}({', '.join(names)})`")
+                              hint=_call_form(block))
     return values
+
+
+def _call_form(block) -> str:
+    """`gqa(d, heads, kv_heads, head_dim, …)`: the arguments a call must give, then `…` for the defaulted."""
+    required = [p.name for p in block.params if p.default is None]
+    more = ", …" if len(required) < len(block.params) else ""
+    return f"`{block.name}({', '.join(required)}{more})`"
 
 
 def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
