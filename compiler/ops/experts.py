@@ -37,6 +37,11 @@ def shape(a: SimpleNamespace, show) -> str:
     return f"{show(a.count)} experts × {show(a.matrices)} matrices {matrix}, top {show(a.top)}"
 
 
+def diagram_shape(a: SimpleNamespace, show) -> str:
+    """`E = 16, k = 1, 5120 → 8192`: experts, top-k and an expert's widths, what a diagram's reader asks first."""
+    return f"E = {show(a.count)}, k = {show(a.top)}, {show(a.signature[0])} → {show(a.signature[1])}"
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     width, hidden = a.signature
     # biases: one per output of each matrix but the last (f each) and of the last (width)
@@ -114,6 +119,7 @@ SPEC = OpSpec(
     quantizable=True,
     check=check,
     shape=shape,
+    diagram_shape=diagram_shape,
     figures=Figures("experts", ExpertUse, expert_use, doc="per MoE op: E, k, routed rows, distinct experts U, "
                     "bytes read per layer"),
     formula="params = E·matrices·in·f; F = 2·m·k·matrices·in·f (Σ t_e = m·k); "
