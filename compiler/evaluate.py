@@ -17,7 +17,7 @@ from .ops import REGISTRY
 from .pipeline import Compiled
 from .quantities import COMPONENTS, LEVELS, MOVED, QUANTITIES, STATE_KINDS, Quantity
 from .report import PhaseTotals, Report, report_model
-from .scenario import Scenario, at_phase, call_form
+from .scenario import LOWEST, Scenario, at_phase, call_form
 from .symbols import B, G, H, P, S
 
 Number = int | float
@@ -154,8 +154,7 @@ def _part(flows: dict[str, Number]) -> PhaseTotals:
 
 
 def _check(scenario: Scenario) -> None:
-    lowest = {"B": 1, "S": 0, "P": 1, "G": 1}
-    bad = [(k, getattr(scenario, k), low) for k, low in lowest.items() if getattr(scenario, k) < low]
+    bad = [(k, getattr(scenario, k), low) for k, low in LOWEST.items() if getattr(scenario, k) < low]
     if bad:
         raise ArchError([Diagnostic(code="E401", message=f"`{k}` = {v}; it must be at least {low}")
                          for k, v, low in bad])

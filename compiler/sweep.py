@@ -16,15 +16,13 @@ from archcost.dsl.errors import ArchError, Diagnostic
 
 from .pipeline import Compiled
 from .quantities import LEVELS, SWEPT
-from .scenario import at_phase
+from .scenario import LOWEST, MAX_COUNT, at_phase, bad_value
 from .symbols import B, G, P, S
 
 QUANTITIES = tuple(q.name for q in SWEPT)
 LETTERS = (B, S, P, G)
 
 
-LOWEST = {"B": 1, "S": 0, "P": 1, "G": 1}
-HIGHEST = 10**12
 MAX_POINTS = 2_000_000  # a grid is built in memory (about 5 s a million points): its size is checked first
 
 
@@ -43,14 +41,14 @@ def _part(part: str, text: str, letter: str) -> range:
         raise _bad(letter, text, "write numbers like 1,8,64 or start:stop:step")
     numbers = [int(b.replace("_", "")) for b in bounds]
     start, stop, step = numbers[0], numbers[1] if len(numbers) > 1 else numbers[0], numbers[2] if len(numbers) > 2 else 1
-    if not LOWEST[letter] <= start <= stop <= HIGHEST or step < 1:
-        raise _bad(letter, text, f"values run from {LOWEST[letter]} to {HIGHEST:,}, each range upward with a "
+    if not LOWEST[letter] <= start <= stop <= MAX_COUNT or step < 1:
+        raise _bad(letter, text, f"values run from {LOWEST[letter]} to {MAX_COUNT:,}, each range upward with a "
                                  "step of at least 1")
     return range(start, stop + 1, step)
 
 
 def _bad(letter: str, text: str, why: str) -> ArchError:
-    return ArchError([Diagnostic(code="E401", message=f"--{letter} {text}: {why}")])
+    return bad_value(f"--{letter} {text}: {why}")
 
 
 def check_size(values: dict[str, list[int]]) -> None:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
+from archcost.dsl.errors import did_you_mean
 
-MAX_COUNT = 10**12  # as the CLI's flags
-
-
-def refuse(message: str, hint: str | None = None) -> ArchError:
-    return ArchError([Diagnostic(code="E401", message=message, hint=hint)])
+from archcost.compiler.scenario import MAX_COUNT, bad_value
 
 
 def word(name: str, value, choices, optional: bool = False):
@@ -19,7 +15,7 @@ def word(name: str, value, choices, optional: bool = False):
         return None
     if not isinstance(value, str) or value not in choices:
         shown = value if isinstance(value, str) else type(value).__name__
-        raise refuse(f"`{name}` is one of {', '.join(choices)}, not `{shown}`",
+        raise bad_value(f"`{name}` is one of {', '.join(choices)}, not `{shown}`",
                      did_you_mean(value, choices) if isinstance(value, str) else None)
     return value
 
@@ -31,16 +27,16 @@ def count(name: str, value, low: int, optional: bool = False):
     if isinstance(value, float) and value.is_integer():
         value = int(value)  # 2.0 is the whole number 2; 1.5 and True are not
     if isinstance(value, bool) or not isinstance(value, int):
-        raise refuse(f"`{name}` takes a whole number, not {type(value).__name__} `{value!r}`"[:200])
+        raise bad_value(f"`{name}` takes a whole number, not {type(value).__name__} `{value!r}`"[:200])
     if not low <= value <= MAX_COUNT:
-        raise refuse(f"`{name}` = {value} is out of range: {low} to {MAX_COUNT:,}"[:200])
+        raise bad_value(f"`{name}` = {value} is out of range: {low} to {MAX_COUNT:,}"[:200])
     return value
 
 
 def names(name: str, value) -> tuple[str, ...]:
     """A list or tuple of names (a single string would be read letter by letter)."""
     if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise refuse(f"`{name}` takes a list of names, e.g. [\"d\", \"vocab\"]")
+        raise bad_value(f"`{name}` takes a list of names, e.g. [\"d\", \"vocab\"]")
     return tuple(value)
 
 
@@ -49,13 +45,13 @@ def words_by_name(name: str, value) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise refuse(f"`{name}` takes a mapping of names to words, e.g. {{\"mla_cache\": \"expanded\"}}")
+        raise bad_value(f"`{name}` takes a mapping of names to words, e.g. {{\"mla_cache\": \"expanded\"}}")
     return value
 
 
 def path(name: str, value) -> Path:
     if not isinstance(value, (str, Path)):
-        raise refuse(f"`{name}` takes a file path, not {type(value).__name__}")
+        raise bad_value(f"`{name}` takes a file path, not {type(value).__name__}")
     return Path(value)
 
 
@@ -63,7 +59,7 @@ def source(value) -> tuple[str | None, Path | None]:
     """(spec text, None) or (None, path): an existing file is read as a file, even with a `{` in its name;
     text with a `{` that names no file is spec text."""
     if not isinstance(value, (str, Path)):
-        raise refuse(f"`source` takes a path or spec text, not {type(value).__name__}",
+        raise bad_value(f"`source` takes a path or spec text, not {type(value).__name__}",
                      "decode bytes first, e.g. data.decode()" if isinstance(value, bytes) else None)
     if isinstance(value, str) and ("\n" in value or "{" in value) and not _is_file(value):
         return value, None

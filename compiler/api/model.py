@@ -48,7 +48,7 @@ CONVENTIONS = {"attention": ("as_written", "causal", "rectangle", "half_rectangl
 
 def _optional_text(name: str, value) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise checks.refuse(f"`{name}` takes text, not {type(value).__name__}")
+        raise checks.bad_value(f"`{name}` takes text, not {type(value).__name__}")
     return value
 
 
@@ -99,13 +99,13 @@ class Model:
         """Closed forms of M, F and R (or the ones named) for a phase; `keep` leaves dimensions symbolic."""
         chosen = [quantity] if isinstance(quantity, str) else quantity or QUANTITIES
         if not isinstance(chosen, (list, tuple)):
-            raise checks.refuse("`quantity` is M, F, R or a list of them")
+            raise checks.bad_value("`quantity` is M, F, R or a list of them")
         quantities = [checks.word("quantity", q, QUANTITIES) for q in chosen]
         phase = checks.word("phase", phase, PHASES)
         kept = checks.names("keep", keep)
         unknown = sorted(set(kept) - _dimension_names(self.compiled))
         if unknown:
-            raise checks.refuse(f"`keep`: this model binds no dimension `{unknown[0]}`")
+            raise checks.bad_value(f"`keep`: this model binds no dimension `{unknown[0]}`")
         compiled = self._source.build(self.options, frozenset(kept)) if kept else self.compiled
         return Formula(compiled, quantities, phase)
 

@@ -10,10 +10,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from archcost.dsl.errors import ArchError, Diagnostic
-
 from ..pipeline import Compiled, compile_file
-from ..scenario import LEDGERS, Options, Scenario, counting
+from ..scenario import LEDGERS, MAX_COUNT, Options, Scenario, bad_value, counting
 
 
 class Command(NamedTuple):
@@ -25,24 +23,17 @@ class Command(NamedTuple):
     run: Callable[[argparse.Namespace], int]
 
 
-def user_error(message: str, hint: str | None = None) -> ArchError:
-    return ArchError([Diagnostic(code="E401", message=message, hint=hint)])
-
-
-MAX_COUNT = 10**12  # requests, positions, tokens: far beyond any deployment, small enough to stay exact
-
-
 def whole(low: int, high: int = MAX_COUNT, name: str = "value"):
     """A flag's parser for a whole number from `low` to `high`; anything else is an E401 naming the flag."""
     def parse(text: str) -> int:
         digits = text.strip().replace("_", "")
         if not digits.lstrip("-").isdigit() or len(digits) > 16:
-            raise user_error(f"`{name}` = `{text[:40]}`: write a whole number from {low} to {high:,}")
+            raise bad_value(f"`{name}` = `{text[:40]}`: write a whole number from {low} to {high:,}")
         value = int(digits)
         if value < low:
-            raise user_error(f"`{name}` = {value}; it must be at least {low}")
+            raise bad_value(f"`{name}` = {value}; it must be at least {low}")
         if value > high:
-            raise user_error(f"`{name}` = {value:,}; it must be at most {high:,}")
+            raise bad_value(f"`{name}` = {value:,}; it must be at most {high:,}")
         return value
     return parse
 
@@ -53,11 +44,11 @@ def real(low: float, high: float, low_open: bool = False, high_open: bool = Fals
         try:
             value = float(text)
         except ValueError:
-            raise user_error(f"`{name}` = `{text[:40]}` is not a number") from None
+            raise bad_value(f"`{name}` = `{text[:40]}` is not a number") from None
         inside = (low < value if low_open else low <= value) and (value < high if high_open else value <= high)
         if not (math.isfinite(value) and inside):
             shown = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-            raise user_error(f"`{name}` = {text[:40]} is out of range {shown}")
+            raise bad_value(f"`{name}` = {text[:40]} is out of range {shown}")
         return value
     return parse
 
@@ -101,7 +92,7 @@ def execution_paths(given: list[str]) -> tuple[tuple[str, str], ...]:
     for item in given:
         name, sep, word = item.partition("=")
         if not sep or not name.strip() or not word.strip():
-            raise user_error(f"`--option {item}`: write NAME=WORD, e.g. mla_cache=expanded")
+            raise bad_value(f"`--option {item}`: write NAME=WORD, e.g. mla_cache=expanded")
         pairs.append((name.strip(), word.strip()))
     return tuple(pairs)
 
@@ -154,11 +145,11 @@ def byte_size(text: str) -> int:
     try:
         value = float(number)
     except ValueError:
-        raise user_error(f"`{text[:40]}` is not a size; write e.g. 256MiB or 24GB") from None
+        raise bad_value(f"`{text[:40]}` is not a size; write e.g. 256MiB or 24GB") from None
     if unit not in UNITS:
-        raise user_error(f"`{text[:40]}`: units are B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
+        raise bad_value(f"`{text[:40]}`: units are B, KB, MB, GB, TB, KiB, MiB, GiB, TiB")
     if not (math.isfinite(value) and 0 <= value * UNITS[unit] <= MAX_BYTES):
-        raise user_error(f"`{text[:40]}` is out of range: 0 to 1 EB")
+        raise bad_value(f"`{text[:40]}` is out of range: 0 to 1 EB")
     return int(value * UNITS[unit])
 
 

@@ -7,8 +7,8 @@ import json
 from ..evaluate import by_op, evaluate
 from ..render import tables
 from ..render.chapter import chapter_table
-from ..scenario import PHASES
-from .common import Command, compile_spec, counting_flags, print_result, scenario, scenario_flags, user_error
+from ..scenario import PHASES, bad_value
+from .common import Command, compile_spec, counting_flags, print_result, scenario, scenario_flags
 
 CHAPTER = ("architecture", "params", "prefill", "long-context", "request")  # what `--table chapter` prints
 
@@ -74,7 +74,7 @@ def _unused_flags(args) -> None:
     if args.across is not None and args.table != "stages":
         given.append("--across")
     if given:
-        raise user_error(f"`--table {args.table}` does not use {', '.join(f'`{flag}`' for flag in given)}",
+        raise bad_value(f"`--table {args.table}` does not use {', '.join(f'`{flag}`' for flag in given)}",
                          hint="--across goes with --table stages" if given == ["--across"]
                          else "the chapter's tables fix their scenarios; use --table summary for a call of your own")
     for name, default in COMPARE_DEFAULTS.items():

@@ -6,9 +6,9 @@ import json
 
 from ..evaluate import evaluate
 from ..render import tables
-from ..scenario import PHASES, Scenario
+from ..scenario import PHASES, Scenario, bad_value
 from .common import (Command, byte_size, compile_spec, counting_flags, print_result, real, scenario,
-                     scenario_flags, show, user_error, whole)
+                     scenario_flags, show, whole)
 
 DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
 
@@ -66,10 +66,10 @@ def turns(text: str) -> list[tuple[int, int]]:
     """`512:128,64:256`: each turn's prompt P and returned G, at most MAX_TURNS of them."""
     parts = text.split(",")
     if len(parts) > MAX_TURNS:
-        raise user_error(f"`--turns`: more than {MAX_TURNS} turns")
+        raise bad_value(f"`--turns`: more than {MAX_TURNS} turns")
     pairs = [part.split(":") for part in parts]
     if any(len(pair) != 2 for pair in pairs):
-        raise user_error(f"`--turns {text[:60]}`: write each turn as P:G, e.g. 512:128,64:256")
+        raise bad_value(f"`--turns {text[:60]}`: write each turn as P:G, e.g. 512:128,64:256")
     return [(whole(1, name="P")(prompt), whole(1, name="G")(returned)) for prompt, returned in pairs]
 
 
@@ -132,7 +132,7 @@ def run_speculate(args) -> int:
         from ..serving import draft_timing
 
         if args.device is None:
-            raise user_error("`speculate SPEC` needs --device to time its steps")
+            raise bad_value("`speculate SPEC` needs --device to time its steps")
         round_s, decode_s, _ = draft_timing(compile_spec(args.spec, args), device(args.device), args.k,
                                             Scenario(B=args.B, S=args.S), args.drafter)
     result = speculate(args.k, args.alpha, round_s, decode_s)

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from ..render import tables
-from ..scenario import PHASES
-from .common import Command, byte_size, compile_spec, counting_flags, output_file, user_error, whole
+from ..scenario import PHASES, bad_value
+from .common import Command, byte_size, compile_spec, counting_flags, output_file, whole
 
 FIGURES = ("state", "flops", "step", "roofline", "capacity")
 
@@ -49,10 +49,10 @@ def run_plot(args) -> int:
     from ..render import plot
 
     if args.output.suffix.lower() not in (".png", ".svg"):
-        raise user_error(f"cannot draw `{args.output}`: use .png or .svg")
+        raise bad_value(f"cannot draw `{args.output}`: use .png or .svg")
     output_file(args.output, *args.specs)
     if args.shortest >= args.longest:
-        raise user_error(f"`--from {args.shortest}` must be shorter than `--to {args.longest}`")
+        raise bad_value(f"`--from {args.shortest}` must be shorter than `--to {args.longest}`")
     models = [compile_spec(path, args) for path in args.specs]
     if args.figure in ("state", "flops"):
         against_context = plot.state_vs_context if args.figure == "state" else plot.flops_vs_context
