@@ -78,6 +78,12 @@ def build(case: str):
     return model, compile_text(spec, options=options)
 
 
+def our_flops(compiled, batch: int, cached: int, new: int) -> int:
+    """Matrix FLOPs of the call the counter runs: a decode step when positions are cached, else a prefill."""
+    phase = "decode" if cached else "prefill"
+    return evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
+
+
 def counted_flops(model, batch: int, cached: int, new: int) -> int:
     ids = torch.zeros(batch, cached or new, dtype=torch.long, device="meta")
     with warnings.catch_warnings():
@@ -115,10 +121,7 @@ def test_parameters_equal(case, built):
 @pytest.mark.parametrize("case", CASES)
 def test_flops_equal(case, shape, built):
     model, compiled = built(case)
-    batch, cached, new = shape
-    phase = "decode" if cached else "prefill"
-    ours = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).model_dump()["flops_matrix"]
-    assert ours == counted_flops(model, batch, cached, new)
+    assert our_flops(compiled, *shape) == counted_flops(model, *shape)
 
 
 PUBLISHED = sorted((Path(__file__).parent / "configs" / "published").glob("*.json"))
@@ -198,7 +201,4 @@ def test_hand_written_specs_count_as_transformers(name, spec_models):
 @pytest.mark.parametrize("name", SPEC_MODELS)
 def test_hand_written_specs_flops_as_transformers(name, shape, spec_models):
     model, compiled = spec_models(name)
-    batch, cached, new = shape
-    phase = "decode" if cached else "prefill"
-    ours = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
-    assert ours == counted_flops(model, batch, cached, new)
+    assert our_flops(compiled, *shape) == counted_flops(model, *shape)
