@@ -166,7 +166,7 @@ def capacity_text(c) -> str:
              f"  weights              {c.weight_bytes / GB:,.3f} GB ({c.weight_bytes / GiB:,.3f} GiB)",
              f"  workspace            {c.workspace_bytes / GiB:,.3f} GiB",
              f"  state per request    {c.state_bytes_per_request / GiB:,.3f} GiB",
-             f"  max_batch            " + (f"{c.max_batch}" if c.max_batch is not None else
+             "  max_batch            " + (f"{c.max_batch}" if c.max_batch is not None else
                                           "no bound from memory: the model keeps no state per request"),
              f"  crossover_batch      {c.crossover_batch} (context reads exceed weight reads from here, §2.2.2)"]
     if c.max_params is not None:
@@ -180,7 +180,7 @@ def roofline_text(r) -> str:
         f"{r.model} on {r.device}: phase {r.phase} ({shape}), peak {r.peak_format}",
         f"  matrix FLOPs         {r.flops:,.0f}",
         f"  bytes moved          {r.bytes:,.0f}   (weights, rows, context read and written)",
-        f"  intensity            " + ("— (no bytes moved)" if r.intensity is None else f"{r.intensity:,.2f} FLOP/byte")
+        "  intensity            " + ("— (no bytes moved)" if r.intensity is None else f"{r.intensity:,.2f} FLOP/byte")
         + f"   ridge {r.ridge:,.2f}",
         f"  compute time         {r.compute_seconds * 1e3:,.4f} ms",
         f"  memory time          {r.memory_seconds * 1e3:,.4f} ms",
