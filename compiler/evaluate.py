@@ -7,17 +7,18 @@ from fractions import Fraction
 
 import sympy as sp
 from sympy.core.function import AppliedUndef
-from sympy.printing.pycode import PythonCodePrinter
 from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import costs
-from .ops import REGISTRY
+from .assemble import Evaluator, Fallback, Numbers, assemble
+from .leaves import leaves, phase_forms
 from .pipeline import Compiled
-from .quantities import COMPONENTS, LEVELS, MOVED, QUANTITIES, STATE_KINDS, Quantity
-from .report import PhaseTotals, Report, report_model
-from .scenario import LOWEST, Scenario, at_phase, call_form
+from .quantities import LEVELS, MOVED
+from .report import Report, report_model
+from .letters import LOWEST
+from .scenario import Scenario, at_phase, call_form
 from .symbols import B, G, H, P, S
 
 Number = int | float
@@ -26,34 +27,55 @@ class WholeScenario(ArchError):
 
 
 MAX_DECODE_STEPS = 1_000_000  # decodes whose steps change form (floors, windows) are summed one by one
-PART_FLOWS = ("flops_matrix", "flops_nonmatrix", "context_flops", "read_state", "write_state")
 
 
 def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     """Evaluate every quantity; ArchError (E400) names any dimension the spec left unbound."""
     _check(scenario)
-    value = _Evaluator(compiled, phase, scenario)
-    numbers = {q.name: _quantity(q, compiled, value) for q in QUANTITIES}
-    report = report_model()(model=compiled.name, phase=phase, scenario=_shape(scenario, phase),
-                            options=compiled.options_named(), conventions=compiled.conventions(),
-                            paths=compiled.execution_paths(), **numbers, **_figures(compiled, phase, scenario))
-    return _with_request_parts(report, compiled, scenario) if phase == "request" else report
+    return report_model()(**report_data(compiled, phase, scenario))
 
 
-def _quantity(quantity: Quantity, compiled: Compiled, value: "_Evaluator"):
-    """One quantity of the table, summed from the graph as its `by` says."""
-    first = quantity.fields[0]
-    if quantity.by == "parts":
-        parts = {key: value.total(field) for key, field in quantity.parts}
-        return {**parts, "total": sum(parts.values())}
-    if quantity.by == "component":
-        return value.each(_memo(compiled, ("component", quantity.fields), lambda: costs.by_fields(
-            compiled.graph, quantity.fields, costs.component_of, COMPONENTS)), first)
-    if quantity.by == "kind":
-        return value.each(_memo(compiled, ("kind", first), lambda: _by_kind(compiled, first)), first)
-    if quantity.by == "peak":
-        return _peak(compiled, first, value)
-    return sum(value.total(field) for field in quantity.fields) - sum(value.total(field) for field in quantity.less)
+def report_data(compiled: Compiled, phase: str, scenario: Scenario) -> dict:
+    """The report as data: numbers from the generated evaluators of the phase's forms, or, when one of them
+    cannot be vouched for, from the symbolic path, which says what went wrong and where."""
+    built = leaves(compiled, phase)
+    shape = scenario.model_dump()
+    evaluator = fast_evaluator(compiled, phase)
+    if evaluator is not None:
+        try:
+            return assemble(head(compiled), built.plan, phase, shape, Numbers(evaluator(**shape)))
+        except Fallback:
+            pass
+    return assemble(head(compiled), built.plan, phase, shape, _SymbolicNumbers(compiled, built.leaves, scenario))
+
+
+def head(compiled: Compiled) -> dict:
+    return {"model": compiled.name, "options": compiled.options_named(), "conventions": compiled.conventions(),
+            "paths": compiled.execution_paths()}
+
+
+def fast_evaluator(compiled: Compiled, phase: str) -> Evaluator | None:
+    """The phase's generated evaluator, built once per compiled model (None when a leaf is not plain)."""
+    key = ("evaluator", phase)
+    if key not in compiled.memo:
+        plain = phase_forms(compiled, phase)
+        compiled.memo[key] = Evaluator(plain) if plain is not None else None
+    return compiled.memo[key]
+
+
+class _SymbolicNumbers:
+    """Leaf values from the closed forms with sympy: slower, and the one that locates what went wrong."""
+
+    def __init__(self, compiled: Compiled, found: dict, scenario: Scenario):
+        self.compiled, self.found, self.scenario = compiled, found, scenario
+
+    def total(self, key: str):
+        leaf = self.found[key]
+        return _Evaluator(self.compiled, leaf.phase, self.scenario).total(leaf.field)
+
+    def leaf(self, key: str):
+        leaf = self.found[key]
+        return _Evaluator(self.compiled, leaf.phase, self.scenario)(leaf.expr, leaf.field)
 
 
 def substituted(expr: sp.Expr, values: dict) -> sp.Expr:
@@ -91,82 +113,11 @@ def attention_crossover(compiled: Compiled) -> float:
     return float(min(roots))
 
 
-def _memo(compiled: Compiled, key, build):
-    """A grouping of the graph's costs, built once per compiled model."""
-    if key not in compiled.memo:
-        compiled.memo[key] = build()
-    return compiled.memo[key]
-
-
-def _peak(compiled: Compiled, field: str, value: "_Evaluator") -> Number:
-    """Temporaries are freed op by op: the peak is the largest one, in a request's prefill."""
-    if value.phase == "request":
-        value = _Evaluator(compiled, "prefill", value.scenario)
-    return max((value(getattr(data["cost"], field), field) for _, data in compiled.graph.nodes(data=True)),
-               default=0)
-
-
-def _figures(compiled: Compiled, phase: str, scenario: Scenario) -> dict[str, list]:
-    """The extra figures op definitions add (the experts' routing), for one call (a request's prefill)."""
-    value = _Evaluator(compiled, "prefill" if phase == "request" else phase, scenario)
-    options = compiled.options.cost_options()
-    found: dict[str, list] = {spec.figures.key: [] for spec in REGISTRY.values() if spec.figures}
-    for _, data in compiled.graph.nodes(data=True):
-        figures = REGISTRY[data["op"].kind].figures
-        if figures is not None:
-            found[figures.key].append(figures.rows(data["op"], data["cost"], value, options))
-    return found
-
-
-def _by_kind(compiled: Compiled, field: str) -> dict[str, sp.Expr]:
-    """A state quantity split into kv, latent, window, ..., recurrent, conv, buffer (attend reads
-    count as the kind of the cache they read; compressor buffers are their own kind)."""
-    graph = compiled.graph
-    by_kind = costs.by(graph, field, lambda op: costs.state_kind_of(graph, op), STATE_KINDS)
-    if field == "state_bytes":
-        buffers = costs.by(graph, "state_buffer", lambda op: costs.state_kind_of(graph, op), STATE_KINDS)
-        by_kind = {k: v - buffers[k] for k, v in by_kind.items()}
-        by_kind["buffer"] = sp.Add(*buffers.values())
-    return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
-
-
-def _with_request_parts(report: Report, compiled: Compiled, scenario: Scenario) -> Report:
-    """Split a request's flows into its prefill and its decodes (Example 2-3 reads them apart)."""
-    prefill = _Evaluator(compiled, "prefill", scenario)
-    first = {f: prefill.total(f) for f in PART_FLOWS}
-    whole = {f: getattr(report, f, None) for f in PART_FLOWS}
-    whole.update(read_state=report.read_bytes["state"], write_state=report.write_bytes["state"])
-    decodes = {f: whole[f] - first[f] for f in PART_FLOWS}
-    growth = report.kv_bytes_per_token * scenario.B
-    token_reads = Fraction(report.read_bytes["state"]) / growth if growth else None
-    return report.model_copy(update={
-        "prefill": _part(first), "decode": _part(decodes),
-        "decode_steps": scenario.G - 1,
-        "context_token_reads": _plain(token_reads) if token_reads is not None else None,
-        "positions_retained": scenario.S + scenario.P + scenario.G - 1,
-    })
-
-
-def _part(flows: dict[str, Number]) -> PhaseTotals:
-    return PhaseTotals(flops=flows["flops_matrix"] + flows["flops_nonmatrix"], flops_matrix=flows["flops_matrix"],
-                       context_flops=flows["context_flops"], read_bytes_state=flows["read_state"],
-                       write_bytes_state=flows["write_state"])
-
-
 def _check(scenario: Scenario) -> None:
     bad = [(k, getattr(scenario, k), low) for k, low in LOWEST.items() if getattr(scenario, k) < low]
     if bad:
         raise ArchError([Diagnostic(code="E401", message=f"`{k}` = {v}; it must be at least {low}")
                          for k, v, low in bad])
-
-
-def _shape(scenario: Scenario, phase: str) -> dict[str, int]:
-    shape = scenario.model_dump()
-    if phase == "decode":
-        shape["P"] = 1
-    if phase != "request":
-        shape.pop("G")
-    return shape
 
 
 class _Evaluator:
@@ -276,21 +227,22 @@ class _Evaluator:
             hint=f"bind it in the model, e.g. `{s.name} = ...`") for s in sorted(free, key=lambda s: s.name)])
 
 
-class _ExactPrinter(PythonCodePrinter):
-    """Rationals as Fractions, so a compiled step computes exactly with Python ints."""
-
-    def _print_Rational(self, expr):
-        return f"Fraction({expr.p}, {expr.q})"
-
-    def _print_Half(self, expr):
-        return "Fraction(1, 2)"
-
-
 def exact_function(expr: sp.Expr, *symbols_in):
     """`expr` as a Python function of integers with exact rational arithmetic (generated from the
     compiled formula, never from user text)."""
+    from sympy.printing.pycode import PythonCodePrinter  # the symbolic path only: its import is not free
+
+    class ExactPrinter(PythonCodePrinter):
+        """Rationals as Fractions, so a compiled step computes exactly with Python ints."""
+
+        def _print_Rational(self, expr):
+            return f"Fraction({expr.p}, {expr.q})"
+
+        def _print_Half(self, expr):
+            return "Fraction(1, 2)"
+
     names = {"Fraction": Fraction, "math": math, "floor": math.floor, "ceiling": math.ceil, "Min": min, "Max": max}
-    return sp.lambdify(symbols_in, expr, modules=[names, "math"], printer=_ExactPrinter)
+    return sp.lambdify(symbols_in, expr, modules=[names, "math"], printer=ExactPrinter)
 
 
 def _plain(value) -> Number:

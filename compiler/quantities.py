@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cache
 
-from .ops.base import Cost
-
-# The six classes of the chapter's Table 2-B; every op belongs to one (`component`).
-COMPONENTS = ("embedding_output", "attention", "dense_ffn", "routed_experts", "engram", "other")
-# Classes of context state (`state_by_kind`): what a cache holds, and the recurrent, conv and buffer state.
-STATE_KINDS = ("kv", "latent", "window", "compressed", "index", "recurrent", "conv", "buffer")
+from .letters import COMPONENTS, STATE_KINDS  # noqa: F401  (the classes; the op modules read them here)
 
 
 @dataclass(frozen=True)
@@ -23,8 +19,21 @@ class Field:
     level: bool   # held at the end of a phase (a request keeps its last value), else a flow summed over calls
 
 
-FIELDS: dict[str, Field] = {f.name: Field(f.name, **f.metadata) for f in fields(Cost)}
-LEVELS = frozenset(name for name, f in FIELDS.items() if f.level)
+@cache
+def cost_fields() -> dict[str, Field]:
+    """The fields `Cost` declares, read when first asked: the table itself imports no op (nor sympy)."""
+    from .ops.base import Cost
+
+    return {f.name: Field(f.name, **f.metadata) for f in fields(Cost)}
+
+
+def __getattr__(name: str):
+    """FIELDS and LEVELS, built from `Cost` on first use."""
+    if name == "FIELDS":
+        return cost_fields()
+    if name == "LEVELS":
+        return frozenset(field for field, f in cost_fields().items() if f.level)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -47,7 +56,7 @@ class Quantity:
 
     @property
     def level(self) -> bool:
-        return FIELDS[self.fields[0]].level
+        return cost_fields()[self.fields[0]].level
 
 
 READ_PARTS = (("weights", "read_weights"), ("lookups", "read_lookups"), ("state", "read_state"),

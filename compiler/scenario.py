@@ -7,27 +7,14 @@ from typing import Literal
 import sympy as sp
 from pydantic import BaseModel, ConfigDict
 
-from archcost.dsl.errors import ArchError, Diagnostic
-
+from .letters import LEDGERS
 from .quantities import LEVELS  # noqa: F401  (fields held at the end of a phase; re-exported)
 from .symbols import B, G, H, N_pair, N_rect, P, S, causal_pairs, m, m_out, rectangle_pairs
 
 Phase = Literal["prefill", "decode", "call", "request"]
-PHASES: tuple[str, ...] = ("prefill", "decode", "call", "request")
 
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
-
-# The range of a scenario letter, for the CLI's flags, the API's keywords and sweep grids alike: requests,
-# positions and tokens far beyond any deployment, small enough to stay exact.
-LOWEST = {"B": 1, "S": 0, "P": 1, "G": 1}
-MAX_COUNT = 10**12
-
-
-def bad_value(message: str, hint: str | None = None) -> ArchError:
-    """A value given for a flag or keyword that the run cannot take (E401)."""
-    return ArchError([Diagnostic(code="E401", message=message, hint=hint)])
-
 
 class Options(BaseModel):
     """Counting conventions a run selects; every output names them."""
@@ -53,13 +40,6 @@ class Options(BaseModel):
     def cost_options(self) -> dict[str, str]:
         chosen = {} if self.attention == "as_written" else {"attention": self.attention}
         return {**chosen, "vector_params": self.vector_params, "routing": self.routing}
-
-
-# Named ledgers: the conventions a source used, selectable as one word.
-LEDGERS: dict[str, dict[str, str]] = {
-    "chapter": {},                                                   # seed 002's calculator, the default
-    "kipply": {"attention": "half_rectangle", "vector_params": "matrix"},  # seed 000 "Code mẫu 2"
-}
 
 
 def counting(ledger: str = "chapter", attention: str | None = None, vector_params: str | None = None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from .letters import causal_pairs, rectangle_pairs  # noqa: F401  (the pair counts, on symbols or numbers)
+
 B = sp.Symbol("B", positive=True, integer=True)        # requests in the batch
 S = sp.Symbol("S", nonnegative=True, integer=True)     # context already cached per request
 P = sp.Symbol("P", positive=True, integer=True)        # new tokens per request in this call
@@ -27,14 +29,6 @@ def dimension(name: str) -> sp.Symbol:
     return sp.Symbol(name, positive=True, integer=True)
 
 
-def causal_pairs(batch, cached, new):
-    """N_pair = B(PS + P(P+1)/2): each new query sees the cache and the new tokens up to itself."""
-    return batch * (new * cached + new * (new + 1) / 2)
-
-
-def rectangle_pairs(batch, cached, new):
-    """B·P·(S+P): every query scored against every position, the mask applied after."""
-    return batch * new * (cached + new)
 
 
 class Min(sp.Min):

@@ -10,7 +10,8 @@ import yaml
 
 from archcost.compiler import costs, symbols
 from archcost.compiler.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
-from archcost.compiler.scenario import LEDGERS, Options, Scenario, call_form
+from archcost.compiler.letters import LEDGERS
+from archcost.compiler.scenario import Options, Scenario, call_form
 from archcost.compiler.hardware import device
 from archcost.compiler.serving import capacity, prefix_reuse, roofline, speculate
 from archcost.compiler.state import profile

@@ -12,14 +12,16 @@ This package is the `archcost` import name itself (pyproject maps it to compiler
 
 from __future__ import annotations
 
-from archcost.dsl.errors import ArchError
-
 __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
 
 
 def __getattr__(name: str):
     """The API's classes are imported on first use: `import archcost` (and the CLI, a module inside this
     package) costs nothing until a model is loaded."""
+    if name == "ArchError":
+        from archcost.dsl.errors import ArchError
+
+        return ArchError
     if name in __all__:
         from . import model
 

@@ -11,7 +11,8 @@ from archcost.compiler.evaluate import by_op, evaluate
 from archcost.compiler.render import formula as formula_render
 from archcost.compiler.render import tables
 from archcost.compiler.render.tables import Table as _Table
-from archcost.compiler.scenario import LEDGERS, PHASES, Options, Scenario, counting
+from archcost.compiler.letters import LEDGERS, PHASES
+from archcost.compiler.scenario import Options, Scenario, counting
 from archcost.dsl.errors import ArchError
 
 from . import checks

@@ -106,7 +106,7 @@ class Figures:
 
     key: str
     model: type
-    rows: Callable[..., Any]  # (node, cost, value, options) -> model; value(expr, field) gives a number
+    rows: Callable[..., Any]  # (node, cost, options) -> {figure: (expr, field whose rule evaluates it) or a word}
     doc: str = ""
 
 

@@ -79,16 +79,16 @@ class ExpertUse(BaseModel):
     hidden: Number = Field(exclude=True)  # expert hidden width f
 
 
-def expert_use(node, cost: Cost, value, options) -> ExpertUse:
-    """How one MoE op's rows land on its experts in one call."""
+def expert_use(node, cost: Cost, options) -> dict:
+    """How one MoE op's rows land on its experts in one call: each figure's expression and the field whose rule
+    evaluates it."""
     a = node.args
-    return ExpertUse(
-        op=node.id, layers=value(node.multiplicity, "rows"), experts=value(a.count, "rows"),
-        top=value(a.top, "rows"), routed_rows=value(m * a.top, "rows"),
-        rows_per_expert=value(m * a.top / a.count, "rows"),
-        distinct_experts=value(distinct_experts(a, options.get("routing", "uniform")), "rows"),
-        read_bytes_per_layer=value(cost.read_weights, "read_weights"),
-        width=value(a.signature[0], "rows"), hidden=value(a.signature[1], "rows"))
+    return dict(
+        op=node.id, layers=(node.multiplicity, "rows"), experts=(a.count, "rows"), top=(a.top, "rows"),
+        routed_rows=(m * a.top, "rows"), rows_per_expert=(m * a.top / a.count, "rows"),
+        distinct_experts=(distinct_experts(a, options.get("routing", "uniform")), "rows"),
+        read_bytes_per_layer=(cost.read_weights, "read_weights"),
+        width=(a.signature[0], "rows"), hidden=(a.signature[1], "rows"))
 
 
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:

@@ -1,0 +1,226 @@
+"""Closed forms as plain data: built from sympy once, then evaluated exactly without importing it.
+
+A form is a tree of lists, ints and letter names (JSON as it stands), so a compiled model's formulas can be
+cached on disk and read back by a process that never imports sympy. Trees read from a file are checked node
+by node (`check`) before anything is built from them; the evaluators are Python functions generated from a
+checked tree, whose source holds only integers, the letters, operators and the helpers of `_HELPERS`.
+
+Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["q", p, q] the rational
+p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["inv", a] (1/a); ["exact", a, D] (a/D exactly);
+["fdiv", a, D] and ["cdiv", a, D] (floor and ceiling of a/D); ["floor", a]; ["ceil", a]; ["min", a, ...];
+["max", a, ...]; ["mod", a, b]; ["pw", [value, condition], ...]; conditions ["<", a, b], ["<=", a, b],
+["==", a, b], ["!=", a, b], ["and", c, ...], ["or", c, ...], ["not", c], ["true"], ["false"].
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from functools import reduce
+
+LETTERS = ("B", "S", "P", "G", "X")
+ARITY = {"q": (2, 2), "+": (1, None), "*": (1, None), "^": (2, 2), "inv": (1, 1), "exact": (2, 2),
+         "fdiv": (2, 2), "cdiv": (2, 2), "floor": (1, 1), "ceil": (1, 1), "min": (1, None), "max": (1, None),
+         "mod": (2, 2), "pw": (1, None), "<": (2, 2), "<=": (2, 2), "==": (2, 2), "!=": (2, 2),
+         "and": (1, None), "or": (1, None), "not": (1, 1), "true": (0, 0), "false": (0, 0)}
+INTEGER_ARGUMENTS = {"q": (0, 1), "^": (1,), "exact": (1,), "fdiv": (1,), "cdiv": (1,)}
+MAX_DEPTH = 60          # Python's compiler refuses deeper nesting; sympy's forms are far shallower
+MAX_NODES = 2_000_000   # a form larger than this is refused, never built
+MAX_INT = 10**4000      # Python prints no longer integer
+
+
+class NotPlain(Exception):
+    """The expression holds something a form cannot say (an unbound name, a function of its own)."""
+
+
+# ---------------------------------------------------------------------------------------------- from sympy
+
+def from_sympy(expr, names: dict | None = None):
+    """A sympy expression as a form; NotPlain when it holds a symbol other than the letters (or `names`)."""
+    names = names or {}
+
+    def walk(e):
+        if isinstance(e, int) and not isinstance(e, bool):
+            return e
+        if e.is_Integer:
+            return int(e)
+        if e.is_Rational:
+            return ["q", int(e.p), int(e.q)]
+        if e.is_Symbol:
+            name = names.get(e, e.name)
+            if name not in LETTERS:
+                raise NotPlain(e.name)
+            return name
+        return _compound(e, walk)
+
+    return walk(expr)
+
+
+def _compound(e, walk):
+    import sympy as sp
+
+    if e.is_Add:
+        return _ratio_sum([term.as_coeff_Mul() for term in e.args], walk)
+    if e.is_Mul:
+        coefficient, rest = e.as_coeff_Mul()
+        factors = [walk(f) for f in sp.Mul.make_args(rest)]
+        if coefficient.is_Integer:
+            return ["*", int(coefficient), *factors] if coefficient != 1 else _product(factors)
+        return ["exact", ["*", int(coefficient.p), *factors], int(coefficient.q)]
+    if e.is_Pow and e.exp.is_Integer:
+        base = walk(e.base)
+        return ["^", base, int(e.exp)] if e.exp > 0 else ["^", ["inv", base], -int(e.exp)]
+    if isinstance(e, sp.floor | sp.ceiling):
+        return _rounded("fdiv" if isinstance(e, sp.floor) else "cdiv", e.args[0], walk)
+    if isinstance(e, sp.Min | sp.Max):
+        return ["min" if isinstance(e, sp.Min) else "max", *(walk(a) for a in e.args)]
+    if isinstance(e, sp.Mod):
+        return ["mod", walk(e.args[0]), walk(e.args[1])]
+    if isinstance(e, sp.Piecewise):
+        return ["pw", *([walk(value), walk(condition)] for value, condition in e.args)]
+    if e is sp.true or e is sp.false:
+        return ["true"] if e is sp.true else ["false"]
+    if isinstance(e, sp.core.relational.Relational):
+        return _relation(e, walk)
+    if isinstance(e, sp.And | sp.Or | sp.Not):
+        return [type(e).__name__.lower(), *(walk(a) for a in e.args)]
+    raise NotPlain(type(e).__name__)
+
+
+def _product(factors: list):
+    return factors[0] if len(factors) == 1 else ["*", *factors]
+
+
+def _ratio_sum(terms: list, walk):
+    """Σ (p/q)·t as one integer sum over the common denominator, divided exactly once."""
+    denominator = reduce(math.lcm, (int(c.q) for c, _ in terms), 1)
+    parts = []
+    for coefficient, rest in terms:
+        scale = int(coefficient.p) * (denominator // int(coefficient.q))
+        if rest == 1:
+            parts.append(scale)
+        else:
+            parts.append(walk(rest) if scale == 1 else ["*", scale, walk(rest)])
+    total = ["+", *parts]
+    return total if denominator == 1 else ["exact", total, denominator]
+
+
+def _rounded(tag: str, argument, walk):
+    """floor(a/D) and ceiling(a/D) as integer divisions when a's denominators are plain integers."""
+    tree = walk(argument)
+    if isinstance(tree, list) and tree[0] == "exact":
+        return [tag, tree[1], tree[2]]
+    return [tag, tree, 1]
+
+
+def _relation(e, walk):
+    import sympy as sp
+
+    left, right = walk(e.lhs), walk(e.rhs)
+    table = {sp.StrictLessThan: "<", sp.LessThan: "<=", sp.Equality: "==", sp.Unequality: "!="}
+    for kind, tag in table.items():
+        if isinstance(e, kind):
+            return [tag, left, right]
+    flipped = {sp.StrictGreaterThan: "<", sp.GreaterThan: "<="}
+    for kind, tag in flipped.items():
+        if isinstance(e, kind):
+            return [tag, right, left]
+    raise NotPlain(type(e).__name__)
+
+
+# ---------------------------------------------------------------------------------------------- checking
+
+def check(tree, depth: int = 0, budget: list | None = None) -> bool:
+    """True when `tree` is a well-formed form (exact types, known tags, arities, bounded size and depth)."""
+    budget = budget if budget is not None else [MAX_NODES]
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        return False
+    if type(tree) is int:
+        return abs(tree) <= MAX_INT
+    if type(tree) is str:
+        return tree in LETTERS
+    if type(tree) is not list or not tree or type(tree[0]) is not str or tree[0] not in ARITY:
+        return False
+    tag, arguments = tree[0], tree[1:]
+    low, high = ARITY[tag]
+    if len(arguments) < low or (high is not None and len(arguments) > high):
+        return False
+    integers = INTEGER_ARGUMENTS.get(tag, ())
+    for index, argument in enumerate(arguments):
+        if index in integers:
+            lowest = None if (tag, index) == ("q", 0) else 1
+            if type(argument) is not int or (lowest is not None and argument < lowest) or abs(argument) > MAX_INT:
+                return False
+        elif tag == "pw":
+            if type(argument) is not list or len(argument) != 2 or not all(check(a, depth + 1, budget) for a in argument):
+                return False
+        elif not check(argument, depth + 1, budget):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- code
+
+def _exact(numerator, denominator: int):
+    if type(numerator) is int:
+        quotient, remainder = divmod(numerator, denominator)
+        return quotient if not remainder else Fraction(numerator, denominator)
+    return numerator / denominator
+
+
+def _inverse(value):
+    return Fraction(1, value) if type(value) is int else 1 / value
+
+
+def _undefined():
+    raise ValueError("no piece of a piecewise form holds")
+
+
+_HELPERS = {"_F": Fraction, "_exact": _exact, "_inv": _inverse, "_floor": math.floor, "_ceil": math.ceil,
+            "_min": min, "_max": max, "_undefined": _undefined, "True": True, "False": False}
+_INFIX = {"+": " + ", "*": " * ", "and": " and ", "or": " or "}
+_RELATIONS = {"<", "<=", "==", "!="}
+
+
+def code(tree, vector: bool = False) -> str:
+    """Python source for a checked form; with `vector`, for numpy arrays (conditions by `_select`, `_and`)."""
+    if type(tree) is int:
+        return str(tree) if tree >= 0 else f"({tree})"
+    if type(tree) is str:
+        return tree
+    tag, arguments = tree[0], tree[1:]
+    inner = [code(a, vector) for a in arguments] if tag != "pw" else []
+    if tag == "q":
+        return f"_F({arguments[0]}, {arguments[1]})"
+    if tag in _INFIX and not (vector and tag in ("and", "or")):
+        return "(" + _INFIX[tag].join(inner) + ")"
+    if tag in _RELATIONS:
+        return f"({inner[0]} {tag} {inner[1]})"
+    if tag in ("min", "max", "and", "or"):
+        return inner[0] if len(inner) == 1 else f"_{tag}({', '.join(inner)})"
+    if tag == "pw":
+        return _piecewise(arguments, vector)
+    simple = {"^": "({0} ** {1})", "inv": "_inv({0})", "exact": "_exact({0}, {1})", "fdiv": "({0} // {1})",
+              "cdiv": "(-((-{0}) // {1}))", "floor": "_floor({0})", "ceil": "_ceil({0})", "mod": "({0} % {1})",
+              "not": "_not({0})" if vector else "(not {0})", "true": "True", "false": "False"}
+    return simple[tag].format(*inner)
+
+
+def _piecewise(pairs: list, vector: bool) -> str:
+    if vector:
+        return f"_select([{', '.join(code(c, True) for _, c in pairs)}], [{', '.join(code(v, True) for v, _ in pairs)}])"
+    text = "_undefined()"
+    for value, condition in reversed(pairs):
+        text = f"({code(value)} if {code(condition)} else {text})"
+    return text
+
+
+def function(trees: list, helpers: dict | None = None, vector: bool = False):
+    """One function (B, S, P, G, X=0) → a tuple of the values of every checked form of `trees`: exact on
+    Python integers, or element by element on numpy arrays with `vector` and numpy's `helpers`."""
+    body = ", ".join(code(tree, vector) for tree in trees)
+    source = f"def _forms(B, S, P, G, X=0):\n    return ({body}{',' if trees else ''})\n"
+    namespace = {"__builtins__": {}, **_HELPERS, **(helpers or {})}
+    exec(compile(source, "<archcost forms>", "exec"), namespace)  # noqa: S102  (checked forms only, see above)
+    return namespace["_forms"]
