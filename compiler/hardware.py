@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 
-from pydantic import BaseModel
+import hashlib
+import json
+from importlib import resources
 
-from archcost.dsl import ast
+from pydantic import BaseModel, ValidationError
+
 from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
-from archcost.dsl.loader import load_text
-
-from .expr import Env, Problem, to_sympy
 
 
 class Device(BaseModel):
@@ -30,7 +30,29 @@ class Device(BaseModel):
 
 
 def devices() -> dict[str, Device]:
-    """Every device of the stdlib's hardware sheets, by name (`rtx_4090`)."""
+    """Every device of the stdlib's hardware sheets, by name (`rtx_4090`): read from the cache while the
+    sheets are unchanged, else compiled (and kept)."""
+    from archcost.dsl.cachedir import cache_folder
+
+    sheets = resources.files("archcost.stdlib").joinpath("hardware.arch").read_bytes()
+    folder = cache_folder("devices")
+    kept = folder / f"{hashlib.sha256(sheets).hexdigest()[:32]}.json" if folder is not None else None
+    try:
+        return {name: Device(**values) for name, values in json.loads(kept.read_text()).items()}
+    except (AttributeError, OSError, ValueError, TypeError, ValidationError):
+        pass  # none kept yet, or not a sheet: compile them
+    found = _compiled_devices()
+    if kept is not None:
+        try:
+            kept.write_text(json.dumps({name: sheet.model_dump() for name, sheet in found.items()}))
+        except OSError:
+            pass
+    return found
+
+
+def _compiled_devices() -> dict[str, Device]:
+    from archcost.dsl.loader import load_text
+
     program = load_text("use std.hardware\n")
     found: dict[str, Device] = {}
     for module in program.modules.values():
@@ -50,7 +72,11 @@ def device(name: str) -> Device:
     return known[key]
 
 
-def _device(definition: ast.DeviceDef, sources) -> Device:
+def _device(definition, sources) -> Device:
+    from archcost.dsl import ast
+
+    from .expr import Env, Problem, to_sympy
+
     def problem(code, message, span, hint=None):
         return Problem(sources.diagnostic(code, message, span, hint))
 

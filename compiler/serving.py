@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import math
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
-from archcost.dsl.errors import ArchError, Diagnostic
-
-from .evaluate import Report, evaluate, state_bytes_at
 from . import quantities
-from .hardware import Device
-from .ir import ancestors
-from .pipeline import Compiled
-from .scenario import Scenario
-from .symbols import causal_pairs
+from .letters import causal_pairs
+
+if TYPE_CHECKING:
+    from .evaluate import Report
+    from .hardware import Device
+    from .pipeline import Compiled
+    from .scenario import Scenario
 
 PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
 
@@ -36,22 +37,26 @@ class Capacity(BaseModel):
     crossover_batch: int             # B*: the smallest B whose context reads exceed the weight reads
 
 
-def capacity(compiled: Compiled, device: Device, context: int, workspace: float = 0, reserve: float = 0,
+def capacity(model, device: Device, context: int, workspace: float = 0, reserve: float = 0,
              batch: int | None = None) -> Capacity:
-    report = evaluate(compiled, "decode", Scenario(S=context))
-    state = state_bytes_at(compiled, context)
+    """B_max and N_max of a model (compiled, or a view of one: see render.chapter.view_of) on a device."""
+    from .render.chapter import view_of
+
+    view = view_of(model)
+    report = view.report("decode", S=context)
+    state = view.state_at(context)
     usable = device.memory * (1 - reserve)
-    free = usable - report.weight_bytes - workspace
+    free = usable - report["weight_bytes"] - workspace
     max_batch = max(0, math.floor(free / state)) if state else (None if free >= 0 else 0)
-    bytes_per_param = report.weight_bytes / report.params if report.params else None
-    context_reads = report.read_bytes["state"]  # one request's reads of its context in one decode step
+    bytes_per_param = report["weight_bytes"] / report["params"] if report["params"] else None
+    context_reads = report["read_bytes"]["state"]  # one request's reads of its context in one decode step
     return Capacity(
-        model=compiled.name, device=device.name, context=context, device_bytes=device.memory, usable_bytes=usable,
-        weight_bytes=report.weight_bytes, workspace_bytes=workspace, state_bytes_per_request=state,
+        model=view.name, device=device.name, context=context, device_bytes=device.memory, usable_bytes=usable,
+        weight_bytes=report["weight_bytes"], workspace_bytes=workspace, state_bytes_per_request=state,
         max_batch=max_batch, batch=batch,
         max_params=None if batch is None or not bytes_per_param else (usable - workspace - batch * state)
         / bytes_per_param,
-        crossover_batch=math.floor(report.read_bytes["weights"] / context_reads) + 1 if context_reads else 0,
+        crossover_batch=math.floor(report["read_bytes"]["weights"] / context_reads) + 1 if context_reads else 0,
     )
 
 
@@ -77,6 +82,8 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
              activations: bool = False) -> Roofline:
     """Matrix FLOPs against the bytes a call must move: weights, rows gathered, context read and written
     (activations only when asked: fused kernels keep most of them on chip)."""
+    from .evaluate import evaluate
+
     report = evaluate(compiled, phase, scenario)
     fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
     moved = moved_bytes(report, activations)
@@ -155,12 +162,17 @@ class PrefixReuse(BaseModel):
     flops_saved: float       # matrix FLOPs of the prefill with and without the prefix cached
 
 
-def prefix_reuse(compiled: Compiled, scenario: Scenario) -> PrefixReuse:
-    whole = evaluate(compiled, "prefill", Scenario(B=scenario.B, S=0, P=scenario.S + scenario.P))
-    reused = evaluate(compiled, "prefill", scenario)
-    pairs = causal_pairs(scenario.B, 0, scenario.S + scenario.P) - causal_pairs(scenario.B, scenario.S, scenario.P)
-    return PrefixReuse(cached=scenario.S, rows_saved=scenario.B * scenario.S, pairs_saved=int(pairs),
-                       flops_saved=whole.flops_matrix - reused.flops_matrix)
+def prefix_reuse(model, scenario) -> PrefixReuse:
+    """What a cached prefix of S positions saves a prefill of P new tokens (a model or a view of one; the
+    scenario anything with B, S and P)."""
+    from .render.chapter import view_of
+
+    view, B, S, P = view_of(model), scenario.B, scenario.S, scenario.P
+    whole = view.report("prefill", B=B, S=0, P=S + P)
+    reused = view.report("prefill", B=B, S=S, P=P)
+    pairs = causal_pairs(B, 0, S + P) - causal_pairs(B, S, P)
+    return PrefixReuse(cached=S, rows_saved=B * S, pairs_saved=int(pairs),
+                       flops_saved=whole["flops_matrix"] - reused["flops_matrix"])
 
 
 class Turn(BaseModel):
@@ -168,17 +180,19 @@ class Turn(BaseModel):
     cached: int        # S: positions kept from earlier turns
     prompt: int        # P
     returned: int      # G
-    report: Report
+    report: dict       # the request's report, as its JSON shows it
 
 
-def conversation(compiled: Compiled, turns: list[tuple[int, int]], batch: int = 1, cached: int = 0) -> list[Turn]:
+def conversation(model, turns: list[tuple[int, int]], batch: int = 1, cached: int = 0) -> list[Turn]:
     """Turns of (P, G): each turn's prompt follows everything kept so far; the last returned token is
     not fed back, so a turn keeps S + P + G − 1 positions for the next (seed 002 §2.2.3)."""
+    from .render.chapter import view_of
+
+    view = view_of(model)
     result = []
     for index, (prompt, returned) in enumerate(turns, start=1):
-        shape = Scenario(B=batch, S=cached, P=prompt, G=returned)
         result.append(Turn(turn=index, cached=cached, prompt=prompt, returned=returned,
-                           report=evaluate(compiled, "request", shape)))
+                           report=view.report("request", B=batch, S=cached, P=prompt, G=returned)))
         cached += prompt + returned - 1
     return result
 
@@ -188,7 +202,11 @@ def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario,
     """(T_s + T_v, T_d) from the roofline: the `drafter` stage (ops under it, e.g. V4-Flash's MTP
     block) drafts k tokens one step at a time, the model without it verifies k + 1 positions in one
     call, and a plain decode step is the model without it (seed 002 §2.5.3)."""
+    from archcost.dsl.errors import ArchError, Diagnostic
+
     from .evaluate import by_op
+    from .ir import ancestors
+    from .scenario import Scenario
 
     def bound(phase: str, shape: Scenario, keep) -> float:
         ops = [o for o in by_op(compiled, phase, shape) if keep(o.op)]

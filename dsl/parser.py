@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
@@ -40,19 +39,14 @@ def _parser() -> Lark:
 
 def _cache_file(grammar: str) -> str | None:
     import hashlib
-    import os
 
     import lark
 
-    if os.environ.get("ARCHCOST_NO_CACHE"):
-        return None
+    from .cachedir import cache_folder
+
+    base = cache_folder("grammar")
     key = hashlib.sha256(f"{lark.__version__}\n{grammar}".encode()).hexdigest()[:16]
-    try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "archcost"
-        base.mkdir(parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # no home folder, or one that cannot be written: build the tables each run
-        return None
-    return str(base / f"grammar-{key}.lark") if os.access(base, os.W_OK) else None
+    return str(base / f"grammar-{key}.lark") if base is not None else None
 
 
 def keywords() -> list[str]:

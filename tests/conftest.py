@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
+
+# The grammar tables and the formula cache go to a folder of this run, not the user's cache
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="archcost-test-cache-")
 
 
 def pytest_addoption(parser):

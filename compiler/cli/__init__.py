@@ -9,14 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from archcost.dsl.errors import ArchError, Diagnostic
-
-from . import check, draw, evaluate, formula, importing, serving, state
 from .common import Command
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
-MODULES = (check, formula, evaluate, state, serving, draw, importing)  # the order `archcost --help` lists them in
+MODULES = ("check", "formula", "evaluate", "state", "serving", "draw", "importing")  # `archcost --help`'s order
 
 
 def entry() -> None:
@@ -25,8 +22,11 @@ def entry() -> None:
     import gc
     import os
 
+    from .cached import served
+
     gc.disable()
-    code = main()
+    code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
+    code = main() if code is None else code
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -36,6 +36,8 @@ def entry() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from archcost.dsl.errors import ArchError, Diagnostic
+
     try:
         args = parser().parse_args(argv)  # a flag's parser raises ArchError (E401) for a value out of range
         return args.run(args)
@@ -54,12 +56,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL_ERROR
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="archcost", description=__doc__.splitlines()[0])
+def parser(commands_wanted: list[Command] | None = None, kind=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The program's flags and its commands (all of them, or those given)."""
+    top = kind(prog="archcost", description=__doc__.splitlines()[0])
     top.add_argument("--allow-use-outside", action="store_true",
                      help="let `use \"PATH\"` reach files outside the spec's own folder")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
-    for command in commands_in_order():
+    for command in commands_in_order() if commands_wanted is None else commands_wanted:
         sub = commands.add_parser(command.name, help=command.help)
         command.arguments(sub)
         sub.set_defaults(run=command.run)
@@ -67,7 +70,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def commands_in_order() -> list[Command]:
-    return [command for module in MODULES for command in module.COMMANDS]
+    import importlib
+
+    return [command for name in MODULES for command in importlib.import_module(f"{__name__}.{name}").COMMANDS]
 
 
 __all__ = ["entry", "main", "parser"]

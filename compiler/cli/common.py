@@ -6,12 +6,15 @@ import argparse
 import json
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from pydantic import BaseModel
+from ..letters import LEDGERS, MAX_COUNT, bad_value
 
-from ..pipeline import Compiled, compile_file
-from ..scenario import LEDGERS, MAX_COUNT, Options, Scenario, bad_value, counting
+if TYPE_CHECKING:  # the compiler is imported by the commands that compile, not by the warm path
+    from pydantic import BaseModel
+
+    from ..pipeline import Compiled
+    from ..scenario import Options, Scenario
 
 
 class Command(NamedTuple):
@@ -63,6 +66,11 @@ def scenario_flags(parser: argparse.ArgumentParser, P: int) -> None:
                         help="tokens returned per request, for --phase request")
 
 
+def cache_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-cache", action="store_true", help="compile the spec even when the formula cache "
+                        "holds it, and keep nothing (so does ARCHCOST_NO_CACHE=1)")
+
+
 def counting_flags(parser: argparse.ArgumentParser) -> None:
     """The counting conventions (`--attention`, `--ledger`, ...) and the spec's execution paths (`--option`)."""
     parser.add_argument("--logits", choices=("last", "all"), default="last",
@@ -82,6 +90,8 @@ def counting_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def options(args) -> Options:
+    from ..scenario import counting
+
     return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
                     paths=execution_paths(args.option), weights=getattr(args, "weights", None))
 
@@ -98,10 +108,15 @@ def execution_paths(given: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def scenario(args) -> Scenario:
+    from ..scenario import Scenario
+
     return Scenario(B=args.B, S=args.S, P=args.P, G=args.G)
 
 
 def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
+    from ..pipeline import compile_file
+    from ..scenario import Options
+
     chosen = options(args) if args is not None and hasattr(args, "logits") else Options()
     allow = bool(getattr(args, "allow_use_outside", False))
     return compile_file(path, options=chosen, keep=keep, allow_outside=allow)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..evaluate import by_op, evaluate
-from ..render import tables
-from ..render.chapter import chapter_table
-from ..scenario import PHASES, bad_value
-from .common import Command, compile_spec, counting_flags, print_result, scenario, scenario_flags
+from ..letters import PHASES, bad_value
+from .common import Command, cache_flag, compile_spec, counting_flags, print_result, scenario, scenario_flags
 
 CHAPTER = ("architecture", "params", "prefill", "long-context", "request")  # what `--table chapter` prints
 
@@ -22,17 +19,25 @@ def eval_arguments(parser) -> None:
     parser.add_argument("--format", choices=("text", "json", "markdown", "csv"), default=None,
                         help="text (default), JSON, a Markdown table, or CSV rows of quantity, value, readable")
     parser.add_argument("--by-op", action="store_true", help="also list every op with its shape and FLOPs")
+    cache_flag(parser)
     counting_flags(parser)
 
 
 def run_eval(args) -> int:
+    from ..evaluate import by_op, evaluate
+    from ..render import tables
+    from .cached import print_report, remember
+
     compiled = compile_spec(args.spec, args)
     report = evaluate(compiled, args.phase, scenario(args))
-    ops = by_op(compiled, args.phase, scenario(args)) if args.by_op else None
+    remember(args, compiled, args.phase)
     style = args.format or ("json" if args.json else "text")
+    if not args.by_op:
+        print_report(report.model_dump(exclude_none=True), style)
+        return 0
+    ops = by_op(compiled, args.phase, scenario(args))
     if style in ("markdown", "csv"):
-        chosen = [tables.report_table(report, plain=style == "csv")]
-        chosen += [tables.by_op_table(ops, report)] if ops is not None else []
+        chosen = [tables.report_table(report, plain=style == "csv"), tables.by_op_table(ops, report)]
         print("\n".join(getattr(table, style)() for table in chosen), end="")
         return 0
     return print_result(style == "json", report.model_dump(exclude_none=True), tables.report_text(report),
@@ -55,16 +60,19 @@ def compare_arguments(parser) -> None:
     parser.add_argument("--across", metavar="OPTION", default=None,
                         help="with --table stages: one column per word of this spec option, e.g. execution")
     parser.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
+    cache_flag(parser)
     counting_flags(parser)
 
 
-def _told_apart(models: list, paths: list[str]) -> list:
+def _told_apart(views: list, paths: list[str]) -> list:
     """Two rows of the same model name (two imports of one checkpoint) are named with their files too."""
-    names = [model.name for model in models]
-    for model, path in zip(models, paths, strict=True):
-        if names.count(model.name) > 1:
-            model.ir.name = f"{model.name} ({path})"
-    return models
+    names = [view.name for view in views]
+    for view, path in zip(views, paths, strict=True):
+        if names.count(view.name) > 1:
+            view.name = f"{view.name} ({path})"
+            if hasattr(view, "compiled"):  # the stages table reads the compiled model's own name
+                view.compiled.ir.name = view.name
+    return views
 
 
 def _unused_flags(args) -> None:
@@ -82,19 +90,32 @@ def _unused_flags(args) -> None:
 
 
 def run_compare(args) -> int:
+    from ..views import CompiledView
+    from .cached import remember_views
+
     _unused_flags(args)
-    models = _told_apart([compile_spec(path, args) for path in args.specs], args.specs)
+    views = _told_apart([CompiledView(compile_spec(path, args)) for path in args.specs], args.specs)
+    print_compare(args, views)
+    remember_views(args, views)
+    return 0
+
+
+def print_compare(args, views: list) -> None:
+    """The comparison of these model views: reports as JSON, the summary, or the chapter's tables."""
+    from ..render import tables
+    from ..render.chapter import chapter_table
+
+    shape = {"B": args.B, "S": args.S, "P": args.P, "G": args.G}
     if args.format == "json":
-        reports = [evaluate(model, args.phase, scenario(args)) for model in models]
-        print(json.dumps([r.model_dump(exclude_none=True) for r in reports], indent=2))
-        return 0
+        print(json.dumps([view.report(args.phase, **shape) for view in views], indent=2))
+        return
     for index, name in enumerate(CHAPTER if args.table == "chapter" else (args.table,)):
         if name == "summary":
-            table = tables.summary_table([evaluate(model, args.phase, scenario(args)) for model in models])
+            table = tables.summary_table([view.report(args.phase, **shape) for view in views])
         else:
-            table = chapter_table(name, models, across=args.across)
+            table = chapter_table(name, [view.compiled for view in views] if name == "stages" else views,
+                                  across=args.across)
         print(("\n" if index else "") + getattr(table, args.format)(), end="")
-    return 0
 
 
 COMMANDS = (Command("eval", "evaluate every quantity for one request shape", eval_arguments, run_eval),

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..evaluate import evaluate
+from ..letters import PHASES, bad_value
 from ..render import tables
-from ..scenario import PHASES, Scenario, bad_value
-from .common import (Command, byte_size, compile_spec, counting_flags, print_result, real, scenario,
+from .common import (Command, byte_size, cache_flag, compile_spec, counting_flags, print_result, real, scenario,
                      scenario_flags, show, whole)
 
 DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
@@ -23,15 +22,26 @@ def capacity_arguments(parser) -> None:
     parser.add_argument("--weights", default=None, metavar="FORMAT",
                         help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
     parser.add_argument("--json", action="store_true")
+    cache_flag(parser)
     counting_flags(parser)
 
 
 def run_capacity(args) -> int:
     from ..hardware import device
+    from ..views import CompiledView
+    from .cached import remember_view
+
+    view = CompiledView(compile_spec(args.spec, args))
+    code = print_capacity(args, view, device(args.device))
+    remember_view(args.spec, args, view)
+    return code
+
+
+def print_capacity(args, view, sheet) -> int:
+    """B_max and N_max of a model view (compiled, or from the formula cache) on a device sheet."""
     from ..serving import capacity
 
-    result = capacity(compile_spec(args.spec, args), device(args.device), args.context, args.workspace,
-                      args.reserve, args.batch)
+    result = capacity(view, sheet, args.context, args.workspace, args.reserve, args.batch)
     return show(result, args, tables.capacity_text(result))
 
 
@@ -79,29 +89,39 @@ def request_arguments(parser) -> None:
     parser.add_argument("--turns", type=turns, default=None, metavar="P:G,P:G,…", help="a conversation: prompt and returned "
                         "tokens per turn, each turn after everything kept so far")
     parser.add_argument("--json", action="store_true")
+    cache_flag(parser)
     counting_flags(parser)
 
 
 def run_request(args) -> int:
+    from ..views import CompiledView
+    from .cached import remember_view
+
+    view = CompiledView(compile_spec(args.spec, args))
+    code = print_request(args, view)
+    remember_view(args.spec, args, view)
+    return code
+
+
+def print_request(args, view) -> int:
+    """One request (with what its cached prefix saves) or a conversation, of a model view."""
     from ..serving import conversation, prefix_reuse
 
-    compiled = compile_spec(args.spec, args)
     if args.turns:
-        result = conversation(compiled, args.turns, batch=args.B, cached=args.S)
+        result = conversation(view, args.turns, batch=args.B, cached=args.S)
         if args.json:
             print(json.dumps([t.model_dump(exclude_none=True) for t in result], indent=2))
         else:
             print(tables.conversation_table(result).text(), end="")
         return 0
-    report = evaluate(compiled, "request", scenario(args))
-    reuse = prefix_reuse(compiled, scenario(args)) if args.S else None
+    data = view.report("request", B=args.B, S=args.S, P=args.P, G=args.G)
+    reuse = prefix_reuse(view, args) if args.S else None
     if args.json:
-        data = report.model_dump(exclude_none=True)
         if reuse is not None:
             data["prefix_reuse"] = reuse.model_dump()
         print(json.dumps(data, indent=2))
         return 0
-    print(tables.report_text(report), end="")
+    print(tables.report_text(data), end="")
     if reuse is not None:
         print(f"\n  prefix reuse: {reuse.cached:,} cached positions save {reuse.rows_saved:,} projection rows, "
               f"{reuse.pairs_saved:,} causal pairs and {reuse.flops_saved / 1e12:,.3f} matrix TFLOPs")
@@ -129,6 +149,7 @@ def run_speculate(args) -> int:
     decode_s = None if args.decode_ms is None else args.decode_ms / 1000
     if args.spec is not None:
         from ..hardware import device
+        from ..scenario import Scenario
         from ..serving import draft_timing
 
         if args.device is None:

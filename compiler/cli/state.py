@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from ..render import tables
-from ..scenario import PHASES, bad_value
-from .common import Command, byte_size, compile_spec, counting_flags, output_file, whole
+from ..letters import PHASES, bad_value
+from .common import Command, byte_size, cache_flag, compile_spec, counting_flags, output_file, whole
 
 FIGURES = ("state", "flops", "step", "roofline", "capacity")
 
@@ -73,21 +73,22 @@ def sweep_arguments(parser) -> None:
         parser.add_argument(f"--{letter}", default=default, metavar="LIST",
                             help=f"values of {letter}: 1,8,64 or a range start:stop:step (default {default})")
     parser.add_argument("-o", "--output", type=Path, default=None, metavar="FILE.csv|FILE.json")
+    cache_flag(parser)
     counting_flags(parser)
 
 
 def run_sweep(args) -> int:
-    from ..sweep import check_size, grid, sweep, write
+    from ..sweep import check_size, grid, write
+    from .cached import remember
 
     output_file(args.output, args.spec)
     values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
     check_size(values)
-    table = sweep(compile_spec(args.spec, args), args.phase, values)
-    text = write(table, args.output)
-    if args.output is None:
-        print(text, end="")
-    else:
-        print(f"wrote {args.output} ({len(table['B']):,} points)")
+    compiled = compile_spec(args.spec, args)
+    points = write(compiled, args.phase, values, args.output)
+    remember(args, compiled, args.phase)
+    if args.output is not None:
+        print(f"wrote {args.output} ({points:,} points)")
     return 0
 
 

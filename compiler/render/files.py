@@ -8,11 +8,15 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from archcost.dsl.errors import ArchError, Diagnostic
+if TYPE_CHECKING:
+    from archcost.dsl.errors import ArchError
 
 
 def refused(path: Path, why: str, hint: str | None = None) -> ArchError:
+    from archcost.dsl.errors import ArchError, Diagnostic
+
     return ArchError([Diagnostic(code="E108", message=f"cannot write `{path}`: {why}", hint=hint)])
 
 

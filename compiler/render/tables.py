@@ -2,69 +2,42 @@
 
 from __future__ import annotations
 
-import csv
-import io
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..evaluate import Report
-from ..quantities import COMPONENTS
-from .units import BINARY, grouped, human_bytes, human_count, human_flops
+from ..letters import COMPONENTS
+from .evaluation import data_of
+from .evaluation import options_text as _options
+from .evaluation import report_table, report_text  # noqa: F401  (one import for every table)
+from .evaluation import scenario_text as _scenario_text
+from .table import Table
+from .units import BINARY, grouped
 
-
-@dataclass
-class Table:
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-    notes: list[str]
-    text_columns: int = 1  # leading columns of words, aligned left; the numbers after them right
-
-    def text(self) -> str:
-        widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
-        line = lambda cells: "  ".join(c.ljust(w) if i < self.text_columns else c.rjust(w)  # noqa: E731
-                                       for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-        rule = "  ".join("-" * w for w in widths)
-        body = [self.title, "", line(self.header), rule, *map(line, self.rows)]
-        return "\n".join(body + ([""] + self.notes if self.notes else [])) + "\n"
-
-    def markdown(self) -> str:
-        out = [f"**{self.title}**", "", "| " + " | ".join(self.header) + " |",
-               "|" + "|".join("---" if i == 0 else "---:" for i in range(len(self.header))) + "|"]
-        out += ["| " + " | ".join(r) + " |" for r in self.rows]
-        return "\n".join(out + ([""] + self.notes if self.notes else [])) + "\n"
-
-    def csv(self) -> str:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerows([self.header, *self.rows])
-        return buffer.getvalue()
+if TYPE_CHECKING:
+    from ..report import Report
 
 
-def _scenario_text(report: Report) -> str:
-    shape = ", ".join(f"{k} = {v:,}" for k, v in report.scenario.items())
-    return f"phase {report.phase} ({shape})"
-
-
-def summary_table(reports: list[Report]) -> Table:
-    """One row per model: size, state growth and the cost of the chosen call."""
-    first = reports[0]
+def summary_table(reports: list) -> Table:
+    """One row per model: size, state growth and the cost of the chosen call (reports or their data)."""
+    data = [data_of(r) for r in reports]
     header = ["model", "params (B)", "active (B)", "weights (GB)", "KV/token (KiB)", "state (GiB)",
               "matrix (TFLOPs)", "context (GFLOPs)", "non-matrix (GFLOPs)", "weights read (GB)", "state read (GiB)"]
-    rows = [[r.model, f"{r.params / 1e9:,.3f}", f"{r.params_active / 1e9:,.3f}", f"{r.weight_bytes / 1e9:,.2f}",
-             f"{r.kv_bytes_per_token / BINARY['KiB']:,.1f}", f"{r.state_bytes / BINARY['GiB']:,.3f}",
-             f"{r.flops_matrix / 1e12:,.2f}", f"{r.context_flops / 1e9:,.2f}",
-             f"{r.flops_nonmatrix / 1e9:,.2f}", f"{r.read_bytes['weights'] / 1e9:,.2f}",
-             f"{r.read_bytes['state'] / BINARY['GiB']:,.3f}"] for r in reports]
+    rows = [[r["model"], f"{r['params'] / 1e9:,.3f}", f"{r['params_active'] / 1e9:,.3f}",
+             f"{r['weight_bytes'] / 1e9:,.2f}", f"{r['kv_bytes_per_token'] / BINARY['KiB']:,.1f}",
+             f"{r['state_bytes'] / BINARY['GiB']:,.3f}", f"{r['flops_matrix'] / 1e12:,.2f}",
+             f"{r['context_flops'] / 1e9:,.2f}", f"{r['flops_nonmatrix'] / 1e9:,.2f}",
+             f"{r['read_bytes']['weights'] / 1e9:,.2f}", f"{r['read_bytes']['state'] / BINARY['GiB']:,.3f}"]
+            for r in data]
     notes = ["GB = 10^9 bytes, GiB = 2^30 bytes. State is what the batch holds after the call.",
-             f"options: {_options(first)}"]
-    return Table(f"Cost comparison, {_scenario_text(first)}", header, rows, notes)
+             f"options: {_options(data[0])}"]
+    return Table(f"Cost comparison, {_scenario_text(data[0])}", header, rows, notes)
 
 
-def params_table(reports: list[Report]) -> Table:
-    """The chapter's Table 2-B: parameters in six classes, in billions."""
+def params_table(reports: list) -> Table:
+    """The chapter's Table 2-B: parameters in six classes, in billions (reports or their data)."""
+    data = [data_of(r) for r in reports]
     header = ["model", "total", *COMPONENTS]
-    rows = [[r.model, f"{r.params / 1e9:,.3f}",
-             *(_billions(r.params_by_component.get(c, 0)) for c in COMPONENTS)] for r in reports]
+    rows = [[r["model"], f"{r['params'] / 1e9:,.3f}",
+             *(_billions(r["params_by_component"].get(c, 0)) for c in COMPONENTS)] for r in data]
     return Table("Parameters by class (billions of logical parameters)", header, rows,
                  ["'<0.001' marks a class with fewer than a million parameters."])
 
@@ -73,53 +46,6 @@ def _billions(value: float) -> str:
     if value == 0:
         return "0"
     return "<0.001" if value < 5e5 else f"{value / 1e9:,.3f}"
-
-
-def _options(report: Report) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in report.options.items())
-
-
-def report_table(report: Report, plain: bool = False) -> Table:
-    """An evaluation as rows of quantity, exact value in base units, and a readable value (for Markdown,
-    CSV and notebooks); `plain` writes the values without digit grouping, for machines."""
-    rows = [[name, str(value) if plain else grouped(value), human] for name, value, human in _report_items(report)]
-    return Table(f"{report.model}: {_scenario_text(report)}", ["quantity", "value", "readable"], rows,
-                 [f"options: {_options(report)}"])
-
-
-def _report_items(report: Report) -> list[tuple[str, float, str]]:
-    items = [("params", report.params, human_count(report.params)),
-             ("params_active", report.params_active, human_count(report.params_active)),
-             ("weight_bytes", report.weight_bytes, human_bytes(report.weight_bytes))]
-    items += [(name, getattr(report, name), human_flops(getattr(report, name)))
-              for name in ("flops", "flops_matrix", "flops_nonmatrix", "context_flops")]
-    items += [(name, getattr(report, name), human_bytes(getattr(report, name)))
-              for name in ("state_bytes", "kv_bytes_per_token")]
-    items += [(f"read_bytes.{key}", value, human_bytes(value)) for key, value in report.read_bytes.items()]
-    items += [(f"write_bytes.{key}", value, human_bytes(value)) for key, value in report.write_bytes.items()]
-    return items
-
-
-def report_text(report: Report) -> str:
-    """`archcost eval` for a person: every quantity with exact base units and a readable unit."""
-    lines = [f"{report.model}: {_scenario_text(report)}", f"options: {_options(report)}", ""]
-    item = lambda name, value, human: lines.append(f"  {name:<22} {grouped(value):>26}   {human}")  # noqa: E731
-    for name, value, human in _report_items(report):
-        item(name, value, human)
-    if report.prefill is not None and report.decode is not None:
-        lines.append("")
-        for part_name, part in (("prefill", report.prefill), ("decodes", report.decode)):
-            item(f"{part_name}.flops_matrix", part.flops_matrix, human_flops(part.flops_matrix))
-            item(f"{part_name}.read_state", part.read_bytes_state, human_bytes(part.read_bytes_state))
-            item(f"{part_name}.write_state", part.write_bytes_state, human_bytes(part.write_bytes_state))
-        if report.context_token_reads is not None:  # a model with no growing state reads no positions
-            item("context_token_reads", report.context_token_reads, "positions read by decodes")
-        item("positions_retained", report.positions_retained, "S + P + G − 1")
-    lines += ["", "  params by component:"]
-    for name, value in report.params_by_component.items():
-        if value:
-            lines.append(f"    {name:<20} {grouped(value):>26}   {human_count(value)}")
-    return "\n".join(lines) + "\n"
 
 
 def state_table(profiles) -> Table:
@@ -201,10 +127,10 @@ def speculation_text(s) -> str:
 def conversation_table(turns) -> Table:
     header = ["turn", "cached S", "prompt P", "returned G", "matrix TFLOPs", "context read (GiB)", "state after (GiB)"]
     rows = [[str(t.turn), grouped(t.cached), grouped(t.prompt), grouped(t.returned),
-             f"{t.report.flops_matrix / 1e12:,.3f}", f"{t.report.read_bytes['state'] / BINARY['GiB']:,.3f}",
-             f"{t.report.state_bytes / BINARY['GiB']:,.3f}"] for t in turns]
-    total = sum(t.report.flops_matrix for t in turns)
-    return Table(f"{turns[0].report.model}: a conversation of {len(turns)} turns", header, rows,
+             f"{t.report['flops_matrix'] / 1e12:,.3f}", f"{t.report['read_bytes']['state'] / BINARY['GiB']:,.3f}",
+             f"{t.report['state_bytes'] / BINARY['GiB']:,.3f}"] for t in turns]
+    total = sum(t.report["flops_matrix"] for t in turns)
+    return Table(f"{turns[0].report['model']}: a conversation of {len(turns)} turns", header, rows,
                  [f"total {total / 1e12:,.3f} matrix TFLOPs; each turn keeps S + P + G − 1 positions"])
 
 

@@ -1,0 +1,183 @@
+"""`archcost eval` served from the compiled-formula cache, before the compiler (sympy, networkx, lark) is imported.
+
+Anything out of the ordinary (a flag it cannot parse, --help, --by-op, no entry, a number not vouched for)
+returns None, and the program runs the compiler as usual, which prints the same bytes or says what is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .. import warm
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Quiet(argparse.ArgumentParser):
+    """A parser that hands every problem back instead of printing usage and exiting."""
+
+    def error(self, message):
+        raise _Refused(message)
+
+    def exit(self, status=0, message=None):
+        raise _Refused(message)
+
+
+def served(argv: list[str]) -> int | None:
+    """The exit code of a command answered from the cache, or None when the compiler must run."""
+    if not argv or argv[0] not in ("eval", "compare", "sweep", "capacity", "request") or {"-h", "--help"} & set(argv):
+        return None
+    from . import evaluate, parser, serving, state
+
+    try:
+        args = parser([*evaluate.COMMANDS, *state.COMMANDS, *serving.COMMANDS], kind=_Quiet).parse_args(argv)
+    except Exception:  # noqa: BLE001  (a flag's parser refuses with an ArchError: the full program says it)
+        return None
+    if not warm.enabled(args):
+        return None
+    if argv[0] != "eval":
+        return {"compare": _compared, "sweep": _swept}.get(argv[0], _served_view)(args)
+    if args.by_op:
+        return None
+    entry = warm.load(args.spec, args)
+    data = warm.report(entry, args.phase, {"B": args.B, "S": args.S, "P": args.P, "G": args.G}) if entry else None
+    if data is None:
+        return None
+    print_report(data, args.format or ("json" if args.json else "text"))
+    return 0
+
+
+def _compared(args) -> int | None:
+    """`compare` from the cache entries of every spec, printed only once all of it is made."""
+    import contextlib
+    import io
+
+    from .evaluate import _told_apart, _unused_flags, print_compare
+
+    if args.table == "stages":
+        return None
+    buffer = io.StringIO()
+    try:
+        _unused_flags(args)
+        entries = [warm.load(spec, args) for spec in args.specs]
+        if any(entry is None for entry in entries):
+            return None
+        views = _told_apart([warm.CachedView(entry) for entry in entries], args.specs)
+        with contextlib.redirect_stdout(buffer):
+            print_compare(args, views)
+    except Exception:  # noqa: BLE001  (anything the cache cannot answer: the compiler runs and says why)
+        return None
+    print(buffer.getvalue(), end="")
+    return 0
+
+
+def _served_view(args) -> int | None:
+    """`capacity` and `request` from the cache entry of the spec, printed once all of it is made."""
+    import contextlib
+    import io
+
+    from .serving import print_capacity, print_request, run_capacity
+
+    buffer = io.StringIO()
+    try:
+        entry = warm.load(args.spec, args)
+        if entry is None:
+            return None
+        view = warm.CachedView(entry)
+        with contextlib.redirect_stdout(buffer):
+            if args.run is run_capacity:
+                from ..hardware import device
+
+                print_capacity(args, view, device(args.device))
+            else:
+                print_request(args, view)
+    except Exception:  # noqa: BLE001  (anything the cache cannot answer: the compiler runs and says why)
+        return None
+    print(buffer.getvalue(), end="")
+    return 0
+
+
+SMALL_GRID = 200_000  # a grid printed to standard output is made whole first, so a refusal prints nothing
+
+
+def _swept(args) -> int | None:
+    """`sweep` from the cache entry's forms, to its file (written atomically) or, when small, to stdout."""
+    import io
+    import math
+    import sys
+
+    from ..sweep import check_size, grid, write_forms
+    from .common import output_file
+
+    try:
+        output_file(args.output, args.spec)
+        values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
+        check_size(values)
+        entry = warm.load(args.spec, args)
+        phase_forms = entry["phases"].get(args.phase) if entry else None
+        if phase_forms is None or (args.output is None and math.prod(map(len, values.values())) > SMALL_GRID):
+            return None
+        buffer = io.BytesIO()
+        points = write_forms(phase_forms, args.phase, values, args.output, out=buffer)
+    except Exception:  # noqa: BLE001  (anything the cache cannot answer: the compiler runs and says why)
+        return None
+    if args.output is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(buffer.getvalue())
+        sys.stdout.buffer.flush()
+    else:
+        print(f"wrote {args.output} ({points:,} points)")
+    return 0
+
+
+def print_report(data: dict, style: str) -> None:
+    """An evaluation as text, JSON, Markdown or CSV: the cold path and the cache print through here alike."""
+    from ..render.evaluation import report_table, report_text
+
+    if style == "json":
+        print(json.dumps(data, indent=2))
+    elif style in ("markdown", "csv"):
+        print(getattr(report_table(data, plain=style == "csv"), style)(), end="")
+    else:
+        print(report_text(data), end="")
+
+
+def remember(args, compiled, phase: str) -> None:
+    """Keep the phase's forms for the next run on the same sources and flags."""
+    if not warm.enabled(args):
+        return
+    from ..evaluate import head
+    from ..leaves import phase_forms
+
+    forms = phase_forms(compiled, phase)
+    if forms is not None and compiled.program is not None:
+        warm.store(args.spec, args, head(compiled), list(compiled.program.modules), {phase: forms})
+
+
+def remember_views(args, views: list) -> None:
+    """Keep what `compare` read of each model."""
+    for path, view in zip(args.specs, views, strict=True):
+        remember_view(path, args, view)
+
+
+def remember_view(path: str, args, view) -> None:
+    """Keep what a command read of a compiled model: the phases it evaluated, its architecture facts, M(H)."""
+    if not warm.enabled(args):
+        return
+    from ..evaluate import head
+    from ..leaves import phase_forms
+    from ..views import state_form
+
+    compiled = view.compiled
+    phases = {phase: phase_forms(compiled, phase) for phase in sorted(view.phases)}
+    if compiled.program is None or any(forms is None for forms in phases.values()):
+        return
+    extras = {"facts": view.facts}
+    state = state_form(compiled)
+    if state is not None:
+        extras["state_at"] = state
+    warm.store(path, args, {**head(compiled), "model": view.model_name}, list(compiled.program.modules), phases,
+               extras)

@@ -1,0 +1,213 @@
+"""The compiled-formula cache: a spec's report forms on disk, so a later run on the same sources reads no sympy.
+
+An entry is JSON in the user cache folder, named by the hash of the spec's path and the run's counting flags,
+and holding the hash of every source file the compile read (stdlib included) and a fingerprint of archcost's
+own code. It is used only when all of those still match and every part of it checks out (forms.check, the plan's
+shape); anything else is ignored and rebuilt. Nothing in it is executed: evaluators are generated from checked
+forms (forms.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from archcost.dsl.cachedir import cache_folder
+
+from . import forms
+from .assemble import Evaluator, Numbers, assemble, dumped, plain
+
+FORMAT = 1
+FLAGS = ("ledger", "attention", "vector_params", "logits", "routing", "option", "weights")
+PACKAGE = Path(__file__).resolve().parent
+MAX_ENTRY_BYTES = 64 * 2**20
+
+
+def enabled(args) -> bool:
+    return not getattr(args, "no_cache", False) and not os.environ.get("ARCHCOST_NO_CACHE")
+
+
+def fingerprint() -> str:
+    """archcost's version and the size and time of each of its own modules: new code, new entries."""
+    stats = []
+    for root, _, files in sorted(os.walk(PACKAGE)):
+        for name in sorted(files):
+            if name.endswith((".py", ".lark")):
+                info = os.stat(os.path.join(root, name))
+                stats.append(f"{root}/{name}:{info.st_size}:{info.st_mtime_ns}")
+    return hashlib.sha256("\n".join(["archcost 0.1.0", *stats]).encode()).hexdigest()
+
+
+def entry_path(spec: str, args) -> Path | None:
+    base = cache_folder("forms")
+    if base is None:
+        return None
+    flags = {name: getattr(args, name, None) for name in FLAGS}
+    text = json.dumps([os.getcwd(), str(Path(spec).resolve()), bool(getattr(args, "allow_use_outside", False)),
+                       flags], sort_keys=True)
+    return base / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+
+
+def source_file(name: str) -> Path:
+    """The file a module name of the loader stands for (`std/...` is the stdlib's)."""
+    if name.startswith("std/"):
+        from importlib import resources
+
+        return Path(str(resources.files("archcost.stdlib"))) / name.removeprefix("std/")
+    return Path(name)
+
+
+def digest(name: str) -> str:
+    return hashlib.sha256(source_file(name).read_bytes()).hexdigest()
+
+
+def load(spec: str, args) -> dict | None:
+    """The entry for this spec and flags, when every source and archcost itself are as they were."""
+    path = entry_path(spec, args)
+    try:
+        if path is None or path.stat().st_size > MAX_ENTRY_BYTES:
+            return None
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        if not _valid(entry) or entry["fingerprint"] != fingerprint():
+            return None
+        if any(digest(name) != hashed for name, hashed in entry["sources"]):
+            return None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return entry
+
+
+def store(spec: str, args, head: dict, sources: list[str], phases: dict[str, dict], extras: dict | None = None) -> None:
+    """Add these phases' forms (and `extras`: facts, state_at) to the entry, written whole and atomically; a
+    folder that says no is no error."""
+    path = entry_path(spec, args)
+    if path is None:
+        return
+    try:
+        entry = load(spec, args) or {"format": FORMAT, "fingerprint": fingerprint(),
+                                     "sources": [[name, digest(name)] for name in sources], "head": head, "phases": {}}
+        entry["phases"].update(phases)
+        entry.update(extras or {})
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError:
+        return
+
+
+def report(entry: dict, phase: str, scenario: dict) -> dict | None:
+    """The report data of `phase` at `scenario`, as JSON shows it, or None when the entry lacks the phase or a
+    number is not vouched for (the compiler then runs and says why)."""
+    phase_forms = entry["phases"].get(phase)
+    if phase_forms is None:
+        return None
+    try:
+        numbers = Numbers(Evaluator(phase_forms)(**scenario))
+        data = assemble(entry["head"], phase_forms["plan"], phase, scenario, numbers)
+    except Exception:  # noqa: BLE001  (any surprise: the compiler's path decides, and explains)
+        return None
+    excluded = {item[1]: item[3] for item in phase_forms["plan"] if item[0] == "figures"}
+    return dumped(data, excluded)
+
+
+class CachedView:
+    """A model as the chapter's tables read it (see views.CompiledView), from its cache entry."""
+
+    def __init__(self, entry: dict):
+        head = entry["head"]
+        self.entry, self.name, self.conventions, self.paths = entry, head["model"], head["conventions"], head["paths"]
+
+    @property
+    def facts(self) -> dict:
+        if self.entry.get("facts") is None:
+            raise LookupError("no architecture facts cached")
+        return self.entry["facts"]
+
+    def report(self, phase: str, **shape) -> dict:
+        data = report(self.entry, phase, {"B": 1, "S": 0, "P": 1, "G": 1, **shape})
+        if data is None:
+            raise LookupError(f"no {phase} forms cached")
+        return {**data, "model": self.name}
+
+    def state_at(self, history: int):
+        value = plain(forms.function([self.entry["state_at"]])(1, history, 1, 1)[0])
+        if value < 0:
+            raise LookupError("negative state")
+        return value
+
+
+# ---------------------------------------------------------------------------------------------- checking
+
+def _valid(entry) -> bool:
+    try:
+        return (type(entry) is dict and entry.get("format") == FORMAT and type(entry.get("fingerprint")) is str
+                and _pairs(entry["sources"]) and _head(entry["head"]) and type(entry["phases"]) is dict
+                and all(type(k) is str and _phase(v) for k, v in entry["phases"].items())
+                and _facts(entry.get("facts")) and ("state_at" not in entry or forms.check(entry["state_at"])))
+    except (KeyError, TypeError, IndexError):
+        return False
+
+
+def _facts(facts) -> bool:
+    if facts is None:
+        return True
+    words = ("layers", "width", "attention", "ffn", "depth")
+    routed = facts["routed"]
+    return (type(facts) is dict and all(type(facts[k]) is str for k in words)
+            and (routed is None or (_strings(routed) and len(routed) == 4)))
+
+
+def _strings(items) -> bool:
+    return type(items) is list and all(type(item) is str for item in items)
+
+
+def _pairs(items) -> bool:
+    return type(items) is list and all(_strings(item) and len(item) == 2 for item in items)
+
+
+def _head(head) -> bool:
+    return (type(head) is dict and type(head["model"]) is str
+            and all(type(head[k]) is dict and all(type(v) is str for v in head[k].values())
+                    for k in ("options", "conventions", "paths")))
+
+
+def _phase(phase_forms) -> bool:
+    leaves, requests, atoms = phase_forms["leaves"], phase_forms["requests"], phase_forms["atoms"]
+    if type(leaves) is not dict or type(requests) is not dict or type(atoms) is not list:
+        return False
+    budget = [forms.MAX_NODES]
+    if not all(forms.check(tree, 0, budget) for tree in [*leaves.values(), *atoms]):
+        return False
+    for request in requests.values():
+        if not forms.check(request["call"], 0, budget) or type(request["decode"]) is not list:
+            return False
+        for atom, power, coefficient in request["decode"]:
+            if not (type(atom) is int and 0 <= atom < len(atoms) and type(power) is int and 0 <= power <= 8
+                    and forms.check(coefficient, 0, budget)):
+                return False
+    return _plan(phase_forms["plan"], set(leaves) | set(requests))
+
+
+def _plan(plan, keys: set) -> bool:
+    if type(plan) is not list:
+        return False
+    for item in plan:
+        kind = item[0]
+        if kind == "sum":
+            ok = _strings(item[2]) and _strings(item[3]) and {f"total:{f}" for f in item[2] + item[3]} <= keys
+        elif kind in ("each", "parts"):
+            ok = _pairs(item[2]) and (kind == "parts" or {key for _, key in item[2]} <= keys)
+            ok = ok and (kind == "each" or {f"total:{f}" for _, f in item[2]} <= keys)
+        elif kind == "peak":
+            ok = _strings(item[2]) and set(item[2]) <= keys
+        elif kind == "figures":
+            ok = _strings(item[3]) and all(type(row) is list and all(
+                type(name) is str and (fixed is None) != (key is None) and (key is None or key in keys)
+                and (fixed is None or type(fixed) is str) for name, fixed, key in row) for row in item[2])
+        else:
+            return False
+        if not (ok and type(item[1]) is str):
+            return False
+    return True

@@ -1,0 +1,137 @@
+"""The compiled-formula cache (issue 16): a cached `eval`, `compare`, `sweep`, `capacity` or `request` prints
+exactly what the compiler prints, imports no sympy, and an entry that is stale, corrupt or forged is never used."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archcost.compiler.cli import main
+from archcost.compiler.cli.cached import served
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = sorted((ROOT / "specs").glob("*.arch"))
+SHAPE = ["--B", "3", "--S", "2040", "--P", "9", "--G", "13"]
+CHAPTER = [str(ROOT / "specs" / f"{n}.arch") for n in ("deepseek-v4.1-flash", "qwen3-8b", "qwen3.6-35b-a3b",
+                                                       "deepseek-v4-flash", "kimi-k3")]
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARCHCOST_NO_CACHE", raising=False)
+    return tmp_path / "cache" / "archcost" / "forms"
+
+
+def cold_then_warm(argv: list[str], capsys) -> tuple[str, str]:
+    assert main(argv) == 0
+    cold = capsys.readouterr().out
+    assert served(argv) == 0, "the second run was not served from the cache"
+    return cold, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.stem)
+def test_a_cached_eval_prints_the_same_bytes(spec, capsys):
+    for phase in ("prefill", "decode", "request"):
+        cold, warm = cold_then_warm(["eval", str(spec), "--phase", phase, *SHAPE, "--json"], capsys)
+        assert warm == cold, f"{spec.stem} {phase}"
+
+
+@pytest.mark.parametrize("style", [["--json"], [], ["--format", "markdown"], ["--format", "csv"]])
+def test_every_format_of_a_cached_eval_is_the_same(style, capsys):
+    for name in ("qwen3-8b", "deepseek-v4.1-flash", "gpt-oss-20b"):
+        cold, warm = cold_then_warm(["eval", str(ROOT / "specs" / f"{name}.arch"), "--phase", "request", *SHAPE,
+                                     *style], capsys)
+        assert warm == cold
+
+
+@pytest.mark.parametrize("table", ["chapter", "summary"])
+def test_a_cached_compare_prints_the_same_bytes(table, capsys):
+    cold, warm = cold_then_warm(["compare", "--table", table, *CHAPTER], capsys)
+    assert warm == cold and "Table 2-A" in cold if table == "chapter" else warm == cold
+
+
+@pytest.mark.parametrize("name,phase", [("qwen3-8b", "decode"), ("deepseek-v4.1-flash", "prefill"),
+                                        ("gemma-2-9b", "request")])
+def test_a_cached_sweep_writes_the_same_bytes(name, phase, tmp_path, capsys):
+    argv = ["sweep", str(ROOT / "specs" / f"{name}.arch"), "--phase", phase, "--B", "1,3", "--S", "0:5000:999",
+            "--P", "1,7", "--G", "1,9"]
+    cold, warm = cold_then_warm(argv, capsys)
+    assert warm == cold and cold.count("\n") == 1 + 2 * 6 * 2 * 2
+    for suffix in ("csv", "json"):
+        out = tmp_path / f"grid.{suffix}"
+        assert main([*argv, "-o", str(out)]) == 0
+        first = out.read_bytes()
+        out.unlink()
+        assert served([*argv, "-o", str(out)]) == 0 and out.read_bytes() == first
+
+
+@pytest.mark.parametrize("argv", [
+    ["capacity", "qwen3-8b", "--device", "rtx-4090", "--context", "8192"],
+    ["capacity", "deepseek-v4-flash", "--device", "h100-sxm", "--context", "1048576", "--batch", "4", "--json"],
+    ["request", "qwen3-8b", "--S", "1392", "--P", "51", "--G", "128"],
+    ["request", "deepseek-v4.1-flash", "--turns", "512:128,64:256", "--json"],
+    ["request", "gemma-3-27b", "--S", "9000", "--P", "100", "--G", "5000", "--json"],
+], ids=lambda argv: "-".join(argv[:2]))
+def test_cached_capacity_and_requests_print_the_same_bytes(argv, capsys):
+    argv = [argv[0], str(ROOT / "specs" / f"{argv[1]}.arch"), *argv[2:]]
+    cold, warm = cold_then_warm(argv, capsys)
+    assert warm == cold
+
+
+def test_two_imports_of_one_model_stay_told_apart_from_the_cache(tmp_path, capsys):
+    for name in ("a.arch", "b.arch"):
+        shutil.copy(ROOT / "specs" / "qwen3-8b.arch", tmp_path / name)
+    cold, warm = cold_then_warm(["compare", str(tmp_path / "a.arch"), str(tmp_path / "b.arch")], capsys)
+    assert warm == cold and f"Qwen3-8B ({tmp_path / 'a.arch'})" in warm
+
+
+def test_a_warm_eval_imports_neither_sympy_nor_the_compiler(capsys):
+    argv = ["eval", str(ROOT / "specs" / "deepseek-v4-flash.arch"), "--phase", "request", "--G", "1000000"]
+    assert main(argv) == 0
+    cold = capsys.readouterr().out
+    script = ("import sys\nfrom archcost.compiler.cli.cached import served\nassert served(sys.argv[1:]) == 0\n"
+              "print(sorted(m for m in ('sympy', 'networkx', 'lark', 'pydantic') if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, check=True)
+    assert done.stdout == cold and done.stderr.strip() == "[]"
+
+
+def test_a_changed_source_is_compiled_again(tmp_path, capsys):
+    spec = tmp_path / "m.arch"
+    spec.write_text((ROOT / "specs" / "qwen3-8b.arch").read_text())
+    argv = ["eval", str(spec), "--phase", "decode", "--json"]
+    cold_then_warm(argv, capsys)
+    spec.write_text(spec.read_text().replace("f = 12_288", "f = 12_289"))
+    assert served(argv) is None
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "code", "foreign"])
+def test_a_corrupt_or_forged_entry_is_ignored(damage, cache, capsys):
+    argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "prefill", "--P", "8192", "--json"]
+    cold, _ = cold_then_warm(argv, capsys)
+    (entry,) = cache.glob("*.json")
+    text = entry.read_text()
+    data = json.loads(text)
+    leaves = data["phases"]["prefill"]["leaves"]
+    forged = {"garbage": "\x00not json", "truncated": text[: len(text) // 2],
+              "code": text.replace('"leaves":{', '"leaves":{"x":"__import__(\'os\').system(\'false\')",', 1),
+              "foreign": json.dumps({**data, "phases": {"prefill": {**data["phases"]["prefill"], "leaves": {
+                  **leaves, "total:params": ["exec", 1]}}}})}[damage]
+    entry.write_text(forged)
+    assert served(argv) is None
+    assert main(argv) == 0 and capsys.readouterr().out == cold   # compiled again, and the entry rebuilt
+    assert served(argv) == 0 and capsys.readouterr().out == cold
+
+
+def test_no_cache_keeps_nothing_and_the_variable_turns_it_off(cache, monkeypatch, capsys):
+    argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "decode"]
+    assert main([*argv, "--no-cache"]) == 0
+    assert not list(cache.glob("*.json")) and served(argv) is None
+    assert main(argv) == 0 and served(argv) == 0
+    monkeypatch.setenv("ARCHCOST_NO_CACHE", "1")
+    assert served(argv) is None
