@@ -1,7 +1,7 @@
 """Mutated specs and stdlib blocks never escape the public API with anything but an ArchError.
 
 The mutator and the harness are tools/fuzz.py, the long-running target; here they run on a fixed
-budget and seed so every CI run covers the same ≥2,000 inputs, and the kept corpus replays.
+budget and seed: the default run a bounded sample, the `long` marker (.ci/run) ten times as many.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-CI_MUTATIONS = 2_400
+SAMPLE, LONG = 600, 6_000  # mutations: the default run's bounded sample, and the `long` run's (.ci/run)
 
 
 fuzz = load_tool("fuzz")
@@ -34,24 +34,26 @@ def test_unmutated_seeds_compile_and_evaluate():
         assert fuzz.run_one(text) == fuzz.ACCEPTED, name
 
 
-def test_mutations_never_escape():
-    tally = fuzz.campaign(seed=20261129, workers=2, count=CI_MUTATIONS)
-    assert tally.done == CI_MUTATIONS
+@pytest.mark.parametrize("count", [SAMPLE, pytest.param(LONG, marks=pytest.mark.long)])
+def test_mutations_never_escape(count):
+    tally = fuzz.campaign(seed=20261129, workers=2, count=count)
+    assert tally.done == count
     assert not tally.escapes, "\n".join(f"--- mutation of {name}:\n{text}\n{failure}"
                                          for name, text, failure in tally.escapes[:3])
     # Both kinds must be common, or the mutator has stopped exercising the compiler's back half.
-    assert tally.accepted > CI_MUTATIONS // 10 and tally.rejected > CI_MUTATIONS // 10, tally[:3]
+    assert tally.accepted > count // 10 and tally.rejected > count // 10, tally[:3]
 
 
-def test_config_mutations_never_escape():
+@pytest.mark.parametrize("count", [SAMPLE, pytest.param(LONG, marks=pytest.mark.long)])
+def test_config_mutations_never_escape(count):
     """config.json files from anywhere: refused at a line of the config, or imported into a spec that
     compiles and evaluates (the same harness as `tools/fuzz.py --target configs`)."""
     for name, text in fuzz.config_seeds():
         assert fuzz.run_config(text) == fuzz.ACCEPTED, name
-    tally = fuzz.campaign(seed=20261129, workers=2, count=2_000, target="configs")
+    tally = fuzz.campaign(seed=20261129, workers=2, count=count, target="configs")
     assert not tally.escapes, "\n".join(f"--- mutation of {name}:\n{text}\n{failure}"
                                          for name, text, failure in tally.escapes[:3])
-    assert tally.accepted > 200 and tally.rejected > 200, tally[:3]
+    assert tally.accepted > count // 10 and tally.rejected > count // 10, tally[:3]
 
 
 @pytest.mark.parametrize("target,count", [("flags", 120), ("api", 200), ("files", 60)])

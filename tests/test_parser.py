@@ -49,12 +49,23 @@ def test_arbitrary_text_only_raises_arch_error(text):
     assert fuzz.run_one(text) in (None, fuzz.ACCEPTED)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(programs)
-def test_grammar_programs_round_trip_and_never_crash(text):
+def round_trip_and_run(text: str) -> None:
     tree = parse(text)
     assert parse(format_module(tree)) == tree
     assert fuzz.run_one(text) in (None, fuzz.ACCEPTED)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs)
+def test_grammar_programs_round_trip_and_never_crash(text):
+    round_trip_and_run(text)
+
+
+@pytest.mark.long
+@settings(max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(programs)
+def test_grammar_programs_round_trip_and_never_crash_long(text):
+    round_trip_and_run(text)
 
 
 def test_keywords_come_from_the_grammar():

@@ -25,57 +25,112 @@ def median_seconds(action, repeats: int) -> float:
     return statistics.median(samples)
 
 
+def process(*argv: str, env: dict | None = None) -> None:
+    subprocess.run([sys.executable, "-m", "archcost.compiler.cli", *argv], check=True, capture_output=True,
+                   env=env)
+
+
 def main() -> None:
+    import os
+    import tempfile
+
+    cache = tempfile.mkdtemp(prefix="archcost-bench-")
+    os.environ["XDG_CACHE_HOME"] = cache
+    whole_processes({**os.environ})
+    in_process()
+    sweeps()
+    hostile_limits()
+
+
+def floor() -> None:
+    subprocess.run([sys.executable, "-c", "import sympy, networkx, lark, pydantic"], check=True)
+
+
+def paired(action, repeats: int, against=floor) -> tuple[float, float]:
+    """(median seconds, median ratio): each run of `action` timed right after a run of `against` (the import
+    floor), so both see the same load on the machine."""
+    seconds, ratios = [], []
+    for _ in range(repeats):
+        base = median_seconds(against, 1)
+        seconds.append(median_seconds(action, 1))
+        ratios.append(seconds[-1] / base)
+    return statistics.median(seconds), statistics.median(ratios)
+
+
+def whole_processes(env: dict) -> None:
+    """Whole `archcost` processes as ratios of the import floor `python -c "import sympy, networkx, lark,
+    pydantic"`, measured in pairs in the same run."""
+    spec = ["eval", str(SPEC), "--phase", "prefill", "--P", "8192", "--json"]
+    chapter = ["compare", "--table", "chapter", *(str(ROOT / "specs" / f"{name}.arch") for name in CHAPTER)]
+    cold_eval = lambda: process(*spec, "--no-cache", env=env)  # noqa: E731
+    print(f"import floor (sympy, networkx, lark, pydantic):       {median_seconds(floor, 5):.3f} s")
+    rows = [("eval Qwen3-8B, cold (no formula cache)", cold_eval, floor),
+            ("eval Qwen3-8B, cold, no grammar cache either",
+             lambda: process(*spec, "--no-cache", env={**env, "ARCHCOST_NO_CACHE": "1"}), floor)]
+    for label, action, against in rows:
+        seconds, ratio = paired(action, 9, against)
+        print(f"{label + ':':<53}{seconds:.3f} s = {ratio:.2f} × the floor")
+    process(*spec, env=env)  # the formula cache now holds the spec
+    seconds, ratio = paired(lambda: process(*spec, env=env), 9)
+    print(f"{'eval Qwen3-8B, warm (formula cache hit):':<53}{seconds:.3f} s = {ratio:.2f} × the floor")
+    seconds, ratio = paired(lambda: process(*chapter, "--no-cache", env=env), 3, cold_eval)
+    print(f"{'compare --table chapter, five models, cold:':<53}{seconds:.3f} s = {ratio:.2f} × one cold eval")
+    process(*chapter, env=env)
+    seconds, ratio = paired(lambda: process(*chapter, env=env), 5, cold_eval)
+    print(f"{'compare --table chapter, five models, warm:':<53}{seconds:.3f} s = {ratio:.2f} × one cold eval")
+
+
+def in_process() -> None:
     from archcost.compiler.evaluate import evaluate
     from archcost.compiler.pipeline import compile_file
     from archcost.compiler.scenario import Scenario
     from archcost.dsl.parser import _parser
 
     _parser()  # the grammar tables are built once per process, like an import
-
-    def compile_and_evaluate():
-        evaluate(compile_file(SPEC), "prefill", Scenario(P=8192))
-
-    def request():
-        evaluate(compile_file(SPEC), "request", Scenario(P=8192, G=1025))
-
-    def process():
-        subprocess.run([sys.executable, "-m", "archcost.compiler.cli", "eval", str(SPEC), "--phase", "prefill",
-                        "--P", "8192", "--json"], check=True, capture_output=True)
-
-    from archcost.compiler.sweep import evaluator, sweep
-
-    model = compile_file(SPEC)
-    one = evaluator(model, "decode")
-
-    def single_scenario():
-        one(8, 8192, 1, 1)
-
-    def million_points():
-        sweep(model, "decode", {"B": list(range(1, 101)), "S": list(range(0, 1_000_000, 100)), "P": [1], "G": [1]})
-
-    floor = median_seconds(lambda: subprocess.run([sys.executable, "-c", "import sympy, networkx, lark, pydantic"],
-                                                  check=True), 7)
-    cold = median_seconds(process, 7)
-    chapter = median_seconds(lambda: subprocess.run(
-        [sys.executable, "-m", "archcost.compiler.cli", "compare", "--table", "chapter",
-         *(str(ROOT / "specs" / f"{name}.arch") for name in CHAPTER)], check=True, capture_output=True), 3)
-    print(f"import floor (sympy, networkx, lark, pydantic):    {floor:.3f} s")
-    print(f"archcost eval Qwen3-8B --json, whole process:      {cold:.3f} s = {cold / floor:.2f} × the floor")
-    print(f"compare --table chapter, five models:              {chapter:.3f} s = {chapter / cold:.2f} × one eval")
     for name in ("qwen3-8b", "deepseek-v4.1-flash"):
         compiled = compile_file(ROOT / "specs" / f"{name}.arch")
         evaluate(compiled, "prefill", Scenario(P=100))  # closed forms and evaluators built once
         shapes = iter(range(10**9))
-        one_report = median_seconds(lambda: evaluate(compiled, "prefill", Scenario(P=1000 + next(shapes))), 200)
+        one_report = median_seconds(lambda: evaluate(compiled, "prefill", Scenario(P=1000 + next(shapes))), 500)
         print(f"one exact scenario, every quantity, {name + ':':<20}{one_report * 1e6:9.0f} µs")
-    print(f"compile + evaluate Qwen3-8B, prefill (in-process): {median_seconds(compile_and_evaluate, 20) * 1e3:.1f} ms")
-    print(f"one scenario, compiled spec (6 quantities):        {median_seconds(single_scenario, 2000) * 1e6:.1f} µs")
-    print(f"sweep of 1,000,000 (B, S) points:                  {median_seconds(million_points, 3):.2f} s")
-    print(f"compile + evaluate Qwen3-8B, request G=1025:      {median_seconds(request, 10) * 1e3:.1f} ms")
-    print(f"compile + evaluate DeepSeek V4.1 Flash, decode:    "
+    flash = compile_file(ROOT / "specs" / "deepseek-v4-flash.arch")
+    evaluate(flash, "request", Scenario(P=128, G=4))
+    request = median_seconds(lambda: evaluate(flash, "request", Scenario(P=1000, G=1_000_000)), 7)
+    print(f"DeepSeek V4-Flash request, G = 1,000,000 (compiled):  {request * 1e3:.1f} ms")
+    print(f"compile + evaluate Qwen3-8B, prefill (in-process):   "
+          f"{median_seconds(lambda: evaluate(compile_file(SPEC), 'prefill', Scenario(P=8192)), 20) * 1e3:.1f} ms")
+    print(f"compile + evaluate DeepSeek V4.1 Flash, decode:      "
           f"{median_seconds(lambda: evaluate(compile_file(V41), 'decode', Scenario(S=8191)), 5) * 1e3:.0f} ms")
-    hostile_limits()
+
+
+SWEEP = """
+import resource, sys, time
+from pathlib import Path
+from archcost.compiler.pipeline import compile_file
+from archcost.compiler.sweep import write
+model = compile_file(sys.argv[1])
+start = time.perf_counter()
+write(model, "decode", {"B": range(1, 101), "S": range(0, 1_000_000, 100), "P": [1], "G": [1]}, Path(sys.argv[2]))
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def sweeps() -> None:
+    """A 1,000,000-point sweep written to CSV and to JSON, each in a process of its own (peak memory)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        for suffix in ("csv", "json"):
+            runs = []
+            for _ in range(3):
+                done = subprocess.run([sys.executable, "-c", SWEEP, str(SPEC), f"{folder}/grid.{suffix}"],
+                                      check=True, capture_output=True, text=True)
+                seconds, peak_kib = done.stdout.split()
+                runs.append((float(seconds), int(peak_kib)))
+            seconds = statistics.median(r[0] for r in runs)
+            peak = max(r[1] for r in runs) / 1024
+            print(f"sweep of 1,000,000 points to {suffix.upper():<4}, file written:    {seconds:.2f} s, "
+                  f"peak {peak:,.0f} MB (whole process)")
 
 
 V41 = ROOT / "specs" / "deepseek-v4.1-flash.arch"
