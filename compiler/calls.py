@@ -37,7 +37,7 @@ def block_call(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> None:
     res.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
                                        multiplicity=scope.multiplicity)
     inner = scope.child(label, cluster_id, values=values, tensors={"input": source, "tokens": scope.tensors["tokens"]},
-                        module=res.declarations.module_of(block), block=block.name)
+                        module=res.declarations.module_of(block), block=block.name, site=stmt.span)
     res.body(block.body, inner)
     res.clusters[cluster_id] = replace(res.clusters[cluster_id], component=inner.component)
     bind_output(flow, scope, label, inner.current)

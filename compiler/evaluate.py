@@ -224,7 +224,14 @@ class _Evaluator:
         ir = self.compiled.ir
         return ArchError([ir.sources.diagnostic(
             "E400", f"cannot evaluate: `{s.name}` has no value", ir.first_use.get(s),
-            hint=f"bind it in the model, e.g. `{s.name} = ...`") for s in sorted(free, key=lambda s: s.name)])
+            hint=_unbound_hint(s.name, ir.nearby.get(s, ()))) for s in sorted(free, key=lambda s: s.name)])
+
+
+def _unbound_hint(name: str, nearby: tuple[str, ...]) -> str:
+    """The nearest name of the scope it was used in (a misspelled parameter), else how to bind it."""
+    from archcost.dsl.errors import did_you_mean
+
+    return did_you_mean(name, nearby) or f"bind it in the model, e.g. `{name} = ...`"
 
 
 def exact_function(expr: sp.Expr, *symbols_in):

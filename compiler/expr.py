@@ -45,13 +45,15 @@ class Problem(Exception):
 class Env:
     """Names visible in one scope; unbound names become dimension symbols, remembered with their span."""
 
-    def __init__(self, values: Mapping[str, sp.Basic], problem: Callable[..., Problem], first_use: dict):
+    def __init__(self, values: Mapping[str, sp.Basic], problem: Callable[..., Problem], first_use: dict,
+                 nearby: dict | None = None):
         self.values = dict(values)
         self.problem = problem
         self.first_use = first_use
+        self.nearby = {} if nearby is None else nearby  # unbound symbol -> names its scope had, for hints
 
     def child(self, values: Mapping[str, sp.Basic]) -> "Env":
-        return Env(values, self.problem, self.first_use)
+        return Env(values, self.problem, self.first_use, self.nearby)
 
     def lookup(self, name: ast.Name) -> sp.Basic:
         if name.id in self.values:
@@ -63,6 +65,7 @@ class Env:
             return symbols.SCENARIO[name.id]
         symbol = symbols.dimension(name.id)
         self.first_use.setdefault(symbol, name.span)
+        self.nearby.setdefault(symbol, tuple(self.values))
         return symbol
 
 
@@ -170,8 +173,9 @@ def _call(expr: ast.Call, env: Env, depth: int) -> sp.Expr:
     if expr.func in modes:
         return sp.Function(expr.func)(*(_numeric(a, env, depth) for a in expr.args))
     if expr.func not in FUNCTIONS:
+        known = f"functions: {', '.join(sorted(FUNCTIONS))}; mode words: {', '.join(sorted(modes))}"
         raise env.problem("E211", f"unknown function `{expr.func}`", expr.span,
-                          hint=did_you_mean(expr.func, [*FUNCTIONS, *modes]))
+                          hint=did_you_mean(expr.func, [*FUNCTIONS, *modes]) or known)
     func, arity = FUNCTIONS[expr.func]
     if arity is not None and len(expr.args) != arity or not expr.args:
         raise env.problem("E211", f"`{expr.func}` takes {arity or 'one or more'} argument(s)", expr.span)

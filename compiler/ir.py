@@ -65,6 +65,7 @@ class ModelIR:
     clusters: dict[str, Cluster]
     first_use: dict[sp.Symbol, Span | None]
     sources: object = field(repr=False)
+    nearby: dict[sp.Symbol, tuple[str, ...]] = field(default_factory=dict)  # names in scope at the first use
     paths: dict[str, str] = field(default_factory=dict)  # `option` choices this model was resolved with
     path_choices: dict[str, list[str]] = field(default_factory=dict)  # every word each option allows
     act_format: object = None  # the Format activations are stored in (the model's `act` role)

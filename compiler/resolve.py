@@ -25,6 +25,11 @@ from .scope import Scope
 
 MAX_NODES = 20_000  # the largest specs have a few hundred ops; repeats stay one node however deep
 MAX_PROBLEMS = 100
+FOLLOW_ON = frozenset({"E300", "E207"})  # width mismatch, unknown tensor: what a failed statement leaves behind
+
+
+class _Abandoned(Exception):
+    """A block whose body failed: its caller carries on without its output."""
 
 
 def resolve(program: Program, keep: frozenset[str] = frozenset(),
@@ -56,6 +61,7 @@ class Resolution:
     clusters: dict[str, Cluster] = field(default_factory=dict)
     problems: list[Diagnostic] = field(default_factory=list)
     first_use: dict[sp.Symbol, Span | None] = field(default_factory=dict)
+    nearby: dict[sp.Symbol, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def sources(self):
@@ -86,7 +92,7 @@ class Resolution:
         if self.problems:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters, first_use=self.first_use,
-                       sources=self.sources, paths=self.paths, path_choices=self.path_choices,
+                       nearby=self.nearby, sources=self.sources, paths=self.paths, path_choices=self.path_choices,
                        act_format=self.formats[scope.roles["act"]])
 
     def _check_tied(self) -> None:
@@ -117,21 +123,40 @@ class Resolution:
 
     def _model_scope(self) -> Scope:
         tokens = Tensor(None, symbols.m, None)
-        return Scope(env=Env({}, self.problem, self.first_use), module=self.program.entry.path, path=(),
+        return Scope(env=Env({}, self.problem, self.first_use, self.nearby), module=self.program.entry.path, path=(),
                      multiplicity=sp.Integer(1), component="other", roles=dict(precision.DEFAULT_ROLES),
                      formats=self.formats, weight_format=self.weights, tensors={"tokens": tokens},
                      current=tokens, cluster=None)
 
     def body(self, body: list[ast.Stmt], scope: Scope, model_level: bool = False) -> None:
         """Resolve statements in order; a problem in one is collected and the next one still runs, up to
-        MAX_PROBLEMS (a flood of errors is one mistake repeated: the first ones say what it is)."""
+        MAX_PROBLEMS. A problem inside a block abandons the block (what follows in it would repeat the cause),
+        and once a scope has failed, the width mismatches and unknown tensors that follow are its echoes."""
+        failed = False
         for stmt in body:
             try:
                 self._statement(stmt, scope, model_level)
+            except _Abandoned:
+                failed = True
+                if scope.call_chain:
+                    raise
             except Problem as problem:
-                self.problems.append(problem.diagnostic)
+                if not (failed and problem.diagnostic.code in FOLLOW_ON):
+                    self.problems.append(self._reached_from(problem.diagnostic, scope))
+                failed = True
                 if len(self.problems) >= MAX_PROBLEMS:
                     raise ArchError(self.problems) from None
+                if scope.call_chain:
+                    raise _Abandoned() from None
+
+    def _reached_from(self, diagnostic: Diagnostic, scope: Scope) -> Diagnostic:
+        """A problem inside a library file names the call in the spec that led there."""
+        site, entry = scope.call_site, self.program.entry.path
+        if site is None or diagnostic.span is None or diagnostic.span.file == entry or diagnostic.note:
+            return diagnostic
+        call = (self.sources.line(site) or "").strip()
+        where = f"{site.file}:{site.line}:{site.column}"
+        return diagnostic.model_copy(update={"note": f"reached from {where}" + (f": `{call}`" if call else "")})
 
     def _statement(self, stmt: ast.Stmt, scope: Scope, model_level: bool) -> None:
         match stmt:

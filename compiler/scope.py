@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 import sympy as sp
 
 from archcost.dsl import ast
+from archcost.dsl.ast import Span
 from archcost.dsl.errors import did_you_mean
 
 from .expr import Env
@@ -29,6 +30,7 @@ class Scope:
     current: Tensor
     cluster: str | None
     call_chain: tuple[str, ...] = ()
+    call_site: Span | None = None  # the call in the spec's own file that led here (for a library's errors)
     labels: dict[str, int] = field(default_factory=dict)
     last_cache: str | None = None
     stack: sp.Expr | None = None  # layers of the innermost repeat, which a `select` divides among its arms
@@ -46,7 +48,7 @@ class Scope:
 
     def child(self, label: str, cluster: str, *, times: sp.Expr = sp.Integer(1), stack: sp.Expr | None = None,
               values: dict | None = None, tensors: dict[str, Tensor] | None = None, module: str | None = None,
-              block: str | None = None) -> "Scope":
+              block: str | None = None, site: Span | None = None) -> "Scope":
         """The scope of a repeated body, a select arm (`times` layers of every one outside) or a block call
         (its own `values` and `tensors`, defined in `module`): new names, labels and caches, shared formats."""
         inherited = self.env.values if values is None else values
@@ -56,7 +58,8 @@ class Scope:
                        current=self.current if tensors is None else tensors["input"], cluster=cluster, labels={},
                        last_cache=None, stack=self.stack if stack is None else stack,
                        module=module or self.module,
-                       call_chain=(*self.call_chain, block) if block else self.call_chain)
+                       call_chain=(*self.call_chain, block) if block else self.call_chain,
+                       call_site=self.call_site or site)
 
 
 def sources(flow: dict[str, ast.Keyword], scope: Scope) -> list[Tensor]:

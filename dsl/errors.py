@@ -145,6 +145,7 @@ class Diagnostic(BaseModel):
     span: Span | None = None
     source_line: str | None = None
     hint: str | None = None
+    note: str | None = None  # where it was reached from, when the problem lies in a library file
 
     def render(self) -> str:
         where = f"{printable(self.span.file)}:{self.span.line}:{self.span.column}: " if self.span else ""
@@ -153,6 +154,8 @@ class Diagnostic(BaseModel):
             lines += _caret_lines(self.span, self.source_line)
         if self.hint:
             lines.append(f"hint: {shortened(printable(self.hint))}")
+        if self.note:
+            lines.append(f"note: {shortened(printable(self.note))}")
         return "\n".join(lines)
 
 

@@ -303,7 +303,27 @@ def _syntax_diagnostic(exc: UnexpectedInput, text: str, file: str) -> Diagnostic
     span = Span(file=file, line=line, column=column, end_line=line, end_column=end_column)
     source_line = lines[line - 1] if 0 < line <= len(lines) else ""
     hint = f"expected one of {expected}" if expected else None
+    reserved = _reserved_as_name(exc, source_line[:column - 1])
+    if reserved is not None:
+        word, start = reserved
+        message = f"`{word}` is a reserved word of the language; it cannot be a name"
+        hint = f"call it something else, e.g. `{word}_`"
+        span = Span(file=file, line=line, column=start + 1, end_line=line, end_column=start + 1 + len(word))
     return Diagnostic(code="E100", message=message, span=span, source_line=source_line, hint=hint)
+
+
+def _reserved_as_name(exc: UnexpectedInput, before: str) -> tuple[str, int] | None:
+    """The keyword written where a name belongs, and its offset in the line: `model = 3`, or `repeat = 4`
+    (the `=` after a keyword)."""
+    if not isinstance(exc, UnexpectedToken):
+        return None
+    word = str(exc.token)
+    if word.isidentifier() and word in keywords() and "NAME" in (exc.expected or ()):
+        return word, len(before)
+    previous = re.search(r"(\w+)\s*$", before)
+    if word == "=" and previous and previous.group(1) in keywords() and not before[:previous.start()].strip():
+        return previous.group(1), previous.start()
+    return None
 
 
 def _end_of_file(exc: UnexpectedInput, text: str, file: str, lines: list[str]) -> Diagnostic:
