@@ -43,6 +43,56 @@ def test_a_decode_restarts_at_the_chunk_boundary():
     assert seen_keys == [8192, 1, 2]
 
 
+def test_llama_4_scout_restarts_its_chunks_at_8192():
+    """The spec itself: 36 chunked layers and 12 global ones, 40 query heads of 128 (2·40·(128 + 128) FLOPs a
+    key). From S = 8,191 to 8,192 the chunked layers fall from 8,192 keys to 1, the global ones gain one; from
+    8,192 to 8,193 every layer gains one key."""
+    from helpers import compiled
+
+    scout = compiled("llama-4-scout-17b-16e")
+    flops = [evaluate(scout, "decode", Scenario(S=s)).context_flops for s in (8191, 8192, 8193)]
+    per_key = 2 * 40 * (128 + 128)
+    assert flops[1] - flops[0] == per_key * (12 * 1 - 36 * 8191)
+    assert flops[2] - flops[1] == per_key * 48
+    assert flops[1] == per_key * (36 * 1 + 12 * 8193)
+
+
+GQA = """use std.embedding
+use std.attention.gqa
+model "W" {{
+  embedding(100, 64)
+  gqa(64, q_heads = 4, kv_heads = 2, head_dim = 16, window = {window}, chunk = {chunk}, sinks = {sinks},
+      softcap = {softcap}) as attn
+}}
+"""
+
+
+def keys_seen(position: int, window: int, chunk: int) -> int:
+    """Keys the query at 0-based `position` scores: the last `window`, its own chunk, or everything before."""
+    if window:
+        return min(position + 1, window)
+    return position % chunk + 1 if chunk else position + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(mechanism=st.sampled_from(["window", "chunk", "causal"]), size=st.integers(1, 9), sinks=st.booleans(),
+       softcap=st.sampled_from([0, 30]), cached=st.integers(0, 25), new=st.integers(1, 25), batch=st.integers(1, 3))
+def test_windows_chunks_sinks_and_soft_caps_are_the_per_position_sum(mechanism, size, sinks, softcap, cached, new,
+                                                                     batch):
+    """gqa's mechanisms against a sum over positions: pairs by window or chunk, a soft-cap's 3 FLOPs on every
+    score, a sink's 5 per query and head (gpt-oss) and its one logit per head."""
+    window, chunk = (size if mechanism == "window" else 0), (size if mechanism == "chunk" else 0)
+    shape = Scenario(B=batch, S=cached, P=new)
+    built = compile_text(GQA.format(window=window, chunk=chunk, sinks=str(sinks).lower(), softcap=softcap))
+    plain = compile_text(GQA.format(window=window, chunk=chunk, sinks="false", softcap=0))
+    report, base = evaluate(built, "prefill", shape), evaluate(plain, "prefill", shape)
+    pairs = batch * sum(keys_seen(t, window, chunk) for t in range(cached, cached + new))
+    assert report.context_flops == 2 * 4 * (16 + 16) * pairs
+    assert report.flops_nonmatrix - base.flops_nonmatrix == (3 * 4 * pairs if softcap else 0) + \
+        (5 * 4 * batch * new if sinks else 0)
+    assert report.params - base.params == (4 if sinks else 0)
+
+
 def test_the_eager_rectangle_scores_what_the_cache_holds():
     """Under the rectangle convention (transformers' eager kernel), a decode scores min(S, c − 1) + 1 keys."""
     model = compile_text(SPEC.format(chunk=8, score=0), options=Options(attention="rectangle"))
