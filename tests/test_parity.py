@@ -167,6 +167,18 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
                                                   use_qk_norm=True, attn_temperature_tuning=True,
                                                   attention_bias=False, tie_word_embeddings=False),
                               (("experts", "dense"),)),
+    # ai21labs/AI21-Jamba-1.5-Mini's config (the JambaConfig defaults, with mamba_dt_rank written out)
+    "jamba-1.5-mini": ("jamba", dict(vocab_size=65536, hidden_size=4096, intermediate_size=14336,
+                                     num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
+                                     num_experts=16, num_experts_per_tok=2, expert_layer_period=2,
+                                     expert_layer_offset=1, attn_layer_period=8, attn_layer_offset=4,
+                                     mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=256,
+                                     mamba_conv_bias=True, mamba_proj_bias=False, tie_word_embeddings=False), ()),
+    # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
+    "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
+                                   num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
+                                   num_experts_per_tok=2, attention_bias=True, lm_head_bias=True,
+                                   tie_word_embeddings=False), ()),
 }
 
 
@@ -182,7 +194,7 @@ def spec_models():
             with warnings.catch_warnings(), torch.device("meta"):
                 warnings.simplefilter("ignore")
                 model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-            if model_type == "gpt_oss":
+            if model_type in ("gpt_oss", "jamba", "phimoe"):  # the default grouped_mm wants bf16, the meta run is fp32
                 model.set_experts_implementation("batched_mm")
             spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
             cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle", paths=paths),
