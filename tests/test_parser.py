@@ -62,7 +62,7 @@ def test_grammar_programs_round_trip_and_never_crash(text):
 
 
 @pytest.mark.long
-@settings(max_examples=2_000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=1_500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs)
 def test_grammar_programs_round_trip_and_never_crash_long(text):
     round_trip_and_run(text)
