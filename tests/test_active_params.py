@@ -7,7 +7,10 @@ active"; the gpt-oss model card paper, Table 1: 20.91 B / 3.61 B and 116.83 B / 
 meta-llama/Llama-4-Scout-17B-16E model card ("17B activated, 109B total"); microsoft/Phi-3.5-MoE-instruct
 model card ("6.6B active parameters", "42B parameters"; 41.9 B in its paper, arXiv:2404.14219 §6);
 ai21labs/AI21-Jamba-1.5-Mini model card ("12B active parameters, 52B total", and the Jamba-1.5 paper,
-arXiv:2408.12570, Table 1: 12B / 52B, "KV cache at 256K context: 4GB").
+arXiv:2408.12570, Table 1: 12B / 52B, "KV cache at 256K context: 4GB"); mistralai/Mamba-Codestral-7B-v0.1
+model card ("Number of parameters: 7,285,403,648"); MiniMaxAI/MiniMax-Text-01 model card ("456 billion
+parameters, of which 45.9 billion are activated per token"; MiniMax-01, arXiv:2501.08313, counts it without
+the embedding and the head).
 """
 
 from pathlib import Path
@@ -29,6 +32,8 @@ PUBLISHED = [
     ("llama-4-scout-17b-16e", "params_active", 17, 0),
     ("jamba-1.5-mini", "params", 51.6, 1),
     ("jamba-1.5-mini", "params_active", 12, 0),
+    ("mamba-codestral-7b", "params", 7_285_403_648 / 1e9, 9),
+    ("minimax-text-01", "params", 456, 0),
     ("phi-3.5-moe", "params", 41.9, 1),
     ("phi-3.5-moe", "params_active", 6.6, 1),
 ]
@@ -53,3 +58,11 @@ def test_jamba_holds_4_gib_of_kv_at_256k():
     model = compile_text(path.read_text(), name=str(path), base=path.parent)
     report = evaluate(model, "decode", Scenario(S=262_143))
     assert report.state_by_kind["kv"] == 4 * 2**30
+
+
+def test_minimax_activates_45_9_b_without_its_vocabulary_tables():
+    """MiniMax's 45.9 B leaves out both vocabulary tables: params_active less its embedding_output class."""
+    path = SPECS / "minimax-text-01.arch"
+    report = evaluate(compile_text(path.read_text(), name=str(path), base=path.parent), "decode", Scenario())
+    body = report.params_active - report.params_active_by_component["embedding_output"]
+    assert body == 45_944_920_064 and round(body / 1e9, 1) == 45.9

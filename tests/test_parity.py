@@ -94,8 +94,16 @@ def counted_flops(model, batch: int, cached: int, new: int) -> int:
             return counter.get_total_flops()
         step = torch.zeros(batch, new, dtype=torch.long, device="meta")
         with FlopCounterMode(display=False) as counter:
-            model(input_ids=step, past_key_values=out.past_key_values, logits_to_keep=1, use_cache=True)
+            model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
         return counter.get_total_flops()
+
+
+def cached_state(model, out) -> dict:
+    """The prefill's cache, under the keyword the model reads: Mamba2 takes only `cache` (`past_key_values`
+    would land in **kwargs, unread, and the decode would be a fresh one-token prefill)."""
+    if model.config.model_type == "mamba2":
+        return {"cache": out.past_key_values}
+    return {"past_key_values": out.past_key_values}
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +182,18 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
                                      expert_layer_offset=1, attn_layer_period=8, attn_layer_offset=4,
                                      mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=256,
                                      mamba_conv_bias=True, mamba_proj_bias=False, tie_word_embeddings=False), ()),
+    # mistralai/Mamba-Codestral-7B-v0.1's config (the Mamba2Config defaults)
+    "mamba-codestral-7b": ("mamba2", dict(hidden_size=4096, num_hidden_layers=64, num_heads=128, head_dim=64,
+                                          state_size=128, n_groups=8, conv_kernel=4, chunk_size=256, expand=2,
+                                          vocab_size=32768, use_bias=False, use_conv_bias=True,
+                                          tie_word_embeddings=False), ()),
+    # MiniMaxAI/MiniMax-Text-01-hf's config: its attn_type_list as layer_types (softmax every eighth layer)
+    "minimax-text-01": ("minimax", dict(vocab_size=200064, hidden_size=6144, intermediate_size=9216,
+                                        num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=8,
+                                        head_dim=128, num_local_experts=32, num_experts_per_tok=2, block_size=256,
+                                        tie_word_embeddings=False,
+                                        layer_types=["full_attention" if i % 8 == 7 else "linear_attention"
+                                                     for i in range(80)]), ()),
     # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
     "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
@@ -194,7 +214,7 @@ def spec_models():
             with warnings.catch_warnings(), torch.device("meta"):
                 warnings.simplefilter("ignore")
                 model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-            if model_type in ("gpt_oss", "jamba", "phimoe"):  # the default grouped_mm wants bf16, the meta run is fp32
+            if model_type in ("gpt_oss", "jamba", "minimax", "phimoe"):  # the default grouped_mm wants bf16, the meta run is fp32
                 model.set_experts_implementation("batched_mm")
             spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
             cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle", paths=paths),

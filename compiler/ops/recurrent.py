@@ -17,7 +17,7 @@ from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
 
 def widths(a: SimpleNamespace):
     key_heads = a.heads if a.key_heads is None else a.key_heads
-    return 2 * key_heads * a.dk + a.heads * a.dv, a.heads * a.dv
+    return 2 * key_heads * a.dk + a.heads * a.dv + a.controls, a.heads * a.dv
 
 
 def chunk_flops(a: SimpleNamespace) -> sp.Expr:
@@ -26,17 +26,33 @@ def chunk_flops(a: SimpleNamespace) -> sp.Expr:
     if a.prefill == "gated_delta":
         # transformers' chunked gated delta rule: K_β·Kᵀ, Q·Kᵀ, W·S, Q·S, attn·v_new, Kᵀ·v_new, all dense C×C
         return 6 * dk * dv + 4 * C * dk + 2 * C * dv
+    if a.prefill == "lightning":
+        return one_chunk(a, C) / C
     # flash-linear-attention's chunked KDA, valid triangles only, with the forward-substitution solve
     return 6 * dk * dv + (C - 1) * (2 * dk + dv) + (C + 1) * (dk + dv)
 
 
 def one_chunk(a: SimpleNamespace, c) -> sp.Expr:
     """Matrix FLOPs per head of one chunk of c positions, evaluated at its own size (its triangles c(c ± 1)/2
-    for KDA, its c×c products for the gated delta rule); c = C gives C × chunk_flops."""
+    for KDA, its c×c products for the gated delta rule and lightning attention); c = C gives C × chunk_flops."""
     dk, dv = a.dk, a.dv
     if a.prefill == "gated_delta":
         return 4 * c**2 * dk + 2 * c**2 * dv + 6 * c * dk * dv
+    if a.prefill == "lightning":
+        # MiniMax-01 (arXiv:2501.08313 §2.2.2): intra-block Q·Kᵀ and its decayed product with V over the whole
+        # c×c block, inter-block Q·kv and the block's Kᵀ·V into the state
+        return 2 * c**2 * (dk + dv) + 4 * c * dk * dv
     return c * (c - 1) * (2 * dk + dv) + c * (c + 1) * (dk + dv) + 6 * c * dk * dv
+
+
+def state_space_duality(a: SimpleNamespace) -> sp.Expr:
+    """Matrix FLOPs per head of Mamba-2's chunked scan (Dao & Gu 2024, arXiv:2405.21060 §6; transformers'
+    torch path): the P positions padded to n = ⌈P/C⌉ whole chunks; C·Bᵀ and its product with x inside each
+    chunk (2·C·dk and 2·C·dv a position), the chunk states and their read-out (2·dk·dv each), and the states
+    passed between the n chunks and the initial state as one (n+1)×(n+1) decay product (2·(n+1)²·dk·dv)."""
+    chunks = sp.ceiling(P / a.chunk)
+    padded = chunks * a.chunk
+    return B * (padded * (2 * a.chunk * (a.dk + a.dv) + 4 * a.dk * a.dv) + 2 * (chunks + 1) ** 2 * a.dk * a.dv)
 
 
 def chunked(a: SimpleNamespace) -> sp.Expr:
@@ -46,6 +62,8 @@ def chunked(a: SimpleNamespace) -> sp.Expr:
     book's calculator for Gated DeltaNet); `exact`, ⌊P/C⌋ whole chunks and one chunk of r (the calculator's
     KDA block algorithm, kda_math.work)."""
     C = a.chunk
+    if a.prefill == "ssd":
+        return state_space_duality(a)
     if a.chunk_tail == "pad":
         return B * sp.ceiling(P / C) * one_chunk(a, C)
     if a.chunk_tail == "exact":
@@ -67,8 +85,9 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     else:
         chunked_flops = a.heads * chunked(a)
         # one new token after a history runs the recurrent step; a one-token prompt with no history runs
-        # the step too, or (first_token = chunk) the chunked algorithm on one padded chunk
-        decode = sp.Eq(P, 1) if a.first_token == "step" else sp.And(sp.Eq(P, 1), S > 0)
+        # the step too, or (first_token = chunk) the chunked algorithm on one padded chunk; with
+        # first_token = history every prompt after a history runs step by step (MiniMax's lightning layers)
+        decode = {"step": sp.Eq(P, 1), "chunk": sp.And(sp.Eq(P, 1), S > 0), "history": S > 0}[a.first_token]
         matrix = sp.Piecewise((step if decode_as_matrix else ZERO, decode), (chunked_flops, True))
         nonmatrix = sp.Piecewise((ZERO if decode_as_matrix else step, decode), (ZERO, True))
         # chunk-boundary states of every chunk plus the C×C intra-chunk scores of every row
@@ -91,18 +110,21 @@ SPEC = OpSpec(
         Arg("dk", "dim", required=True, doc="key width per head"),
         Arg("dv", "dim", required=True, doc="value width per head"),
         Arg("key_heads", "dim", None, doc="query/key heads, shared across value heads (default: heads)"),
+        Arg("controls", "dim", 0, doc="width of the per-token controls read beside q, k and v (Mamba-2's dt)"),
         Arg("dtype", "dtype", "state", doc="storage format of the state (fp32 in the chapter)"),
         Arg("update", "expr", 6, doc="FLOPs per head per token of one step, in units of dk·dv"),
         Arg("update_as", "enum", "matrix", choices=("matrix", "nonmatrix"),
             doc="count the step as matrix or as scalar (non-matrix) work"),
-        Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda"),
-            doc="prefill algorithm: the step per token, or a chunked algorithm"),
+        Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda", "ssd", "lightning"),
+            doc="prefill algorithm: the step per token, or a chunked algorithm (ssd: Mamba-2's, whole chunks; "
+                "lightning: MiniMax's blocks)"),
         Arg("chunk", "dim", 64, doc="chunk size C of a chunked prefill"),
         Arg("chunk_tail", "enum", "average", choices=("average", "pad", "exact"),
             doc="a partial last chunk: each position at a whole chunk's per-position cost, padded to a whole "
                 "chunk, or a chunk of its own size"),
-        Arg("first_token", "enum", "step", choices=("step", "chunk"),
-            doc="what a one-token prompt with no history runs: the recurrent step or the chunked algorithm"),
+        Arg("first_token", "enum", "step", choices=("step", "chunk", "history"),
+            doc="what a one-token prompt with no history runs: the recurrent step or the chunked algorithm; "
+                "history: the step for every prompt after a history, the chunked algorithm for any without"),
     ),
     widths=widths,
     cost=cost,
