@@ -104,12 +104,19 @@ def stdlib_blocks() -> list[tuple[str, str, str]]:
     for file in sorted(STDLIB.rglob("*.arch")):
         lines = file.read_text().splitlines()
         module = load_file(file).entry
-        for block in module.blocks:
+        for index, block in enumerate(module.blocks):
             params = ", ".join(p.name if p.default is None else f"{p.name} = {format_expr(p.default)}"
                                for p in block.params)
-            found.append((file.relative_to(STDLIB).as_posix(), f"{block.name}({params})",
-                          _comment_above(lines, block.span.line - 1)))
+            # a file's first block without a comment of its own is what the file's opening comment describes
+            comment = _comment_above(lines, block.span.line - 1) or (_comment_above(lines, _header_end(lines))
+                                                                     if index == 0 else "")
+            found.append((file.relative_to(STDLIB).as_posix(), f"{block.name}({params})", comment))
     return found
+
+
+def _header_end(lines: list[str]) -> int:
+    """The index of the first line after a file's opening comment."""
+    return next((i for i, line in enumerate(lines) if not line.lstrip().startswith("#")), len(lines))
 
 
 def _comment_above(lines: list[str], index: int) -> str:
