@@ -30,7 +30,7 @@ CONFIGS = ROOT / "tests" / "configs"
 PUBLIC = {"qwen3-8b": "Qwen3-8B", "llama-3.1-8b": "Llama-3.1-8B", "mistral-7b-v0.3": "Mistral-7B-v0.3",
           "qwen3-30b-a3b": "Qwen3-30B-A3B", "deepseek-v3": "DeepSeek-V3"}
 # the execution paths both the imported and the hand-written spec offer, compared one by one
-PATHS = {"deepseek-v3": [(("mla_cache", "compressed"),), (("mla_cache", "expanded"),)]}
+PATHS = {"deepseek-v3": [(("mla_cache", "compressed"),), (("mla_cache", "expanded"),), (("mla_cache", "reexpand"),)]}
 SHAPES = [("prefill", Scenario(P=8192)), ("decode", Scenario(B=8, S=8191)), ("request", Scenario(P=512, G=64))]
 
 
