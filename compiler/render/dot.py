@@ -19,6 +19,7 @@ from ..ir import Cluster, OpNode, ancestors
 from ..ops import REGISTRY
 from ..pipeline import Compiled
 from .files import atomic_write
+from .patterns import runs
 from .units import grouped
 
 COLORS = {
@@ -39,6 +40,7 @@ def to_dot(compiled: Compiled) -> str:
     members = _members(graph)
     children = _children(clusters)
     collapsed = {cid for cid in clusters if len(members[cid]) == 1 and not children[cid]}
+    folded = runs(graph, clusters, children)
 
     dot = graphviz.Digraph(name=_identifier(compiled.name), graph_attr={
         "label": f"{compiled.name}", "labelloc": "t", "fontname": FONT, "fontsize": "18", "rankdir": "TB",
@@ -46,9 +48,16 @@ def to_dot(compiled: Compiled) -> str:
         node_attr={"shape": "box", "style": "rounded,filled", "fontname": FONT, "fontsize": "10"},
         edge_attr={"fontname": FONT, "fontsize": "9", "color": "#555555"})
     dot.node("tokens", "tokens", shape="plaintext", style="", fontsize="11")
-    _fill(dot, None, graph, clusters, members, children, collapsed)
+    _fill(dot, None, graph, clusters, members, children, (collapsed, folded))
+    drawn = set()
     for source, target, data in graph.edges(data=True):
-        dot.edge(_node_name(source), _node_name(target), **_edge_style(data))
+        if folded.passes.get(source, 0) != folded.passes.get(target, 0) and source in folded.passes \
+                and target in folded.passes:
+            continue  # from one pass of a folded run to the next: the ×N says it
+        ends = (folded.stands_for.get(source, source), folded.stands_for.get(target, target))
+        if ends[0] != ends[1] and ends not in drawn:
+            drawn.add(ends)
+            dot.edge(_node_name(ends[0]), _node_name(ends[1]), **_edge_style(data))
     for node_id, data in graph.nodes(data=True):
         if REGISTRY[data["op"].kind].token_input and not graph.in_degree(node_id):
             dot.edge("tokens", _node_name(node_id), label=" m ids")
@@ -69,17 +78,31 @@ def _children(clusters: dict[str, Cluster]) -> dict[str | None, list[str]]:
     return children
 
 
-def _fill(dot, parent, graph, clusters, members, children, collapsed) -> None:
+def _fill(dot, parent, graph, clusters, members, children, folding) -> None:
+    collapsed, folded = folding
     for node_id in members[parent]:
         owner = clusters.get(parent) if parent in collapsed else None
         dot.node(_node_name(node_id), _node_label(graph, node_id, owner), **_node_style(graph.nodes[node_id]["op"]))
+    first, passes = folded.first.get(parent, ((), 0))
     for cluster_id in children[parent]:
-        if cluster_id in collapsed:
-            _fill(dot, cluster_id, graph, clusters, members, children, collapsed)
+        if cluster_id in folded.hidden or (cluster_id in first and cluster_id != first[0]):
             continue
-        with dot.subgraph(name=f"cluster_{_identifier(cluster_id)}") as sub:
-            sub.attr(**_cluster_style(clusters[cluster_id], _replay(graph, cluster_id)))
-            _fill(sub, cluster_id, graph, clusters, members, children, collapsed)
+        if cluster_id in first:  # a run of block calls written out: its first pass, once, with ×N
+            with dot.subgraph(name=f"cluster_{_identifier(cluster_id)}_run") as run:
+                run.attr(label=f"×{passes}", style="rounded,bold", color="#333333", fontsize="14", labeljust="l")
+                for member in first:
+                    _cluster(run, member, graph, clusters, members, children, folding)
+            continue
+        _cluster(dot, cluster_id, graph, clusters, members, children, folding)
+
+
+def _cluster(dot, cluster_id, graph, clusters, members, children, folding) -> None:
+    if cluster_id in folding[0]:
+        _fill(dot, cluster_id, graph, clusters, members, children, folding)
+        return
+    with dot.subgraph(name=f"cluster_{_identifier(cluster_id)}") as sub:
+        sub.attr(**_cluster_style(clusters[cluster_id], _replay(graph, cluster_id)))
+        _fill(sub, cluster_id, graph, clusters, members, children, folding)
 
 
 def _replay(graph: nx.DiGraph, cluster_id: str):

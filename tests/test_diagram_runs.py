@@ -1,0 +1,39 @@
+"""Diagrams (issue 13): block calls written out one after another in the same form are drawn once with ×N,
+a call of another form (a window) stays apart, and the flow leaves the folded run from its drawn pass."""
+
+from __future__ import annotations
+
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.render.dot import to_dot
+
+WRITTEN_OUT = """use std.embedding
+use std.attention.gqa
+use std.ffn.swiglu
+
+model "Written out" {
+  d = 64
+  embedding(100, d)
+""" + "".join(f"""  gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16) as attn{i}
+  swiglu(d, f = 128) as ffn{i}
+""" for i in range(3)) + """  gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16, window = 8) as local
+  swiglu(d, f = 128) as last_ffn
+  lm_head(d, 100)
+}
+"""
+
+
+def test_a_written_out_run_is_drawn_once_with_its_count():
+    dot = to_dot(compile_text(WRITTEN_OUT))
+    assert 'label="×3"' in dot
+    assert '"attn0.q"' in dot and '"attn1.q"' not in dot and '"attn2.q"' not in dot
+    assert '"local.kv"' in dot and '"last_ffn.up"' in dot  # another form: drawn on its own
+    assert '"ffn0.residual" -> "local.pre_norm.norm"' in dot  # the run's output, from its drawn pass
+    assert '"ffn0.residual" -> "attn0.pre_norm.norm"' not in dot  # no pass-to-pass loop
+
+
+def test_calls_of_different_forms_are_not_folded():
+    text = WRITTEN_OUT.replace(
+        "gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16) as attn1",
+        "gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16, qk_norm = true) as attn1")
+    dot = to_dot(compile_text(text))
+    assert '"attn1.q"' in dot
