@@ -118,7 +118,7 @@ def assemble(head: dict, plan: list, phase: str, scenario: dict, numbers) -> dic
         kind, name = entry[0], entry[1]
         if kind == "sum":
             data[name] = sum(numbers.total(f"total:{f}") for f in entry[2]) - \
-                sum(numbers.total(f"total:{f}") for f in entry[3])
+                sum(numbers.total(f"total:{f}") for f in entry[3]) - sum(numbers.leaf(k) for k in entry[4:])
         elif kind == "each":
             data[name] = {group: numbers.leaf(key) for group, key in entry[2]}
         elif kind == "parts":

@@ -67,6 +67,10 @@ def _build(compiled: Compiled, phase: str) -> Leaves:
             plan.append(["parts", quantity.name, [list(part) for part in quantity.parts]])
         else:
             plan.append(["sum", quantity.name, list(quantity.fields), list(quantity.less)])
+            if quantity.less_class:  # a class's share of the same fields, subtracted
+                share = costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS)
+                found[f"class:{quantity.name}"] = Leaf(share[quantity.less_class], phase, first)
+                plan[-1].append(f"class:{quantity.name}")
     plan += _figures(compiled, call_phase, found)
     if phase == "request":
         found.update({f"prefill:{f}": Leaf(compiled.total(f), "prefill", f) for f in PART_FLOWS})

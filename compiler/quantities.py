@@ -49,6 +49,7 @@ class Quantity:
     by: str = ""
     parts: tuple[tuple[str, str], ...] = ()
     less: tuple[str, ...] = ()   # fields subtracted from the total of `sources`
+    less_class: str = ""         # and the total of `sources` over the ops of this class (Table 2-B)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -71,6 +72,8 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity("params_active_no_embedding", "parameters", "params_active less the tables tokens only read rows "
              "of (embeddings, Engram; a tied head's table goes with them), as gpt-oss counts active", ("params_active",),
              less=("params_row_read",)),
+    Quantity("params_active_no_vocabulary", "parameters", "params_active less the embedding_output class, the "
+             "embedding and the head, as MiniMax counts active", ("params_active",), less_class="embedding_output"),
     Quantity("params_active_by_component", "parameters", "params_active per class (embedding_output holds the "
              "embedding and the head)", ("params_active",), "component"),
     Quantity("weight_bytes", "bytes", "bytes of weights in their storage formats", ("weight_bytes",)),

@@ -42,8 +42,8 @@ class CompiledView:
 def architecture_facts(compiled: Compiled) -> dict:
     """Table 2-A's words for a model: layers and their composition, width, experts, depth connection."""
     clusters = compiled.ir.clusters
-    layers, attention = _composition(_outermost(clusters, ("attention",)), clusters)
-    _, ffn = _composition(_outermost(clusters, FFN), clusters)
+    layers, attention = _composition(_outermost(clusters, ("attention",)), clusters, compiled.graph)
+    _, ffn = _composition(_outermost(clusters, FFN), clusters, compiled.graph)
     routed = evaluate(compiled, "decode", Scenario()).experts
     first = routed[0] if routed else None
     depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
@@ -76,15 +76,42 @@ def _outermost(clusters: dict[str, Cluster], components: tuple[str, ...]) -> lis
     return [c for c in chosen if not nested(c)]
 
 
-def _composition(blocks: list[Cluster], clusters: dict[str, Cluster]) -> tuple[int, str]:
-    """`2 swa + 4 full + 4 reindex + 30 reuse`: layers by `select` arm where there is one, else by block."""
+def _composition(blocks: list[Cluster], clusters: dict[str, Cluster], graph) -> tuple[int, str]:
+    """`2 swa + 4 full + 4 reindex + 30 reuse`: layers by `select` arm where there is one, else by block; a block
+    called in different forms (a window, a chunk, or none) is split by form, each named where it first stands:
+    `36 chunked_layers + 12 global_attn`."""
+    named = [(_arm(cluster, clusters) or cluster.block, cluster) for cluster in blocks]
+    forms = {name: {_form(c, graph) for n, c in named if n == name} for name, _ in named}
     counts: Counter[str] = Counter()
-    for cluster in blocks:
-        parent = clusters.get(cluster.parent) if cluster.parent else None
-        name = parent.id.rsplit(".", 1)[-1].removesuffix("_layers") if parent and parent.kind == "select" \
-            else cluster.block
+    first_place: dict[tuple, str] = {}
+    for name, cluster in named:
+        if len(forms[name]) > 1 and _arm(cluster, clusters) is None:
+            name = first_place.setdefault((name, _form(cluster, graph)), _place(cluster, clusters))
         counts[name] += int(cluster.multiplicity)
     return sum(counts.values()), " + ".join(f"{n} {name}" for name, n in counts.items()) or "—"
+
+
+def _arm(cluster: Cluster, clusters: dict[str, Cluster]) -> str | None:
+    parent = clusters.get(cluster.parent) if cluster.parent else None
+    return parent.id.rsplit(".", 1)[-1].removesuffix("_layers") if parent and parent.kind == "select" else None
+
+
+def _form(cluster: Cluster, graph) -> tuple:
+    """What a block instance holds: its ops' kinds and shapes, each under its name inside the block."""
+    from .render.listing import shape_text
+
+    inside = cluster.id + "."
+    return tuple(sorted((node_id.removeprefix(inside), data["op"].kind, shape_text(data["op"]))
+                        for node_id, data in graph.nodes(data=True) if node_id.startswith(inside)))
+
+
+def _place(cluster: Cluster, clusters: dict[str, Cluster]) -> str:
+    """The name a reader knows a layer by: its own stack when that is nested in another, else its label."""
+    parent = clusters.get(cluster.parent) if cluster.parent else None
+    grandparent = clusters.get(parent.parent) if parent and parent.parent else None
+    if parent and parent.kind == "repeat" and grandparent and grandparent.kind == "repeat":
+        return parent.label
+    return cluster.id.rsplit(".", 1)[-1]
 
 
 def _model_width(model: Compiled):

@@ -45,7 +45,8 @@ def _summary(compiled, path: str) -> str:
     stacks = [c for c in compiled.ir.clusters.values() if c.kind == "repeat"]
     rows = [(name, grouped(getattr(report, name)), human(getattr(report, name)))
             for name, human in (("params", human_count), ("params_active", human_count),
-                                ("params_active_no_embedding", human_count), ("weight_bytes", human_bytes),
+                                ("params_active_no_embedding", human_count),
+                                ("params_active_no_vocabulary", human_count), ("weight_bytes", human_bytes),
                                 ("kv_bytes_per_token", human_bytes))]
     rows.append(("ops", str(len(compiled.ir.nodes)),
                  "in " + (", ".join(f"{c.label} ×{c.times}" for c in stacks) or "no repeated stack")))

@@ -22,18 +22,21 @@ def view_of(model):
 
 def architecture_table(models: list) -> Table:
     """Table 2-A: layers, width, attention and feed-forward composition, experts, depth connection."""
-    header = ["model", "params (B)", "active (B)", "w/o lookups", "layers L", "width d", "attention", "feed-forward",
-              "experts E", "top k", "expert width in", "expert f", "depth connection"]
+    header = ["model", "params (B)", "active (B)", "w/o lookups", "w/o vocab", "layers L", "width d", "attention",
+              "feed-forward", "experts E", "top k", "expert width in", "expert f", "depth connection"]
     rows = []
     for view in map(view_of, models):
         report, facts = view.report("decode"), view.facts
         rows.append([view.name, f"{report['params'] / 1e9:,.2f}", f"{report['params_active'] / 1e9:,.2f}",
-                     f"{report['params_active_no_embedding'] / 1e9:,.2f}", facts["layers"], facts["width"],
+                     f"{report['params_active_no_embedding'] / 1e9:,.2f}",
+                     f"{report['params_active_no_vocabulary'] / 1e9:,.2f}", facts["layers"], facts["width"],
                      facts["attention"], facts["ffn"], *(facts["routed"] or ["—"] * 4), facts["depth"]])
     return Table("Table 2-A: architecture", header, rows, ["active: what one token's forward pass multiplies, top "
-                                                            "k of E routed experts, with the tables tokens only "
-                                                            "read rows of (embedding, Engram) and without them: "
-                                                            "Llama 4 publishes the first, gpt-oss the second",
+                                                            "k of E routed experts; w/o lookups: without the tables "
+                                                            "tokens only read rows of (embedding, Engram); w/o "
+                                                            "vocab: without the embedding and the head. Llama 4 "
+                                                            "publishes the first, gpt-oss the second, MiniMax the "
+                                                            "third",
                                                             "layers count attention blocks; a composition names "
                                                             "each layer by its `select` arm, else by its block"])
 
