@@ -135,3 +135,12 @@ def test_no_cache_keeps_nothing_and_the_variable_turns_it_off(cache, monkeypatch
     assert main(argv) == 0 and served(argv) == 0
     monkeypatch.setenv("ARCHCOST_NO_CACHE", "1")
     assert served(argv) is None
+
+
+def test_a_cold_eval_imports_no_drawing_library():
+    """graphviz, matplotlib and numpy belong to the commands that draw or sweep (issue 16's cold path)."""
+    script = ("import sys\nfrom archcost.compiler.cli import main\nassert main(sys.argv[1:]) == 0\n"
+              "print(sorted(m for m in ('graphviz', 'matplotlib', 'numpy') if m in sys.modules), file=sys.stderr)")
+    argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "decode", "--no-cache"]
+    done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "[]"

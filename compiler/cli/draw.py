@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..render import dot
 from .common import Command, compile_spec, output_file
 
 
@@ -15,6 +14,8 @@ def arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from ..render import dot  # graphviz: for the command that draws only
+
     if str(args.output) == "-":  # DOT on stdout, for a pipe into Graphviz or a diff
         print(dot.to_dot(compile_spec(args.spec, args)), end="")
         return 0
