@@ -13,15 +13,13 @@ import math
 from fractions import Fraction
 
 ROUNDING = ("fdiv", "cdiv", "floor", "ceil", "mod")
-MAX_SLOPES = 64
+MAX_SLOPES = 64    # branches of minima and maxima a linear form may combine before the analysis gives up
+LONG_PERIOD = 256  # a floor of X/p with p above this is cut at its steps, not summed per residue class
+RELATIONS = ("<", "<=")  # conditions on X the analysis follows (one turn each); == and != it does not
 
 
 class Unsummable(Exception):
     """The form's shape in X is beyond this analysis: sum it step by step."""
-
-
-RELATIONS = ("<", "<=")
-LONG_PERIOD = 256  # a floor of X/p with p above this is cut at its steps, not summed per residue class
 
 
 def children(tree) -> list:
