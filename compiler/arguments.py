@@ -122,7 +122,8 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
 
 def _number(value, expr, scope: Scope) -> sp.Expr:
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
-        raise scope.env.problem("E211", f"expected a number, got `{value}`", expr.span)
+        shown = "true" if value else "false"  # as the language writes them, not sympy's `True`
+        raise scope.env.problem("E211", f"expected a number, got `{shown}`", expr.span)
     if value.is_number and abs(value) >= MAX_VALUE:
         raise scope.env.problem("E211", f"`{format_expr(expr)}` has more than 40 digits; no model size comes near",
                                 expr.span)

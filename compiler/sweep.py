@@ -49,6 +49,16 @@ def _bad(letter: str, text: str, why: str):
     return bad_value(f"--{letter} {text}: {why}")
 
 
+def check_axes(values: dict[str, list[int]], phase: str) -> None:
+    """A letter the phase does not read cannot vary: a decode's P is 1, only a request has G (else every row
+    would be written once for each of their values)."""
+    if phase == "decode" and list(values["P"]) != [1]:
+        raise bad_value("--P: a decode step takes one new token per request (P = 1)",
+                        hint="leave --P out, or sweep --phase prefill or call")
+    if phase != "request" and list(values["G"]) != [1]:
+        raise bad_value("--G: only a request returns tokens", hint="leave --G out, or sweep --phase request")
+
+
 def check_size(values: dict[str, list[int]]) -> None:
     """The grid's points, B × S × P × G, at most MAX_POINTS."""
     points = math.prod(len(values[letter]) for letter in "BSPG")

@@ -91,8 +91,11 @@ def store(spec: str, args, head: dict, sources: list[str], phases: dict[str, dic
         entry["phases"].update(phases)
         entry.update(extras or {})
         temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        temporary.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
-        os.replace(temporary, path)
+        try:
+            temporary.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
     except OSError:
         return
 

@@ -11,7 +11,9 @@ def cache_folder(name: str) -> Path | None:
     cannot be made or written (then everything is built again each run)."""
     if os.environ.get("ARCHCOST_NO_CACHE"):
         return None
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "archcost" / name
+    given = os.environ.get("XDG_CACHE_HOME", "")
+    root = Path(given) if os.path.isabs(given) else Path.home() / ".cache"  # a relative one is ignored (XDG)
+    base = root / "archcost" / name
     try:
         base.mkdir(parents=True, exist_ok=True)
     except (OSError, RuntimeError):  # no home folder, or one that cannot be written

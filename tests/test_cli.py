@@ -196,3 +196,16 @@ def test_formula_markdown(capsys):
     assert main(["formula", str(SPECS / "qwen3-8b.arch"), "--quantity", "F", "--phase", "decode",
                  "--format", "markdown"]) == 0
     assert "$$ 65536 \\cdot B \\cdot \\left(230969 + 9 \\cdot S\\right) $$" in capsys.readouterr().out
+
+
+def test_a_new_output_file_gets_the_mode_new_files_get(tmp_path):
+    """Written through a temporary file, yet readable as any new file is (umask 022: 0644), not mkstemp's 0600."""
+    import os
+
+    previous = os.umask(0o022)
+    try:
+        out = tmp_path / "grid.csv"
+        assert main(["sweep", QWEN, "--B", "1,8", "-o", str(out)]) == 0
+        assert out.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(previous)

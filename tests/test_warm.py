@@ -59,10 +59,10 @@ def test_a_cached_compare_prints_the_same_bytes(table, capsys):
 @pytest.mark.parametrize("name,phase", [("qwen3-8b", "decode"), ("deepseek-v4.1-flash", "prefill"),
                                         ("gemma-2-9b", "request")])
 def test_a_cached_sweep_writes_the_same_bytes(name, phase, tmp_path, capsys):
-    argv = ["sweep", str(ROOT / "specs" / f"{name}.arch"), "--phase", phase, "--B", "1,3", "--S", "0:5000:999",
-            "--P", "1,7", "--G", "1,9"]
+    axes = {"decode": [], "prefill": ["--P", "1,7"], "request": ["--P", "1,7", "--G", "1,9"]}[phase]
+    argv = ["sweep", str(ROOT / "specs" / f"{name}.arch"), "--phase", phase, "--B", "1,3", "--S", "0:5000:999", *axes]
     cold, warm = cold_then_warm(argv, capsys)
-    assert warm == cold and cold.count("\n") == 1 + 2 * 6 * 2 * 2
+    assert warm == cold and cold.count("\n") == 1 + 2 * 6 * 2 ** (len(axes) // 2)
     for suffix in ("csv", "json"):
         out = tmp_path / f"grid.{suffix}"
         assert main([*argv, "-o", str(out)]) == 0
@@ -144,3 +144,14 @@ def test_a_cold_eval_imports_no_drawing_library():
     argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "decode", "--no-cache"]
     done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "[]"
+
+
+def test_a_relative_cache_home_is_ignored(tmp_path, monkeypatch):
+    """The XDG Base Directory rule: a relative XDG_CACHE_HOME is not a cache folder (no folder where you stand)."""
+    from archcost.dsl.cachedir import cache_folder
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_folder("forms") == tmp_path / "home" / ".cache" / "archcost" / "forms"
+    assert not (tmp_path / "relative").exists()

@@ -109,12 +109,13 @@ def _swept(args) -> int | None:
     import math
     import sys
 
-    from ..sweep import check_size, grid, write_forms
+    from ..sweep import check_axes, check_size, grid, write_forms
     from .common import output_file
 
     try:
         output_file(args.output, args.spec)
         values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
+        check_axes(values, args.phase)
         check_size(values)
         entry = warm.load(args.spec, args)
         phase_forms = entry["phases"].get(args.phase) if entry else None
@@ -129,7 +130,7 @@ def _swept(args) -> int | None:
         sys.stdout.buffer.write(buffer.getvalue())
         sys.stdout.buffer.flush()
     else:
-        print(f"wrote {args.output} ({points:,} points)")
+        print(f"wrote {args.output} ({points:,} point{'s' if points != 1 else ''})")
     return 0
 
 

@@ -78,17 +78,18 @@ def sweep_arguments(parser) -> None:
 
 
 def run_sweep(args) -> int:
-    from ..sweep import check_size, grid, write
+    from ..sweep import check_axes, check_size, grid, write
     from .cached import remember
 
     output_file(args.output, args.spec)
     values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
+    check_axes(values, args.phase)
     check_size(values)
     compiled = compile_spec(args.spec, args)
     points = write(compiled, args.phase, values, args.output)
     remember(args, compiled, args.phase)
     if args.output is not None:
-        print(f"wrote {args.output} ({points:,} points)")
+        print(f"wrote {args.output} ({points:,} point{'s' if points != 1 else ''})")
     return 0
 
 

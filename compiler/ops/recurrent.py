@@ -101,6 +101,16 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def check(a: SimpleNamespace) -> list[tuple[str, str]]:
+    """Value heads share the query/key heads (Mamba-2's groups of B and C) in equal groups."""
+    if a.key_heads is None:
+        return []
+    groups = a.heads / a.key_heads
+    if groups.is_number and not (groups.is_integer and groups >= 1):
+        return [("key_heads", f"{a.heads} heads cannot share {a.key_heads} query/key heads in equal groups")]
+    return []
+
+
 SPEC = OpSpec(
     kind="recurrent",
     doc=__doc__,
@@ -128,6 +138,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    check=check,
     diagram_shape=diagram_shape,
     drawn_as="cylinder",
     formula="M = B·heads·dk·dv·bytes, read and written every call; F = m·heads·update·dk·dv per step, "

@@ -72,7 +72,10 @@ def _unchanged(target: Path, expected: bytes | None) -> None:
 
 
 def _put_in_place(temporary: Path, target: Path) -> None:
-    if not target.exists():
+    if not target.exists():  # a new file: the mode any new file gets here (mkstemp's is 0600)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, target)
         return
     before = os.stat(target)
