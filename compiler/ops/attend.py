@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms, unequal_groups
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum
 
@@ -117,10 +117,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     """Query heads share key/value heads in equal groups."""
-    if a.kv_heads is None:
-        return []
-    groups = a.heads / a.kv_heads
-    if groups.is_number and not (groups.is_integer and groups >= 1):
+    if a.kv_heads is not None and unequal_groups(a.heads, a.kv_heads):
         return [("kv_heads", f"{a.heads} query heads cannot share {a.kv_heads} key/value heads in equal groups")]
     return []
 

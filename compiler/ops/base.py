@@ -148,6 +148,12 @@ class OpSpec:
         return self.doc.strip().splitlines()[0] if self.doc.strip() else self.kind
 
 
+def unequal_groups(heads, shared) -> bool:
+    """Whether `heads` cannot share `shared` heads in equal groups (known only when both are numbers)."""
+    groups = heads / shared
+    return bool(groups.is_number and not (groups.is_integer and groups >= 1))
+
+
 def fixed_state(per_request: sp.Expr) -> dict[str, sp.Expr]:
     """State of a fixed size per request, read and written back whole once per call (§2.3.4)."""
     from ..symbols import B

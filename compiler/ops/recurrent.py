@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..symbols import B, P, S, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state, unequal_groups
 
 
 def widths(a: SimpleNamespace):
@@ -103,10 +103,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     """Value heads share the query/key heads (Mamba-2's groups of B and C) in equal groups."""
-    if a.key_heads is None:
-        return []
-    groups = a.heads / a.key_heads
-    if groups.is_number and not (groups.is_integer and groups >= 1):
+    if a.key_heads is not None and unequal_groups(a.heads, a.key_heads):
         return [("key_heads", f"{a.heads} heads cannot share {a.key_heads} query/key heads in equal groups")]
     return []
 
