@@ -186,6 +186,8 @@ def _enum(arg: Arg, name: str, expr, scope: Scope) -> str:
 
 
 def _dtype(name: str, expr, scope: Scope):
+    if name in scope.roles:
+        scope.roles_read.add(name)
     fmt = scope.roles.get(name, name)
     if fmt not in scope.formats:
         raise scope.env.problem("E210", f"unknown number format or precision role `{name}`", expr.span,

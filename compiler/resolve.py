@@ -62,6 +62,7 @@ class Resolution:
     problems: list[Diagnostic] = field(default_factory=list)
     first_use: dict[sp.Symbol, Span | None] = field(default_factory=dict)
     nearby: dict[sp.Symbol, tuple[str, ...]] = field(default_factory=dict)
+    roles_set: dict[str, Span | None] = field(default_factory=dict)  # precision roles a spec sets, where first
 
     @property
     def sources(self):
@@ -89,11 +90,21 @@ class Resolution:
                 "E308", f"this model has no option `{name}`", None,
                 hint=did_you_mean(name, self.paths) or f"its options: {', '.join(self.paths) or 'none'}"))
         self._check_tied()
+        self._check_roles(scope)
         if self.problems:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters, first_use=self.first_use,
                        nearby=self.nearby, sources=self.sources, paths=self.paths, path_choices=self.path_choices,
                        act_format=self.formats[scope.roles["act"]])
+
+    def _check_roles(self, scope: Scope) -> None:
+        """A precision role of the spec's own that no op's dtype names is a misspelling, not a setting."""
+        for role, span in self.roles_set.items():
+            if role not in precision.DEFAULT_ROLES and role not in scope.roles_read:
+                known = sorted({*precision.DEFAULT_ROLES, *scope.roles_read})
+                self.problems.append(self.sources.diagnostic(
+                    "E210", f"precision role `{role}` is named by no op", span,
+                    hint=did_you_mean(role, known) or f"the roles ops read here: {', '.join(known)}"))
 
     def _check_tied(self) -> None:
         """A `tied` op reuses a table another op owns; when every table is tied, its parameters belong to no one
@@ -209,6 +220,7 @@ class Resolution:
                                    hint=did_you_mean(setting.format, self.formats)
                                    or f"one of {', '.join(self.formats)}")
             scope.roles[setting.role] = setting.format
+            self.roles_set.setdefault(setting.role, setting.span)
 
     def check_component(self, name: str, span) -> str:
         if name not in COMPONENTS:

@@ -37,6 +37,7 @@ class Scope:
     tail: sp.Expr | None = None   # `replay N`: ops here see only the last min(P, N) new positions
     shared: dict = field(default_factory=dict)  # caches declared `shared`, readable from any scope
     weight_format: str | None = None  # a run's format for matrix weights outside embedding and head
+    roles_read: set = field(default_factory=set)  # precision roles some op's dtype named, shared by every scope
 
     def unique(self, label: str) -> str:
         count = self.labels.get(label, 0) + 1
