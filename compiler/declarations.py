@@ -48,6 +48,12 @@ def _own_blocks(module: ast.Module, program: Program, problems: list[Diagnostic]
         if block.name in own:
             problems.append(program.sources.diagnostic(
                 "E212", f"block `{block.name}` is defined twice in this file", block.span))
+        names = [param.name for param in block.params]
+        for index, param in enumerate(block.params):
+            if param.name in names[:index]:  # the second would silently take the first one's argument
+                problems.append(program.sources.diagnostic(
+                    "E212", f"parameter `{param.name}` is named twice in block `{block.name}`", param.span,
+                    hint="give each parameter its own name"))
         own[block.name] = block
     return own
 

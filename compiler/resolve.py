@@ -41,6 +41,8 @@ def resolve(program: Program, keep: frozenset[str] = frozenset(),
     """
     resolution = Resolution(program, keep, dict(paths), weights)
     resolution.declarations = declare(program, resolution.problem, resolution.problems)
+    if resolution.problems:  # a definition that is wrong makes every call of it an echo: report it alone
+        raise ArchError(resolution.problems)
     return resolution.run()
 
 
