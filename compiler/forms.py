@@ -2,8 +2,8 @@
 
 A form is a tree of lists, ints and letter names (JSON as it stands), so a compiled model's formulas can be
 cached on disk and read back by a process that never imports sympy. Trees read from a file are checked node
-by node (`check`) before anything is built from them; the evaluators are Python functions generated from a
-checked tree, whose source holds only integers, the letters, operators and the helpers of `_HELPERS`.
+by node (`check`) before anything is built from them; the evaluators are closures built node by node from a
+checked tree (integers, the letters, operators and the helpers of `HELPERS`): nothing is ever executed as code.
 
 Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["q", p, q] the rational
 p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["inv", a] (1/a); ["exact", a, D] (a/D exactly);
@@ -15,6 +15,7 @@ p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["inv", a] (1/a); ["ex
 from __future__ import annotations
 
 import math
+import operator
 from fractions import Fraction
 from functools import reduce
 
@@ -177,50 +178,105 @@ def _undefined():
     raise ValueError("no piece of a piecewise form holds")
 
 
-_HELPERS = {"_F": Fraction, "_exact": _exact, "_inv": _inverse, "_floor": math.floor, "_ceil": math.ceil,
-            "_min": min, "_max": max, "_undefined": _undefined, "True": True, "False": False}
-_INFIX = {"+": " + ", "*": " * ", "and": " and ", "or": " or "}
-_RELATIONS = {"<", "<=", "==", "!="}
-
-
-def code(tree, vector: bool = False) -> str:
-    """Python source for a checked form; with `vector`, for numpy arrays (conditions by `_select`, `_and`)."""
-    if type(tree) is int:
-        return str(tree) if tree >= 0 else f"({tree})"
-    if type(tree) is str:
-        return tree
-    tag, arguments = tree[0], tree[1:]
-    inner = [code(a, vector) for a in arguments] if tag != "pw" else []
-    if tag == "q":
-        return f"_F({arguments[0]}, {arguments[1]})"
-    if tag in _INFIX and not (vector and tag in ("and", "or")):
-        return "(" + _INFIX[tag].join(inner) + ")"
-    if tag in _RELATIONS:
-        return f"({inner[0]} {tag} {inner[1]})"
-    if tag in ("min", "max", "and", "or"):
-        return inner[0] if len(inner) == 1 else f"_{tag}({', '.join(inner)})"
-    if tag == "pw":
-        return _piecewise(arguments, vector)
-    simple = {"^": "({0} ** {1})", "inv": "_inv({0})", "exact": "_exact({0}, {1})", "fdiv": "({0} // {1})",
-              "cdiv": "(-((-{0}) // {1}))", "floor": "_floor({0})", "ceil": "_ceil({0})", "mod": "({0} % {1})",
-              "not": "_not({0})" if vector else "(not {0})", "true": "True", "false": "False"}
-    return simple[tag].format(*inner)
-
-
-def _piecewise(pairs: list, vector: bool) -> str:
-    if vector:
-        return f"_select([{', '.join(code(c, True) for _, c in pairs)}], [{', '.join(code(v, True) for v, _ in pairs)}])"
-    text = "_undefined()"
-    for value, condition in reversed(pairs):
-        text = f"({code(value)} if {code(condition)} else {text})"
-    return text
+HELPERS = {"_F": Fraction, "_exact": _exact, "_inv": _inverse, "_floor": math.floor, "_ceil": math.ceil,
+           "_min": min, "_max": max, "_and": lambda *c: all(c), "_or": lambda *c: any(c),
+           "_not": lambda c: not c, "_select": None}
+_RELATIONS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne}
 
 
 def function(trees: list, helpers: dict | None = None, vector: bool = False):
     """One function (B, S, P, G, X=0) → a tuple of the values of every checked form of `trees`: exact on
-    Python integers, or element by element on numpy arrays with `vector` and numpy's `helpers`."""
-    body = ", ".join(code(tree, vector) for tree in trees)
-    source = f"def _forms(B, S, P, G, X=0):\n    return ({body}{',' if trees else ''})\n"
-    namespace = {"__builtins__": {}, **_HELPERS, **(helpers or {})}
-    exec(compile(source, "<archcost forms>", "exec"), namespace)  # noqa: S102  (checked forms only, see above)
-    return namespace["_forms"]
+    Python integers, or element by element on numpy arrays with `vector` and numpy's `helpers`. Each form is
+    turned into nested closures, node by node: nothing is parsed or executed as code."""
+    ops = {**HELPERS, **(helpers or {})}
+    parts = [_closure(tree, ops, vector) for tree in trees]
+    evaluators = [part if callable(part) else (lambda e, value=part[0]: value) for part in parts]
+
+    def forms(B, S, P, G, X=0):
+        env = (B, S, P, G, X)
+        return tuple([evaluate(env) for evaluate in evaluators])
+    return forms
+
+
+def _closure(tree, ops: dict, vector: bool):
+    """A closure of the environment (B, S, P, G, X), or a 1-tuple holding a constant (folded as it is built)."""
+    if type(tree) is int:
+        return (tree,)
+    if type(tree) is str:
+        return operator.itemgetter(LETTERS.index(tree))
+    tag, arguments = tree[0], tree[1:]
+    if tag == "q":
+        return (ops["_F"](arguments[0], arguments[1]),)
+    if tag in ("true", "false"):
+        return (tag == "true",)
+    if tag in ("+", "*"):
+        return _sum_or_product(tag, [_closure(a, ops, vector) for a in arguments])
+    if tag == "pw":
+        return _piecewise([(_closure(v, ops, vector), _closure(c, ops, vector)) for v, c in arguments], ops, vector)
+    first = _callable(_closure(arguments[0], ops, vector))
+    if tag in ("^", "exact", "fdiv", "cdiv"):
+        return _with_integer(tag, first, arguments[1], ops)
+    if tag in ("inv", "floor", "ceil", "not"):
+        helper = ops[{"inv": "_inv", "floor": "_floor", "ceil": "_ceil", "not": "_not"}[tag]]
+        return lambda e: helper(first(e))
+    rest = [_callable(_closure(a, ops, vector)) for a in arguments[1:]]
+    if tag in _RELATIONS or tag == "mod":
+        compare, second = _RELATIONS.get(tag, operator.mod), rest[0]
+        return lambda e: compare(first(e), second(e))
+    if tag in ("and", "or") and not vector:
+        every = [first, *rest]
+        return (lambda e: all(f(e) for f in every)) if tag == "and" else (lambda e: any(f(e) for f in every))
+    helper, every = ops[f"_{tag}"], [first, *rest]  # min, max; and, or on arrays
+    return first if len(every) == 1 else lambda e: helper(*[f(e) for f in every])
+
+
+def _callable(part):
+    return part if callable(part) else (lambda e, value=part[0]: value)
+
+
+def _sum_or_product(tag: str, parts: list):
+    combine = operator.add if tag == "+" else operator.mul
+    constant = reduce(combine, (p[0] for p in parts if not callable(p)), 0 if tag == "+" else 1)
+    varying = [p for p in parts if callable(p)]
+    if not varying:
+        return (constant,)
+    if constant != (0 if tag == "+" else 1):
+        varying.append(lambda e, value=constant: value)
+    if len(varying) == 1:
+        return varying[0]
+    if len(varying) == 2:
+        left, right = varying
+        return lambda e: combine(left(e), right(e))
+    first, rest = varying[0], varying[1:]
+
+    def combined(e):
+        value = first(e)
+        for part in rest:
+            value = combine(value, part(e))
+        return value
+    return combined
+
+
+def _with_integer(tag: str, first, number: int, ops: dict):
+    if tag == "^":
+        return lambda e: first(e) ** number
+    if tag == "exact":
+        exact = ops["_exact"]
+        return lambda e: exact(first(e), number)
+    if tag == "fdiv":
+        return lambda e: first(e) // number
+    return lambda e: -((-first(e)) // number)
+
+
+def _piecewise(pairs: list, ops: dict, vector: bool):
+    pairs = [(_callable(value), _callable(condition)) for value, condition in pairs]
+    if vector:
+        select = ops["_select"]
+        return lambda e: select([c(e) for _, c in pairs], [v(e) for v, _ in pairs])
+
+    def piece(e):
+        for value, condition in pairs:
+            if condition(e):
+                return value(e)
+        return _undefined()
+    return piece

@@ -153,8 +153,7 @@ FORBIDDEN_CALLS = {"eval", "exec", "compile", "sympify", "parse_expr", "__import
 
 def test_no_code_execution_on_user_data():
     """No eval/exec/sympify/parse_expr/pickle/environment expansion/network anywhere in the language
-    and compiler packages; lambdify is used only on compiled formulas (evaluate.py, sweep.py), and the one
-    exec generates an evaluator from a checked plain-data form (forms.function)."""
+    and compiler packages; lambdify is used only on compiled formulas (evaluate.py, sweep.py)."""
     found = []
     for folder in ("dsl", "compiler"):
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -176,8 +175,7 @@ def test_no_code_execution_on_user_data():
 def _allowed(path: Path, node: python_ast.Call) -> bool:
     # json.loads / yaml safe loads are not on user specs; re.compile is not code execution
     owner = getattr(getattr(node.func, "value", None), "id", None)
-    generated = path.name == "forms.py" and getattr(node.func, "id", None) in {"exec", "compile"}
-    return owner in {"json", "re"} or generated
+    return owner in {"json", "re"}
 
 
 DETERMINISM_SCRIPT = """
