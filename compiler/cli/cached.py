@@ -51,49 +51,51 @@ def served(argv: list[str]) -> int | None:
 
 
 def _compared(args) -> int | None:
-    """`compare` from the cache entries of every spec, printed only once all of it is made."""
-    import contextlib
-    import io
-
+    """`compare` from the cache entries of every spec."""
     from .evaluate import _told_apart, _unused_flags, print_compare
 
     if args.table == "stages":
         return None
-    buffer = io.StringIO()
-    try:
+
+    def answer() -> bool:
         _unused_flags(args)
         entries = [warm.load(spec, args) for spec in args.specs]
         if any(entry is None for entry in entries):
-            return None
-        views = _told_apart([warm.CachedView(entry) for entry in entries], args.specs)
-        with contextlib.redirect_stdout(buffer):
-            print_compare(args, views)
-    except Exception:  # noqa: BLE001  (anything the cache cannot answer: the compiler runs and says why)
-        return None
-    print(buffer.getvalue(), end="")
-    return 0
+            return False
+        print_compare(args, _told_apart([warm.CachedView(entry) for entry in entries], args.specs))
+        return True
+    return _printed_whole(answer)
 
 
 def _served_view(args) -> int | None:
-    """`capacity` and `request` from the cache entry of the spec, printed once all of it is made."""
+    """`capacity` and `request` from the cache entry of the spec."""
+    from .serving import print_capacity, print_request, run_capacity
+
+    def answer() -> bool:
+        entry = warm.load(args.spec, args)
+        if entry is None:
+            return False
+        if args.run is run_capacity:
+            from ..hardware import device
+
+            print_capacity(args, warm.CachedView(entry), device(args.device))
+        else:
+            print_request(args, warm.CachedView(entry))
+        return True
+    return _printed_whole(answer)
+
+
+def _printed_whole(answer) -> int | None:
+    """Run `answer` with its output held back and print it only once all of it is made; None (the compiler
+    runs, and says why) when it cannot answer or anything goes wrong."""
     import contextlib
     import io
 
-    from .serving import print_capacity, print_request, run_capacity
-
     buffer = io.StringIO()
     try:
-        entry = warm.load(args.spec, args)
-        if entry is None:
-            return None
-        view = warm.CachedView(entry)
         with contextlib.redirect_stdout(buffer):
-            if args.run is run_capacity:
-                from ..hardware import device
-
-                print_capacity(args, view, device(args.device))
-            else:
-                print_request(args, view)
+            if not answer():
+                return None
     except Exception:  # noqa: BLE001  (anything the cache cannot answer: the compiler runs and says why)
         return None
     print(buffer.getvalue(), end="")
