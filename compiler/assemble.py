@@ -1,6 +1,6 @@
 """A report's numbers from its plain-data forms, and the report assembled from them as the plan says (no sympy).
 
-The same assembly serves every path: numbers from generated evaluators (a compiled model, or the formula
+The same assembly serves every path: numbers from the forms' evaluators (a compiled model, or the formula
 cache), or from the symbolic evaluator when a fast number cannot be vouched for, which then says why.
 """
 
@@ -30,7 +30,7 @@ def plain(value):
 
 
 class Evaluator:
-    """Every leaf of one phase's forms as exact numbers of (B, S, P, G): generated once, called per scenario."""
+    """Every leaf of one phase's forms as exact numbers of (B, S, P, G): built once, called per scenario."""
 
     def __init__(self, phase_forms: dict):
         self.keys = list(phase_forms["leaves"])

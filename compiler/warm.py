@@ -3,7 +3,7 @@
 An entry is JSON in the user cache folder, named by the hash of the spec's path and the run's counting flags,
 and holding the hash of every source file the compile read (stdlib included) and a fingerprint of archcost's
 own code. It is used only when all of those still match and every part of it checks out (forms.check, the plan's
-shape); anything else is ignored and rebuilt. Nothing in it is executed: evaluators are generated from checked
+shape); anything else is ignored and rebuilt. Nothing in it is executed: evaluators are closures built from checked
 forms (forms.py).
 """
 
