@@ -56,8 +56,8 @@ def match_args(args: list[ast.Arg], names: list[str], what: str, problem, positi
     return given
 
 
-def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) -> SimpleNamespace:
-    """Typed values for every argument of `spec`, defaults filled in."""
+def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op, component: str) -> SimpleNamespace:
+    """Typed values for every argument of `spec`, defaults filled in (a weight format by the op's `component`)."""
     problem = scope.env.problem
     given = match_args(args, [a.name for a in spec.args], f"op `{spec.kind}`", problem, spec.positional)
     values = {}
@@ -67,18 +67,22 @@ def bind_op_args(spec: OpSpec, args: list[ast.Arg], scope: Scope, stmt: ast.Op) 
         elif arg.required:
             raise problem("E202", f"missing argument `{arg.name}` of `{spec.kind}`", stmt.span, hint=arg.doc or None)
         else:
-            values[arg.name] = _default(arg, scope, spec)
+            values[arg.name] = _default(arg, scope, spec, component)
     bound = SimpleNamespace(**values)
     for name, message in spec.check(bound) if spec.check else ():
         raise problem("E301", message, getattr(given.get(name), "span", None) or stmt.span)
     return bound
 
 
-def _default(arg: Arg, scope: Scope, spec: OpSpec):
+def _default(arg: Arg, scope: Scope, spec: OpSpec, component: str):
     if arg.kind == "dtype":
-        if (arg.default == "weights" and scope.weight_format and spec.quantizable
-                and scope.component != "embedding_output"):
-            return scope.formats[scope.weight_format]  # embedding, head and norms keep their format
+        if arg.default == "weights" and spec.quantizable and component != "embedding_output":
+            if component in scope.roles:  # `precision routed_experts = mxfp4`: as a checkpoint stores them
+                scope.roles_read.add(component)
+            if scope.weight_format:
+                return scope.formats[scope.weight_format]  # a run's --weights: embedding, head and norms keep theirs
+            if component in scope.roles:
+                return scope.formats[scope.roles[component]]
         return scope.formats[scope.roles[arg.default]]
     if arg.kind == "bool":
         return bool(arg.default)

@@ -90,7 +90,7 @@ def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
     flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
     component = _component(res, flow.pop("component", None), scope)
     tail = scope.tail if _replays(res, flow.pop("replay", None), scope) else None
-    values = bind_op_args(spec, args, scope, stmt)
+    values = bind_op_args(spec, args, scope, stmt, component)
     in_width, out_width = spec.widths(values)
     label = scope.unique(stmt.label or stmt.op)
     inputs = sources(flow, scope)
