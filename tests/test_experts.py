@@ -9,6 +9,7 @@ import pytest
 from archcost.compiler.evaluate import by_op, evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.scenario import Options, Scenario
+from archcost.dsl.errors import ArchError
 from helpers import compiled
 
 GRANULARITIES = {  # §2.5.1: the same expert parameters and work, cut into different shapes
@@ -61,3 +62,17 @@ def test_random_routing_expects_distinct_experts(batch):
     assert use.distinct_experts == pytest.approx(16 * (1 - (1 - 2 / 16) ** batch))
     assert use.read_bytes_per_layer == pytest.approx(use.distinct_experts * 3 * 64 * 32 * 2)
     assert math.isclose(use.routed_rows, 2 * batch)
+
+
+def test_precision_role_of_a_component_sets_the_format_of_its_matrices():
+    """`precision routed_experts = mxfp4`: gpt-oss's checkpoint stores its experts in MXFP4 (4.25 bits a value)
+    and every other matrix in bf16; a role naming a component the model lacks is a misspelling (E210)."""
+    spec = ('use std.embedding\nuse std.ffn.moe\nmodel "m" {{\n  precision weights = bf16, {role}\n'
+            '  embedding(1000, 64)\n  moe(64, experts = 4, top = 2, f = 128)\n  lm_head(64, 1000)\n}}\n')
+    bf16 = evaluate(compile_text(spec.format(role="kv = bf16")), "decode", Scenario()).weight_bytes
+    mxfp4 = evaluate(compile_text(spec.format(role="routed_experts = mxfp4")), "decode", Scenario()).weight_bytes
+    experts = 4 * 3 * 64 * 128
+    assert bf16 - mxfp4 == 2 * experts - experts * (4 + 8 / 32) / 8
+    with pytest.raises(ArchError) as caught:
+        compile_text(spec.format(role="dense_ffn = mxfp4"))
+    assert caught.value.codes == ["E210"]
