@@ -10,11 +10,14 @@ from .errors import Span
 
 
 class Node(BaseModel):
-    """Equality and dumps ignore spans: the same text anywhere in a file is the same tree."""
+    """Equality and dumps ignore spans and notes: the same text anywhere in a file is the same tree."""
 
     model_config = ConfigDict(frozen=True)
 
     span: Span | None = Field(default=None, repr=False, exclude=True)
+    # a comment a generated tree carries for the printer (the importer cites config fields); the parser
+    # leaves it empty: a parsed file's comments are placed from the source text
+    note: str | None = Field(default=None, repr=False, exclude=True)
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.model_dump() == other.model_dump()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 
 from typing import NamedTuple
 
@@ -167,7 +168,7 @@ class _Layout:
             if index == 0 or not out:
                 lead = _drop_leading_blank(lead)
             out += lead
-            out += self.stmt(stmt, depth + 1)
+            out += _noted(stmt, self.stmt(stmt, depth + 1), INDENT * (depth + 1))
         return out + self._close(end, depth)
 
     def stmt(self, stmt: ast.Stmt, depth: int) -> list[str]:
@@ -250,7 +251,7 @@ class _Layout:
             if out and not self.lines and not (previous is ast.Use and isinstance(item, ast.Use)):
                 lead = ["", *lead]  # no source to follow: a blank line between items
             out += _drop_leading_blank(lead) if not out else lead
-            out += self.item(item)
+            out += _noted(item, self.item(item), "", above=True)
             previous = type(item)
         out += [note.text for note in self.pending]  # comments after the last item
         self.pending = []
@@ -283,6 +284,17 @@ def _line(node) -> int | None:
 
 def _end(node) -> int | None:
     return node.span.end_line if node.span is not None else None
+
+
+def _noted(node, lines: list[str], pad: str, above: bool = False) -> list[str]:
+    """A generated node's note: at the end of its line when it fits there, else as comment lines above it."""
+    if not node.note:
+        return lines
+    notes = [line for note in node.note.split("\n")
+             for line in textwrap.wrap(note, WIDTH - len(pad) - 2, break_on_hyphens=False) or [""]]
+    if not above and len(lines) == 1 and len(notes) == 1 and len(lines[0]) + 4 + len(notes[0]) <= WIDTH:
+        return [f"{lines[0]}  # {notes[0]}"]
+    return [*(f"{pad}# {note}" for note in notes), *lines]
 
 
 def _drop_leading_blank(lines: list[str]) -> list[str]:

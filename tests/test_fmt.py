@@ -106,3 +106,23 @@ def test_a_comment_in_an_else_branch_stays_there():
 
     text = 'model "M" {\n  if true {\n    d = 1\n  } else {\n    # about the else branch\n    d = 2\n  }\n}\n'
     assert canonical(text) == text
+
+
+def test_notes_of_a_generated_tree_print_as_comments():
+    """A tree built in code (the importer's) carries notes: short ones end their line, long ones go above it,
+    and the text parses back to the same tree."""
+    from archcost.dsl import ast
+    from archcost.dsl.parser import parse
+    from archcost.dsl.printer import format_module
+
+    call = ast.BlockCall(name="swiglu", args=[ast.Positional(value=ast.Name(id="d"))], label="ffn",
+                         note="intermediate_size")
+    long = ast.Binding(name="d", value=ast.Num(text="4096"), note="hidden_size; " + "a long reason " * 10)
+    model = ast.ModelDef(name="m", body=[long, call])
+    module = ast.Module(path="<t>", uses=[ast.Use(target="std.ffn.swiglu", is_path=False, note="header")],
+                        models=[model])
+    text = format_module(module)
+    assert text.startswith("# header\nuse std.ffn.swiglu\n")
+    assert "  swiglu(d) as ffn  # intermediate_size\n" in text
+    assert "  # hidden_size; a long reason" in text and "\n  d = 4096\n" in text
+    assert parse(text, "t.arch").models == module.models
