@@ -119,7 +119,7 @@ def test_biases():
     (small("llama", num_hidden_layers=0), "E503", "num_hidden_layers"),
     (small("llama", num_hidden_layers="32"), "E503", "num_hidden_layers"),
     (small("llama", quantization_config={"quant_method": "awq"}), "E503", "quantization_config"),
-    (small("deepseek_v3", q_lora_rank=None, kv_lora_rank=16), "E503", "q_lora_rank"),
+    (small("deepseek_v3", moe_layer_freq=2), "E503", "moe_layer_freq"),
     (small("opt", word_embed_proj_dim=32, ffn_dim=96, intermediate_size=None, num_key_value_heads=None,
            max_position_embeddings=128), "E503", "word_embed_proj_dim"),
 ])

@@ -11,6 +11,7 @@ torch and transformers are test dependencies (pinned in pyproject.toml): the com
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from pathlib import Path
@@ -52,8 +53,40 @@ CASES = {
                                       linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16,
                                       num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                                       shared_expert_intermediate_size=48)),
+    "granite": ("granite", dict(SMALL, attention_multiplier=0.5, residual_multiplier=0.2, logits_scaling=4.0)),
+    "gemma": ("gemma", dict(SMALL, head_dim=32)),
+    "qwen2_moe": ("qwen2_moe", dict(SMALL, num_hidden_layers=3, num_experts=4, num_experts_per_tok=2,
+                                    moe_intermediate_size=32, shared_expert_intermediate_size=48, mlp_only_layers=[1])),
+    "phimoe": ("phimoe", dict(SMALL, num_local_experts=4, num_experts_per_tok=2, attention_bias=True,
+                              lm_head_bias=True)),
+    "gpt_oss": ("gpt_oss", dict(SMALL, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=8)),
+    "deepseek_v2": ("deepseek_v2", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
+                                        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4,
+                                        n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2,
+                                        q_lora_rank=None, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
+                                        v_head_dim=16, vocab_size=500)),
+    "glm4_moe": ("glm4_moe", dict(SMALL, head_dim=16, num_hidden_layers=3, first_k_dense_replace=1,
+                                  n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
+                                  moe_intermediate_size=32, attention_bias=True, use_qk_norm=True, n_group=1,
+                                  topk_group=1)),
+    "llama4": ("llama4", dict(SMALL, head_dim=16, num_hidden_layers=4, intermediate_size_mlp=128,
+                              num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
+                              attention_chunk_size=8)),
+    "gemma3": ("gemma3", dict(SMALL, head_dim=32, num_hidden_layers=7, sliding_window=8)),
+    "gemma3_text": ("gemma3_text", dict(SMALL, head_dim=32, num_hidden_layers=7, sliding_window=8)),
+    "llama4_text": ("llama4_text", dict(SMALL, head_dim=16, num_hidden_layers=4, num_local_experts=4,
+                                        attention_chunk_size=8, no_rope_layer_interval=2)),
+    "jamba": ("jamba", dict(SMALL, num_hidden_layers=4, num_experts=4, num_experts_per_tok=2, attn_layer_period=2,
+                            attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1, mamba_dt_rank=8,
+                            mamba_d_state=8)),
+    "mamba2": ("mamba2", dict(hidden_size=64, num_hidden_layers=2, num_heads=8, head_dim=16, state_size=16,
+                              n_groups=2, expand=2, chunk_size=8, vocab_size=500)),
+    "minimax": ("minimax", dict(SMALL, head_dim=16, num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2,
+                                block_size=4, layer_types=["linear_attention"] * 3 + ["full_attention"])),
 }
-PATHS = {"qwen3_next": (("linear_kernels", "torch"),)}
+PATHS = {"qwen3_next": (("linear_kernels", "torch"),), "llama4": (("experts", "dense"),),
+         "llama4_text": (("experts", "dense"),)}
+MULTIMODAL = ("llama4", "gemma3")  # the config wraps a text_config; the text model is what is costed
 # (batch, cached positions, new positions): prompts shorter and longer than the windows of 8
 SHAPES = [(1, 0, 6), (2, 0, 12), (1, 6, 1), (2, 12, 1)]
 
@@ -64,12 +97,15 @@ def test_every_supported_type_has_a_case():
 
 def build(case: str):
     model_type, fields = CASES[case]
-    config = transformers.AutoConfig.for_model(model_type, **fields)
+    if model_type in MULTIMODAL:
+        config = transformers.AutoConfig.for_model(model_type, text_config=dict(fields, model_type=f"{model_type}_text"))
+        text = config.text_config
+    else:
+        config = text = transformers.AutoConfig.for_model(model_type, **fields)
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
-        model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-    if hasattr(model, "set_experts_implementation") and model_type in ("mixtral", "qwen3_moe", "deepseek_v3",
-                                                                          "qwen3_next"):
+        model = transformers.AutoModelForCausalLM.from_config(text, attn_implementation="eager")
+    if getattr(model, "_can_set_experts_implementation", lambda: False)():
         model.set_experts_implementation("batched_mm")
     # the spec comes from the config exactly as transformers writes it: every field it holds must be
     # understood by the importer or known to change no cost
@@ -133,22 +169,50 @@ def test_flops_equal(case, shape, built):
 
 
 PUBLISHED = sorted((Path(__file__).parent / "configs" / "published").glob("*.json"))
-NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map")
+NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map", "quantization_config")
 
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
 def test_published_configs_count_as_transformers_builds_them(path):
     """A published config.json, full size: transformers' model on the meta device has exactly the parameters
-    the imported spec counts."""
+    the imported spec counts (a multimodal checkpoint's text model; the weights as stored, unquantized)."""
     values = json.loads(path.read_text())
-    config = transformers.AutoConfig.for_model(values["model_type"],
-                                               **{k: v for k, v in values.items() if k not in NOT_CONFIG})
+    config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
+                                                                       if k not in NOT_CONFIG})
     with warnings.catch_warnings(), torch.device("meta"):
         warnings.simplefilter("ignore")
-        model = transformers.AutoModelForCausalLM.from_config(config)
+        model = transformers.AutoModelForCausalLM.from_config(config.get_text_config())
     spec = import_config(parse_config(path.read_text(), path.name))
     ours = evaluate(compile_text(spec), "decode", Scenario()).params
     assert ours == sum(p.numel() for p in model.parameters())
+
+
+@functools.lru_cache(maxsize=1)  # the two shapes of one config run one after the other
+def published_model(path: Path):
+    values = json.loads(path.read_text())
+    config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
+                                                                       if k not in NOT_CONFIG})
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        model = transformers.AutoModelForCausalLM.from_config(config.get_text_config(), attn_implementation="eager")
+    if model._can_set_experts_implementation():
+        model.set_experts_implementation("batched_mm")
+    return model, values
+
+
+# the execution paths of a published config's spec that match how transformers runs it
+PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
+
+
+@pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
+@pytest.mark.parametrize("shape", [(1, 0, 6), (1, 6, 1)], ids=["prefill", "decode"])
+def test_published_configs_flops_as_transformers_runs_them(path, shape):
+    """The same published configs at full size: the meta device counts FLOPs without computing, so no config
+    needs shrinking; a prefill and a decode step equal the spec's matrix FLOPs."""
+    model, values = published_model(path)
+    options = Options(attention="rectangle", paths=PUBLISHED_PATHS.get(values["model_type"], ()))
+    spec = compile_text(import_config(parse_config(path.read_text(), path.name)), options=options)
+    assert our_flops(spec, *shape) == counted_flops(model, *shape)
 
 
 # Hand-written specs of models the importer does not read yet, against transformers built from their

@@ -1,67 +1,92 @@
 """Hugging Face `config.json` → a readable `.arch` spec written with the standard-library blocks.
 
-The importer reads only fields it understands. A field that can change a cost and is not understood
-stops the import (E502) rather than giving a spec that silently costs a different model; fields
-known to change no cost (token ids, initialisation, dropout, RoPE frequencies, runtime flags) are
-listed in NEUTRAL. Numbers are never evaluated: JSON gives ints, floats, strings and lists.
+Each family (`model_type`) has a pydantic schema of its config: the fields that can change a cost are typed
+and used, the fields that cannot are listed with the reason, and any other field stops the import (E502)
+rather than giving a spec that silently costs a different model. The spec is built as a syntax tree and
+printed by `dsl.printer`; each statement cites the config fields it came from. Numbers are never
+evaluated: JSON gives ints, floats, strings and lists.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar, NamedTuple
 
+from . import dense, hybrid, moe
 from .config import Config, parse_config, read_config
-from .families import IMPORTERS
-from .writing import render
+from .quantization import precision
+from .schema import COMMON_NEUTRAL, Schema
+from .spec import Spec, render
 
-# Fields no cost depends on, for every model type.
-NEUTRAL = frozenset({
-    "_name_or_path", "name_or_path", "architectures", "transformers_version", "model_type", "auto_map",
-    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
-    "id2label", "label2id", "problem_type", "return_dict", "output_attentions", "output_hidden_states",
-    "chunk_size_feed_forward", "is_encoder_decoder", "use_cache", "tokenizer_class", "prefix",
-    "initializer_range", "init_std", "initializer_factor",
-    "attention_dropout", "dropout", "activation_dropout", "hidden_dropout", "layerdrop", "resid_pdrop",
-    "rms_norm_eps", "layer_norm_eps", "norm_eps",
-    # positions: RoPE frequencies and scaling change no shape (learned tables are read per type)
-    "rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "max_position_embeddings",
-    "pretraining_tp",            # a tensor-parallel split of the same matrices
-    "quantization_config",       # checked separately: weights format
-    # routing details that pick experts but change no shape: counted the same however they choose
-    "norm_topk_prob", "routed_scaling_factor", "topk_method", "scoring_func", "n_group", "topk_group",
-    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha", "seq_aux",
-    "query_pre_attn_scalar",     # the score scale of Gemma 2
-    "use_bidirectional_attention",
-    "cache_implementation",      # which KV cache class the runtime builds (Gemma 2's `hybrid`): same entries
-    "use_mrope",                 # multimodal RoPE's position layout: rotations, not shapes
-    "torch_dtype", "dtype",      # read for the weight format
-})
+
+class Family(NamedTuple):
+    schema: type[Schema]
+    build: Callable[[Schema], Spec]
+
+
+class Multimodal(Schema):
+    """A vision-language checkpoint: the text model is costed, the vision tower is not."""
+
+    NEUTRAL: ClassVar[dict[str, str]] = {
+        **dict.fromkeys(("vision_config", "multi_modal_projector_bias", "projector_hidden_act", "vision_feature_layer",
+                         "vision_feature_select_strategy", "mm_tokens_per_image"),
+                        "the vision tower and its projector: not counted (the text model only)"),
+        "tie_word_embeddings": "passed to the text model when its own config leaves it out"}
+    text_config: dict
+
+
+FAMILIES: dict[str, Family] = {
+    "llama": Family(dense.Llama, dense.llama), "granite": Family(dense.Granite, dense.granite),
+    "mistral": Family(dense.Mistral, dense.mistral), "qwen2": Family(dense.Qwen2, dense.qwen2),
+    "qwen3": Family(dense.Qwen3, dense.qwen3), "gemma": Family(dense.Gemma, dense.gemma),
+    "opt": Family(dense.Opt, dense.opt),
+    "mixtral": Family(moe.Mixtral, moe.mixtral), "qwen2_moe": Family(moe.Qwen2Moe, moe.qwen2_moe),
+    "qwen3_moe": Family(moe.Qwen3Moe, moe.qwen3_moe), "phimoe": Family(moe.PhiMoe, moe.phimoe),
+    "gpt_oss": Family(moe.GptOss, moe.gpt_oss), "deepseek_v2": Family(moe.DeepseekV2, moe.deepseek),
+    "deepseek_v3": Family(moe.DeepseekV3, moe.deepseek), "glm4_moe": Family(moe.Glm4Moe, moe.glm4_moe),
+    "llama4_text": Family(moe.Llama4Text, moe.llama4),
+    "gemma2": Family(hybrid.Gemma2, hybrid.gemma2), "gemma3_text": Family(hybrid.Gemma3Text, hybrid.gemma3_text),
+    "qwen3_next": Family(hybrid.QwenNext, hybrid.qwen3_next), "jamba": Family(hybrid.Jamba, hybrid.jamba),
+    "mamba2": Family(hybrid.Mamba2, hybrid.mamba2), "minimax": Family(hybrid.MiniMax, hybrid.minimax),
+}
+# multimodal checkpoints: the model type of the wrapper, and the type its `text_config` has
+MULTIMODAL = {"llama4": "llama4_text", "gemma3": "gemma3_text"}
+SUPPORTED = sorted({*FAMILIES, *MULTIMODAL})
+IMPORTERS = SUPPORTED  # the model types `archcost import` reads
 
 
 def import_config(config: Config, name: str | None = None) -> str:
     """The spec text for `config`, named `name` (default: the config's `_name_or_path`, else the file's stem)."""
     model_type = config.values.get("model_type")
-    importer = IMPORTERS.get(model_type) if isinstance(model_type, str) else None
-    if importer is None:
+    if not isinstance(model_type, str) or model_type not in SUPPORTED:
         raise config.error("E501", f"model_type {json.dumps(model_type)} is not supported",
                            "model_type" if "model_type" in config.values else None,
-                           hint="supported: " + ", ".join(sorted(IMPORTERS)))
-    config.used.add("model_type")
-    draft = importer(config)
-    _check_quantization(config)
-    unknown = sorted(set(config.values) - config.used - NEUTRAL)
-    if unknown:
-        raise config.error("E502", f"`{unknown[0]}` is not understood for model_type `{model_type}` and may change "
-                                   "the cost", unknown[0],
-                           hint="the importer stops rather than guess; write this part of the spec by hand"
-                                + (f" (also not understood: {_listed(unknown[1:])})" if unknown[1:] else ""))
+                           hint="supported: " + ", ".join(SUPPORTED))
+    text, source = config, f"{Path(config.file).name} (model_type {model_type})"
+    if model_type in MULTIMODAL:
+        Multimodal.read(config)
+        text = _text_config(config, MULTIMODAL[model_type])
+        model_type = MULTIMODAL[model_type]
+        source += ", its text_config; the vision tower is not counted"
+    family = FAMILIES[model_type]
+    spec = family.build(family.schema.read(text))
     title = name or _default_name(config) or model_type
-    return render(draft, title, config)
+    title = "".join(c for c in title if c.isprintable() and c not in '"\\').strip() or "imported"  # a spec string
+    return render(spec, title, source, precision(text, config, spec.components()))
 
 
-def _listed(names: list[str], most: int = 10) -> str:
-    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+def _text_config(config: Config, model_type: str) -> Config:
+    text = config.section("text_config")
+    values = dict(text.values)
+    if values.get("model_type", model_type) != model_type:
+        raise text.error("E501", f"text_config model_type {json.dumps(values['model_type'])} is not "
+                                 f"{model_type}", "model_type")
+    values.setdefault("model_type", model_type)
+    if "tie_word_embeddings" in config.values:
+        values.setdefault("tie_word_embeddings", config.values["tie_word_embeddings"])
+    return Config(values=values, text=text.text, file=text.file, start=text.start)
 
 
 def _default_name(config: Config) -> str | None:
@@ -69,18 +94,9 @@ def _default_name(config: Config) -> str | None:
     for field in ("_name_or_path", "name_or_path"):
         path = config.values.get(field)
         if isinstance(path, str) and path.strip("/ "):
-            config.used.add(field)
             return path.rstrip("/").split("/")[-1]
     return None if config.file.startswith("<") else Path(config.file).stem
 
 
-def _check_quantization(config: Config) -> None:
-    if config.values.get("quantization_config") not in (None, {}):
-        raise config.error("E503", "`quantization_config`: quantized checkpoints are not imported; the weight format changes every "
-                                   "byte count", "quantization_config",
-                           hint="import the unquantized config and pass `--weights FORMAT` to eval or capacity")
-
-
-
-
-__all__ = ["IMPORTERS", "NEUTRAL", "Config", "import_config", "parse_config", "read_config"]
+__all__ = ["COMMON_NEUTRAL", "FAMILIES", "IMPORTERS", "SUPPORTED", "Config", "import_config", "parse_config",
+           "read_config"]

@@ -1,10 +1,10 @@
-"""A parsed config.json: typed reads of its fields, each remembered as used, and errors located at a field."""
+"""A parsed config.json with the text it came from: errors located at a field's line."""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from archcost.dsl.errors import ArchError, Diagnostic, Span
@@ -21,58 +21,13 @@ class Config:
     values: dict
     text: str
     file: str
-    used: set[str] = field(default_factory=set)
+    start: int = 0  # where this object begins in `text`: a nested `text_config` is located inside its parent
 
-    def get(self, name: str, default=None, *aliases: str):
-        for key in (name, *aliases):
-            if key in self.values:
-                self.used.add(key)
-                return self.values[key]
-        return default
-
-    def require(self, name: str, *aliases: str):
-        value = self.get(name, None, *aliases)
-        if value is None:
-            raise self.error("E502", f"`{name}` is missing; the importer needs it for model_type "
-                                     f"`{self.values.get('model_type')}`", name)
-        return value
-
-    def integer(self, name: str, default=None, *aliases: str) -> int:
-        value = self.get(name, default, *aliases) if default is not None else self.require(name, *aliases)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-            raise self.error("E503", f"`{name}` must be a positive integer up to {MAX_SIZE:.0e}, not "
-                                     f"{shown(value)}", name)
-        return value
-
-    def layers(self) -> int:
-        count = self.integer("num_hidden_layers")
-        if count > MAX_LAYERS:
-            raise self.error("E503", f"`num_hidden_layers` = {count:,} is more than {MAX_LAYERS:,} layers",
-                             "num_hidden_layers", hint="the importer writes layer patterns out; check the value")
-        return count
-
-    def count(self, name: str, default: int = 0, *aliases: str) -> int:
-        """A non-negative integer (0 allowed: no shared experts, no dense layers)."""
-        value = self.get(name, default, *aliases)
-        value = default if value is None else value
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
-            raise self.error("E503", f"`{name}` must be 0 or a positive integer up to {MAX_SIZE:.0e}, not "
-                                     f"{shown(value)}", name)
-        return value
-
-    def flag(self, name: str, default: bool) -> bool:
-        value = self.get(name, default)
-        if not isinstance(value, bool):
-            raise self.error("E503", f"`{name}` must be true or false, not {shown(value)}", name)
-        return value
-
-    def expect(self, name: str, allowed, default=None, why: str = "") -> None:
-        """Fail unless the field is absent or one of `allowed` (values this importer can cost)."""
-        value = self.get(name, default)
-        if value not in allowed:
-            allowed_text = ", ".join(json.dumps(a) for a in allowed)
-            raise self.error("E503", f"`{name}` = {shown(value)} is not supported (supported: {allowed_text})"
-                                     + (f"; {why}" if why else ""), name)
+    def section(self, name: str) -> "Config":
+        """The object under `name` (a multimodal config's `text_config`), located inside this file."""
+        match = re.search(r'"' + re.escape(name) + r'"\s*:', self.text[self.start:])
+        return Config(values=self.values[name], text=self.text, file=self.file,
+                      start=self.start + (match.end() if match else 0))
 
     def error(self, code: str, message: str, name: str | None = None, hint: str | None = None,
               occurrence: int = 0) -> ArchError:
@@ -81,9 +36,9 @@ class Config:
         return ArchError([Diagnostic(code=code, message=message, span=span, source_line=line, hint=hint)])
 
     def _locate(self, name: str, occurrence: int = 0) -> tuple[Span, str]:
-        matches = list(re.finditer(r'"' + re.escape(name) + r'"\s*:', self.text))
+        matches = list(re.finditer(r'"' + re.escape(name) + r'"\s*:', self.text[self.start:]))
         match = matches[occurrence] if matches else None
-        offset = match.start() if match else 0
+        offset = self.start + match.start() if match else self.start
         line = self.text.count("\n", 0, offset) + 1
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
         width = len(name) + 2 if match else 1

@@ -1,0 +1,143 @@
+"""Dense decoders: Llama, Mistral, Qwen2, Qwen3, Granite, Gemma and OPT, one schema and one builder each."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from .common import Decoder, decoder, gqa, heads, on
+from .schema import Count, Gelu, Silu, Size
+from .spec import Layer, Spec, call, op, plus
+
+
+class Llama(Decoder):
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    attention_bias: bool = False   # biases on Q, K, V and O
+    mlp_bias: bool = False
+
+
+def llama(cfg: Llama) -> Spec:
+    h = heads(cfg)
+    bias = on(cfg.attention_bias)
+    attention = gqa(h, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
+    ffn = call("swiglu", "d", f=cfg.intermediate_size, bias=on(cfg.mlp_bias), label="ffn",
+               note=cfg.cite("intermediate_size", "mlp_bias"))
+    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+
+
+class Granite(Llama):
+    NEUTRAL: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("embedding_multiplier", "residual_multiplier", "attention_multiplier", "logits_scaling"),
+        "a scalar on activations already computed: the multiply is a norm-sized elementwise op, no matrix")
+
+
+def granite(cfg: Granite) -> Spec:
+    spec = llama(cfg)
+    spec.header.append("Granite: Llama's layers with scalar multipliers on the embedding, residuals, scores and "
+                       "logits (counted as free).")
+    return spec
+
+
+class Mistral(Decoder):
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    sliding_window: Size | None = 4096
+
+
+def mistral(cfg: Mistral) -> Spec:
+    h = heads(cfg)
+    attention = gqa(h, window=cfg.sliding_window, note=h.note + ", " + cfg.cite("sliding_window"))
+    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+
+
+class Qwen2(Decoder):
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    use_sliding_window: Literal[False] = False        # true (windows in the upper layers only) is not modelled
+    sliding_window: Count | None = None               # read only when use_sliding_window is true
+    max_window_layers: Count | None = None            # the same
+    layer_types: list[Literal["full_attention"]] | None = None
+
+
+def qwen2(cfg: Qwen2) -> Spec:
+    h = heads(cfg)
+    # Qwen2 puts biases on Q, K and V (not O) whatever the config says: no field switches them
+    attention = gqa(h, qkv_bias=True, note=h.note + "; Q, K, V biased (Qwen2 always)")
+    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+
+
+class Qwen3(Qwen2):
+    attention_bias: bool = False
+
+
+def qwen3(cfg: Qwen3) -> Spec:
+    h = heads(cfg)
+    bias = on(cfg.attention_bias)
+    attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
+    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+
+
+class Gemma(Decoder):
+    intermediate_size: Size
+    hidden_act: Gelu | None = "gelu_pytorch_tanh"
+    hidden_activation: Gelu | None = None
+    attention_bias: Literal[False] = False
+    tie_word_embeddings: bool = True
+    head_dim: Size | None = 256
+
+
+def embed_scale():
+    return op("elementwise", "embed_scale", "Gemma scales the embedding by √d", width="d", flops="d")
+
+
+def gemma(cfg: Gemma) -> Spec:
+    h = heads(cfg)
+    attention = gqa(h)
+    ffn = call("geglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size", "hidden_act"))
+    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers, before=[embed_scale()],
+                   header=["Gemma: a GeGLU MLP and the embedding scaled by √d."])
+
+
+class Opt(Decoder):
+    ffn_dim: Size
+    max_position_embeddings: Size = 2048   # OPT's positions are a learned table: its rows are weights
+    activation_function: Literal["relu", "gelu"] = "relu"
+    enable_bias: bool = True
+    layer_norm_elementwise_affine: Literal[True] = True
+    word_embed_proj_dim: Size | None = None  # narrower than hidden_size needs project_in/out: not modelled
+    do_layer_norm_before: bool = True
+    remove_final_layer_norm: bool = Field(False, alias="_remove_final_layer_norm")
+    tie_word_embeddings: bool = True
+
+
+def opt(cfg: Opt) -> Spec:
+    d, count = cfg.hidden_size, cfg.num_attention_heads
+    if d % count:
+        raise cfg.refuse("num_attention_heads", f"hidden_size {d} is not a multiple of num_attention_heads {count}")
+    if cfg.word_embed_proj_dim not in (None, d):
+        raise cfg.refuse("word_embed_proj_dim", f"`word_embed_proj_dim` = {cfg.word_embed_proj_dim} is not supported: "
+                                                "an embedding narrower than the model needs project_in/out")
+    bias = cfg.enable_bias
+    attention = call("gqa", "d", q_heads=count, kv_heads=count, head_dim=d // count, qkv_bias=on(bias),
+                     o_bias=on(bias), rope=False, norm="layernorm", label="attn",
+                     note=cfg.cite("num_attention_heads", "enable_bias"))
+    ffn = call("gelu_mlp", "d", f=cfg.ffn_dim, bias=bias, act=cfg.activation_function, label="ffn",
+               note=cfg.cite("ffn_dim", "activation_function"))
+    positions = call("learned_positions", plus(cfg.max_position_embeddings, 2), "d", label="positions",
+                     note=cfg.cite("max_position_embeddings") + ": OPT's table has two more rows")
+    spec = decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers, before=[positions],
+                   norm="layernorm", header=["OPT: learned positions, LayerNorm, a two-matrix MLP."])
+    if not cfg.do_layer_norm_before:
+        spec.header.append("do_layer_norm_before = false: the norms follow each sublayer (same cost); no final norm.")
+    if not cfg.do_layer_norm_before or cfg.remove_final_layer_norm:
+        spec.after = spec.after[1:]
+    return spec
+
+
+__all__ = ["Gemma", "Granite", "Llama", "Mistral", "Opt", "Qwen2", "Qwen3", "embed_scale", "gemma", "granite",
+           "llama", "mistral", "opt", "qwen2", "qwen3"]

@@ -1,0 +1,306 @@
+"""Mixture-of-experts decoders: Mixtral, Qwen2/3-MoE, Phi-MoE, gpt-oss, DeepSeek-V2/V3, GLM-4-MoE, Llama 4."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from archcost.dsl import ast
+
+from .common import Decoder, Heads, decoder, gqa, heads, layer_kinds, on, option
+from .dense import Qwen2
+from .schema import Count, Fraction, Schema, Silu, Size
+from .spec import Layer, Spec, call
+
+MTP = {"num_nextn_predict_layers": "multi-token-prediction layers ship with the checkpoint but are not part of "
+                                   "the model transformers builds; left out"}
+
+
+def routing(cfg: Schema, experts_field: str, top_field: str = "num_experts_per_tok",
+            default: int | None = None) -> dict[str, int]:
+    experts, top = getattr(cfg, experts_field) or default, getattr(cfg, top_field)
+    if top > experts:
+        raise cfg.refuse(top_field, f"`{top_field}` = {top} routes each token to more experts than the {experts} "
+                                    "there are")
+    return {"experts": experts, "top": top}
+
+
+def sparse_layers(cfg: Schema, first_dense: int = 0) -> list[bool]:
+    """Which layers are MoE: after the first `first_dense`, every `decoder_sparse_step`-th, not in
+    `mlp_only_layers`."""
+    step = getattr(cfg, "decoder_sparse_step", 1)
+    only_mlp = set(getattr(cfg, "mlp_only_layers", None) or ())
+    return [i >= first_dense and i not in only_mlp and (i + 1) % step == 0 for i in range(cfg.num_hidden_layers)]
+
+
+def ffn_layers(attention: ast.BlockCall, dense: ast.BlockCall, moe: ast.BlockCall, sparse: list[bool]) -> list[Layer]:
+    return [Layer("moe_layers", (attention, moe)) if is_moe else Layer("dense_layers", (attention, dense))
+            for is_moe in sparse]
+
+
+class Mixtral(Decoder):
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    num_local_experts: Size = 8
+    num_experts_per_tok: Size = 2
+    sliding_window: Size | None = None
+
+
+def mixtral(cfg: Mixtral) -> Spec:
+    h = heads(cfg)
+    attention = gqa(h, window=cfg.sliding_window, note=h.note + ", " + cfg.cite("sliding_window"))
+    moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, label="ffn",
+               note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size"))
+    return decoder(cfg, [Layer("layers", (attention, moe))] * cfg.num_hidden_layers)
+
+
+class Qwen2Moe(Qwen2):
+    qkv_bias: bool = True
+    num_experts: Size = 60
+    num_experts_per_tok: Size = 4
+    moe_intermediate_size: Size = 1408
+    shared_expert_intermediate_size: Count = 5632
+    decoder_sparse_step: Size = 1
+    mlp_only_layers: list[Count] = []
+
+
+def qwen2_moe(cfg: Qwen2Moe) -> Spec:
+    h = heads(cfg)
+    attention = gqa(h, qkv_bias=on(cfg.qkv_bias), note=h.note + ", " + cfg.cite("qkv_bias"))
+    shared = cfg.shared_expert_intermediate_size
+    moe = call("moe", "d", **routing(cfg, "num_experts"), f=cfg.moe_intermediate_size, shared_f=shared or None,
+               shared_gate=on(bool(shared)), label="ffn",
+               note=cfg.cite("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                             "shared_expert_intermediate_size"))
+    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)),
+                   stack_note=cfg.cite("num_hidden_layers", "decoder_sparse_step", "mlp_only_layers"))
+
+
+class Qwen3Moe(Qwen2):
+    attention_bias: bool = False
+    num_experts: Size | None = None         # the published configs' name
+    num_local_experts: Size | None = None   # transformers 5's name for the same count
+    num_experts_per_tok: Size = 8
+    moe_intermediate_size: Size = 768
+    decoder_sparse_step: Size = 1
+    mlp_only_layers: list[Count] = []
+
+
+def qwen3_moe(cfg: Qwen3Moe) -> Spec:
+    h = heads(cfg)
+    names = [name for name in ("num_experts", "num_local_experts") if getattr(cfg, name) is not None]
+    if len({getattr(cfg, name) for name in names}) > 1:
+        raise cfg.refuse("num_local_experts", "`num_experts` and `num_local_experts` differ: which is meant?")
+    experts = names[0] if names else "num_experts"
+    bias = on(cfg.attention_bias)
+    attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
+    moe = call("moe", "d", **routing(cfg, experts, default=128), f=cfg.moe_intermediate_size, label="ffn",
+               note=cfg.cite(experts, "num_experts_per_tok", "moe_intermediate_size"))
+    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)),
+                   stack_note=cfg.cite("num_hidden_layers", "decoder_sparse_step", "mlp_only_layers"))
+
+
+class PhiMoe(Mixtral):
+    num_local_experts: Size = 16
+    attention_bias: bool = False
+    lm_head_bias: bool = False
+
+
+def phimoe(cfg: PhiMoe) -> Spec:
+    h = heads(cfg)
+    bias = on(cfg.attention_bias)
+    attention = gqa(h, qkv_bias=bias, o_bias=bias, norm="layernorm", window=cfg.sliding_window,
+                    note=h.note + ", " + cfg.cite("attention_bias", "sliding_window"))
+    moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, norm="layernorm",
+               label="ffn", note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size"))
+    return decoder(cfg, [Layer("layers", (attention, moe))] * cfg.num_hidden_layers, norm="layernorm",
+                   head_bias=cfg.lm_head_bias, header=["Phi-MoE: LayerNorm throughout, biased attention."])
+
+
+class GptOss(Decoder):
+    NEUTRAL: ClassVar[dict[str, str]] = {
+        "swiglu_limit": "the clamp of the gated activation: counted in act_flops", "swiglu_alpha": "the same",
+        "initial_context_length": "the context of pretraining: a RoPE detail"}
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    num_local_experts: Size = 128
+    num_experts_per_tok: Size = 4
+    experts_per_token: Size | None = None   # the original name of num_experts_per_tok: must agree
+    attention_bias: Literal[True] = True
+    sliding_window: Size = 128
+    head_dim: Size | None = 64
+    layer_types: list[str] | None = None
+
+
+def gpt_oss(cfg: GptOss) -> Spec:
+    h = heads(cfg)
+    if cfg.experts_per_token not in (None, cfg.num_experts_per_tok):
+        raise cfg.refuse("experts_per_token", "`experts_per_token` and `num_experts_per_tok` differ: which is meant?")
+    count = cfg.num_hidden_layers
+    kinds = layer_kinds(cfg, "layer_types", ("sliding_attention", "full_attention"), count,
+                        ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(count)])
+    note = h.note + ", " + cfg.cite("sliding_window") + "; biased, with a learned sink logit per head"
+    moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, router_bias=True,
+               expert_bias=True, act_flops=9, label="ffn",
+               note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size")
+               + "; a clamped SwiGLU (9 FLOPs a value)")
+
+    def layer(kind: str) -> Layer:
+        window = cfg.sliding_window if kind == "sliding_attention" else None
+        attention = gqa(h, qkv_bias=True, o_bias=True, window=window, sinks=True, note=note)
+        return Layer(kind.replace("_attention", "_layers"), (attention, moe))
+    return decoder(cfg, [layer(kind) for kind in kinds], stack_note=cfg.cite("layer_types"),
+                   header=["gpt-oss: alternating banded and full attention with sinks, biased experts."])
+
+
+class DeepseekV3(Decoder):
+    NEUTRAL: ClassVar[dict[str, str]] = {
+        **MTP, "num_key_value_heads": "MLA: every head reads the shared latent; no K, V heads of their own",
+        "head_dim": "MLA: the head widths are qk_nope_head_dim, qk_rope_head_dim and v_head_dim",
+        "qk_head_dim": "the same: qk_nope_head_dim + qk_rope_head_dim", "ep_size": "an expert-parallel layout"}
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    attention_bias: Literal[False] = False
+    q_lora_rank: Size | None = 1536
+    kv_lora_rank: Size = 512
+    qk_nope_head_dim: Size = 128
+    qk_rope_head_dim: Size = 64
+    v_head_dim: Size = 128
+    n_routed_experts: Size = 256
+    num_experts_per_tok: Size = 8
+    moe_intermediate_size: Size = 2048
+    n_shared_experts: Count = 1
+    first_k_dense_replace: Count = 3
+    moe_layer_freq: Literal[1] = 1
+
+
+class DeepseekV2(DeepseekV3):
+    mlp_bias: Literal[False] = False
+    q_lora_rank: Size | None = 1536
+    n_routed_experts: Size = 64
+    num_experts_per_tok: Size
+    moe_intermediate_size: Size = 1407
+    n_shared_experts: Count = 2
+    first_k_dense_replace: Count = 0
+
+
+def deepseek(cfg: DeepseekV3) -> Spec:
+    mla = call("mla", "d", heads=cfg.num_attention_heads, q_rank=cfg.q_lora_rank or 0, kv_rank=cfg.kv_lora_rank,
+               nope_dim=cfg.qk_nope_head_dim, rope_dim=cfg.qk_rope_head_dim, v_dim=cfg.v_head_dim, cache="mla_cache",
+               label="attn", note=cfg.cite("num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+                                           "qk_rope_head_dim", "v_head_dim"))
+    f_expert, shared = cfg.moe_intermediate_size, cfg.n_shared_experts
+    moe = call("moe", "d", **routing(cfg, "n_routed_experts"), f=f_expert, shared_f=shared * f_expert or None,
+               label="ffn", note=cfg.cite("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                          "n_shared_experts"))
+    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    paths = option("mla_cache", "reexpand", "compressed", "expanded",
+                   note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
+                        "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")
+    return decoder(cfg, ffn_layers(mla, dense, moe, sparse_layers(cfg, cfg.first_k_dense_replace)), options=[paths],
+                   stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
+
+
+class Glm4Moe(Decoder):
+    NEUTRAL: ClassVar[dict[str, str]] = MTP
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    attention_bias: bool = False     # biases on Q, K and V (not O)
+    use_qk_norm: bool = False
+    partial_rotary_factor: Fraction | None = None
+    rope_parameters: dict | None = None
+    n_routed_experts: Size = 128
+    num_experts_per_tok: Size = 8
+    moe_intermediate_size: Size = 1408
+    n_shared_experts: Count = 1
+    first_k_dense_replace: Count = 1
+
+
+def rotary(cfg: Schema, head_dim: int) -> int | None:
+    """Channels RoPE rotates: head_dim × partial_rotary_factor (top level, or inside rope_parameters)."""
+    factor = cfg.partial_rotary_factor
+    if factor is None:
+        factor = (cfg.rope_parameters or {}).get("partial_rotary_factor", 1)
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 \
+            or not float(head_dim * factor).is_integer():
+        raise cfg.refuse("partial_rotary_factor" if cfg.partial_rotary_factor is not None else "rope_parameters",
+                         f"partial_rotary_factor {factor} must be in (0, 1] and give a whole number of rotated "
+                         f"channels of head_dim {head_dim}")
+    return None if factor == 1 else int(head_dim * factor)
+
+
+def glm4_moe(cfg: Glm4Moe) -> Spec:
+    h = heads(cfg)
+    attention = gqa(h, qkv_bias=on(cfg.attention_bias), qk_norm=on(cfg.use_qk_norm),
+                    rotary=rotary(cfg, h.head_dim),
+                    note=h.note + ", " + cfg.cite("attention_bias", "use_qk_norm", "partial_rotary_factor"))
+    f_expert, shared = cfg.moe_intermediate_size, cfg.n_shared_experts
+    moe = call("moe", "d", **routing(cfg, "n_routed_experts"), f=f_expert, shared_f=shared * f_expert or None,
+               label="ffn", note=cfg.cite("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                          "n_shared_experts"))
+    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg, cfg.first_k_dense_replace)),
+                   stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
+
+
+class Llama4Text(Decoder):
+    NEUTRAL: ClassVar[dict[str, str]] = {
+        "attn_scale": "the temperature's scale: a number, no shape", "floor_scale": "the same",
+        "no_rope_layer_interval": "read through no_rope_layers, which transformers derives from it"}
+    intermediate_size: Size = 8192
+    intermediate_size_mlp: Size = 16384
+    hidden_act: Silu = "silu"
+    num_local_experts: Size = 16
+    num_experts_per_tok: Size = 1
+    moe_layers: list[Count] | None = None
+    interleave_moe_layer_step: Size = 1
+    use_qk_norm: bool = True
+    no_rope_layers: list[Literal[0, 1]] | None = None
+    attention_chunk_size: Size | None = 8192
+    layer_types: list[str] | None = None
+    attn_temperature_tuning: bool = True
+    attention_bias: Literal[False] = False
+    head_dim: Size | None = 128
+
+
+def llama4(cfg: Llama4Text) -> Spec:
+    h, count = heads(cfg), cfg.num_hidden_layers
+    ropes = cfg.no_rope_layers or [int((i + 1) % 4 != 0) for i in range(count)]
+    if len(ropes) != count:
+        raise cfg.refuse("no_rope_layers", f"`no_rope_layers` must give 0 or 1 for each of the {count} layers")
+    step = cfg.interleave_moe_layer_step
+    moe_layers = set(cfg.moe_layers if cfg.moe_layers is not None else range(step - 1, count, step))
+    chunked = [rope and cfg.attention_chunk_size is not None for rope in ropes]
+    kinds = layer_kinds(cfg, "layer_types", ("chunked_attention", "full_attention"), count,
+                        ["chunked_attention" if c else "full_attention" for c in chunked])
+    moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, shared_f=cfg.intermediate_size,
+               dense_experts="dense", label="ffn",
+               note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size") + "; one shared expert")
+    dense = call("swiglu", "d", f=cfg.intermediate_size_mlp, label="ffn", note=cfg.cite("intermediate_size_mlp"))
+    layers = [Layer(_llama4_kind(kind, rope, i in moe_layers),
+                    (_llama4_attention(cfg, h, kind, rope), moe if i in moe_layers else dense))
+              for i, (kind, rope) in enumerate(zip(kinds, ropes))]
+    paths = [option("experts", "routed", "dense", note="dense: every expert on every token, as Llama4TextExperts "
+                                                       "computes them in transformers"),
+             ast.Binding(name="dense", value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense")))]
+    return decoder(cfg, layers, options=paths, stack_note=cfg.cite("layer_types", "no_rope_layers", "moe_layers"),
+                   header=["Llama 4 (the text model; a multimodal checkpoint's vision tower is not counted): chunked "
+                           "local attention with RoPE, global layers without, a shared expert beside the routed."])
+
+
+def _llama4_kind(kind: str, rope: int, moe: bool) -> str:
+    base = "chunked" if kind == "chunked_attention" else ("global" if not rope else "full")
+    return f"{base}_layers" if moe else f"{base}_dense_layers"
+
+
+def _llama4_attention(cfg: Llama4Text, h: Heads, kind: str, rope: int) -> ast.BlockCall:
+    chunk = cfg.attention_chunk_size if kind == "chunked_attention" else None
+    return gqa(h, qk_norm=on(cfg.use_qk_norm and bool(rope)), qk_norm_weights=False if cfg.use_qk_norm and rope else None,
+               rope=None if rope else False, temperature=on(cfg.attn_temperature_tuning and not rope), chunk=chunk,
+               note=h.note + ", " + cfg.cite("attention_chunk_size", "use_qk_norm", "attn_temperature_tuning"))
+
+
+__all__ = ["DeepseekV2", "DeepseekV3", "Glm4Moe", "GptOss", "Llama4Text", "Mixtral", "PhiMoe", "Qwen2Moe",
+           "Qwen3Moe", "deepseek", "glm4_moe", "gpt_oss", "llama4", "mixtral", "phimoe", "qwen2_moe",
+           "qwen3_moe"]
