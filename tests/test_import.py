@@ -120,8 +120,8 @@ def test_biases():
     (small("llama", num_hidden_layers="32"), "E503", "num_hidden_layers"),
     (small("llama", quantization_config={"quant_method": "awq"}), "E503", "quantization_config"),
     (small("deepseek_v3", moe_layer_freq=2), "E503", "moe_layer_freq"),
-    (small("opt", word_embed_proj_dim=32, ffn_dim=96, intermediate_size=None, num_key_value_heads=None,
-           max_position_embeddings=128), "E503", "word_embed_proj_dim"),
+    (small("opt", layer_norm_elementwise_affine=False, ffn_dim=96, intermediate_size=None,
+           num_key_value_heads=None, max_position_embeddings=128), "E503", "layer_norm_elementwise_affine"),
 ])
 def test_not_understood_stops_the_import_at_the_field(config, code, field):
     text = json.dumps(config, indent=2)

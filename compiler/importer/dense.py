@@ -6,9 +6,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from archcost.dsl import ast
+
 from .common import Decoder, decoder, gqa, heads, on
 from .schema import Count, Gelu, Silu, Size
-from .spec import Layer, Spec, call, op, plus
+from .spec import Layer, Spec, binding, call, op, plus, value
 
 
 class Llama(Decoder):
@@ -103,13 +105,17 @@ def gemma(cfg: Gemma) -> Spec:
                    header=["Gemma: a GeGLU MLP and the embedding scaled by √d."])
 
 
+def signature(source: str, target: str) -> ast.Signature:
+    return ast.Signature(source=value(source), target=value(target))
+
+
 class Opt(Decoder):
     ffn_dim: Size
     max_position_embeddings: Size = 2048   # OPT's positions are a learned table: its rows are weights
     activation_function: Literal["relu", "gelu"] = "relu"
     enable_bias: bool = True
     layer_norm_elementwise_affine: Literal[True] = True
-    word_embed_proj_dim: Size | None = None  # narrower than hidden_size needs project_in/out: not modelled
+    word_embed_proj_dim: Size | None = None  # narrower than hidden_size: project_in and project_out
     do_layer_norm_before: bool = True
     remove_final_layer_norm: bool = Field(False, alias="_remove_final_layer_norm")
     tie_word_embeddings: bool = True
@@ -119,9 +125,6 @@ def opt(cfg: Opt) -> Spec:
     d, count = cfg.hidden_size, cfg.num_attention_heads
     if d % count:
         raise cfg.refuse("num_attention_heads", f"hidden_size {d} is not a multiple of num_attention_heads {count}")
-    if cfg.word_embed_proj_dim not in (None, d):
-        raise cfg.refuse("word_embed_proj_dim", f"`word_embed_proj_dim` = {cfg.word_embed_proj_dim} is not supported: "
-                                                "an embedding narrower than the model needs project_in/out")
     bias = cfg.enable_bias
     attention = call("gqa", "d", q_heads=count, kv_heads=count, head_dim=d // count, qkv_bias=on(bias),
                      o_bias=on(bias), rope=False, norm="layernorm", label="attn",
@@ -136,7 +139,21 @@ def opt(cfg: Opt) -> Spec:
         spec.header.append("do_layer_norm_before = false: the norms follow each sublayer (same cost); no final norm.")
     if not cfg.do_layer_norm_before or cfg.remove_final_layer_norm:
         spec.after = spec.after[1:]
+    if cfg.word_embed_proj_dim not in (None, d):
+        _projected(cfg, spec)
     return spec
+
+
+def _projected(cfg: Opt, spec: Spec) -> None:
+    """An embedding narrower than the model (opt-350m): the table and the head are `word_embed_proj_dim`
+    wide, with a matrix into the model's width after the table and one back before the head."""
+    note = cfg.cite("word_embed_proj_dim") + ": the table's width"
+    spec.bindings.insert(1, binding("e", cfg.word_embed_proj_dim, note))
+    spec.before[0] = call("embedding", "vocab", "e")
+    spec.before.insert(1, op("linear", "project_in", signature=signature("e", "d")))
+    head = spec.after[-1]
+    spec.after[-1:] = [op("linear", "project_out", signature=signature("d", "e")),
+                       head.model_copy(update={"args": [ast.Positional(value=value("e")), *head.args[1:]]})]
 
 
 __all__ = ["Gemma", "Granite", "Llama", "Mistral", "Opt", "Qwen2", "Qwen3", "embed_scale", "gemma", "granite",

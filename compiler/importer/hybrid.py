@@ -99,6 +99,9 @@ def qwen3_next(cfg: QwenNext) -> Spec:
     kinds = layer_kinds(cfg, "layer_types", ("linear_attention", "full_attention"), count,
                         ["full_attention" if (i + 1) % cfg.full_attention_interval == 0 else "linear_attention"
                          for i in range(count)])
+    if cfg.linear_num_value_heads % cfg.linear_num_key_heads:
+        raise cfg.refuse("linear_num_value_heads", f"linear_num_value_heads {cfg.linear_num_value_heads} is not a "
+                                                   f"multiple of linear_num_key_heads {cfg.linear_num_key_heads}")
     if cfg.linear_value_head_dim != cfg.linear_key_head_dim:
         raise cfg.refuse("linear_value_head_dim", "`linear_value_head_dim` different from `linear_key_head_dim` is "
                                                   "not supported")
@@ -188,6 +191,8 @@ def mamba2(cfg: Mamba2) -> Spec:
     if cfg.num_heads * cfg.head_dim != cfg.expand * cfg.hidden_size:
         raise cfg.refuse("num_heads", f"num_heads {cfg.num_heads} × head_dim {cfg.head_dim} ≠ expand {cfg.expand} × "
                                       f"hidden_size {cfg.hidden_size}: the mixer's inner width is ambiguous")
+    if cfg.num_heads % cfg.n_groups:
+        raise cfg.refuse("n_groups", f"num_heads {cfg.num_heads} is not a multiple of n_groups {cfg.n_groups}")
     mixer = call("mamba2", "d", heads=cfg.num_heads, head_dim=cfg.head_dim, state=cfg.state_size, groups=cfg.n_groups,
                  conv_kernel=cfg.conv_kernel, chunk=cfg.chunk_size, bias=on(cfg.use_bias),
                  conv_bias=None if cfg.use_conv_bias else False, label="mixer",

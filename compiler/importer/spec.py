@@ -42,8 +42,9 @@ def call(block: str, *positional, label: str | None = None, note: str | None = N
 
 def op(kind: str, label: str, note: str | None = None, **named) -> ast.Op:
     """`kind label: name = value, …` (a primitive op the library blocks do not hold)."""
-    return ast.Op(op=kind, label=label, args=[ast.Keyword(name=name, value=value(item)) for name, item in named.items()],
-                  note=note)
+    args = [item if isinstance(item, ast.Signature) else ast.Keyword(name=name, value=value(item))
+            for name, item in named.items()]
+    return ast.Op(op=kind, label=label, args=args, note=note)
 
 
 def times(left, right) -> ast.Expr:
