@@ -29,6 +29,14 @@ class Device(BaseModel):
         return self.peak[fmt]
 
 
+class Link(BaseModel):
+    """An interconnect sheet: per card, each direction."""
+
+    name: str
+    bandwidth: float              # bytes per second
+    latency: float                # seconds per step of a collective
+
+
 def devices() -> dict[str, Device]:
     """Every device of the stdlib's hardware sheets, by name (`rtx_4090`): read from the cache while the
     sheets are unchanged, else compiled (and kept)."""
@@ -61,6 +69,24 @@ def _compiled_devices() -> dict[str, Device]:
     return found
 
 
+def links() -> dict[str, Link]:
+    """Every interconnect sheet of stdlib/hardware.arch, by name (`nvlink4`)."""
+    from archcost.dsl.loader import load_text
+
+    program = load_text("use std.hardware\n")
+    return {definition.name: Link(name=definition.name, **_values(definition, program.sources))
+            for module in program.modules.values() for definition in module.links}
+
+
+def link(name: str) -> Link:
+    known = links()
+    key = name.replace("-", "_")
+    if key not in known:
+        raise ArchError([Diagnostic(code="E401", message=f"unknown link `{name}`",
+                                    hint=did_you_mean(key, known) or f"one of {', '.join(known)}")])
+    return known[key]
+
+
 def device(name: str) -> Device:
     """A device by its CLI name: `rtx-4090` or `rtx_4090`."""
     known = devices()
@@ -72,7 +98,7 @@ def device(name: str) -> Device:
     return known[key]
 
 
-def _device(definition, sources) -> Device:
+def _values(definition, sources) -> dict[str, float]:
     from archcost.dsl import ast
 
     from .expr import Env, Problem, to_sympy
@@ -81,7 +107,11 @@ def _device(definition, sources) -> Device:
         return Problem(sources.diagnostic(code, message, span, hint))
 
     env = Env({}, problem, {})
-    values = {a.name: float(to_sympy(a.value, env)) for a in definition.args if isinstance(a, ast.Keyword)}
+    return {a.name: float(to_sympy(a.value, env)) for a in definition.args if isinstance(a, ast.Keyword)}
+
+
+def _device(definition, sources) -> Device:
+    values = _values(definition, sources)
     return Device(name=definition.name, memory=values.pop("memory"), bandwidth=values.pop("bandwidth"),
                   peak=values)
 

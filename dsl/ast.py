@@ -208,6 +208,13 @@ class DeviceDef(Node):
     args: list[Arg]
 
 
+class LinkDef(Node):
+    """`link NAME { bandwidth = ..., latency = ... }`: an interconnect sheet (per card, each direction)."""
+
+    name: str
+    args: list[Arg]
+
+
 class ModelDef(Node):
     name: str
     body: list[Stmt]
@@ -223,6 +230,7 @@ class Module(Node):
     uses: list[Use] = []
     formats: list[FormatDef] = []
     devices: list[DeviceDef] = []
+    links: list[LinkDef] = []
     blocks: list[BlockDef] = []
     models: list[ModelDef] = []
 

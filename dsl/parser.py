@@ -185,6 +185,10 @@ class _ToAst(Transformer):
         name, *args = children
         return ast.DeviceDef(name=str(name), args=list(args), span=self._s(meta))
 
+    def link_def(self, meta, children):
+        name, *args = children
+        return ast.LinkDef(name=str(name), args=list(args), span=self._s(meta))
+
     def model_def(self, meta, children):
         return ast.ModelDef(name=str(children[0])[1:-1], body=children[1], span=self._s(meta))
 
@@ -202,6 +206,7 @@ class _ToAst(Transformer):
             [c for c in children if isinstance(c, ast.Use)],
             [c for c in children if isinstance(c, ast.FormatDef)],
             [c for c in children if isinstance(c, ast.DeviceDef)],
+            [c for c in children if isinstance(c, ast.LinkDef)],
             [c for c in children if isinstance(c, ast.BlockDef)],
             [c for c in children if isinstance(c, ast.ModelDef)],
         )
@@ -228,7 +233,7 @@ def _parse(text: str, file: str) -> ast.Module:
     _check_shape(text, file)
     try:
         tree = _parser().parse(text)
-        uses, formats, devices, blocks, models = _ToAst(file).transform(tree)
+        uses, formats, devices, links, blocks, models = _ToAst(file).transform(tree)
     except UnexpectedInput as exc:
         raise ArchError([_syntax_diagnostic(exc, text, file)]) from None
     except VisitError as exc:  # lark wraps transformer errors; unwrap in this one place
@@ -237,7 +242,8 @@ def _parse(text: str, file: str) -> ast.Module:
         raise exc.orig_exc from None
     except RecursionError:
         raise _too_deep(text, file) from None
-    return ast.Module(path=file, uses=uses, formats=formats, devices=devices, blocks=blocks, models=models)
+    return ast.Module(path=file, uses=uses, formats=formats, devices=devices, links=links, blocks=blocks,
+                      models=models)
 
 
 def _check_shape(text: str, file: str) -> None:

@@ -241,7 +241,7 @@ class _Layout:
 
     # items ---------------------------------------------------------------------------------------
     def module(self, module: ast.Module) -> str:
-        items = [*module.uses, *module.formats, *module.devices, *module.blocks, *module.models]
+        items = [*module.uses, *module.formats, *module.devices, *module.links, *module.blocks, *module.models]
         if all(_line(item) is not None for item in items):
             items.sort(key=_line)
         out: list[str] = []
@@ -263,8 +263,8 @@ class _Layout:
             case ast.Use():
                 target = f'"{item.target}"' if item.is_path else item.target
                 return [f"use {target}{self._trailing(first)}"]
-            case ast.FormatDef() | ast.DeviceDef():
-                kind = "format" if isinstance(item, ast.FormatDef) else "device"
+            case ast.FormatDef() | ast.DeviceDef() | ast.LinkDef():
+                kind = {ast.FormatDef: "format", ast.DeviceDef: "device", ast.LinkDef: "link"}[type(item)]
                 return _wrap_args(f"{kind} {item.name} {{ ", [format_arg(a) for a in item.args], " }",
                                   self._trailing(last), align=True)
             case ast.BlockDef():
