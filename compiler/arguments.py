@@ -22,7 +22,8 @@ MAX_REQUEST_DEGREE = 4
 MAX_VALUE = sp.Integer(10) ** 40  # as the literals' digit limit: a value built up past it is a typo or an attack
 
 FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
-OP_WIDE_ARGS = ("component", "replay")  # accepted by every op: its class; replay = false runs on every position
+# accepted by every op: its class; replay = false runs on every position; how it splits over cards
+OP_WIDE_ARGS = ("component", "replay", "shard")
 
 
 def split_flow(args: list[ast.Arg], reserved: tuple[str, ...] = FLOW_ARGS

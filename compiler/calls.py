@@ -10,6 +10,7 @@ import sympy as sp
 
 from archcost.dsl import ast
 from archcost.dsl.errors import did_you_mean
+from archcost.dsl.printer import format_expr
 
 from . import symbols
 from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_flow
@@ -89,8 +90,10 @@ def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
     spec = _op_spec(res, stmt, scope)
     flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
     component = _component(res, flow.pop("component", None), scope)
+    shard_given = flow.pop("shard", None)
     tail = scope.tail if _replays(res, flow.pop("replay", None), scope) else None
     values = bind_op_args(spec, args, scope, stmt, component)
+    shard = _shard(res, shard_given, scope, spec)  # after the op's own arguments: their errors come first
     in_width, out_width = spec.widths(values)
     label = scope.unique(stmt.label or stmt.op)
     inputs = sources(flow, scope)
@@ -99,7 +102,8 @@ def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
     node = OpNode(id=scope.qualify(label), kind=spec.kind, label=label, component=component,
                   multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
                   rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
-                  states=_states(res, spec, values, scope, stmt), cluster=scope.cluster, span=stmt.span, tail=tail)
+                  states=_states(res, spec, values, scope, stmt), cluster=scope.cluster, span=stmt.span, tail=tail,
+                  shard=shard)
     res.add_node(node, stmt.span)
     if spec.stores_state:
         scope.last_cache = node.id
@@ -125,6 +129,24 @@ def _component(res: Resolution, given: ast.Keyword | None, scope: Scope) -> str:
         return scope.component
     name = given.value.id if isinstance(given.value, ast.Name) else ""
     return res.check_component(name, given.value.span)
+
+
+def _shard(res: Resolution, given: ast.Keyword | None, scope: Scope, spec: OpSpec) -> tuple:
+    """`shard = column`, `shard = heads(kv_heads)`: how the op splits over the cards of a layout."""
+    if given is None:
+        return ("replicated", None)
+    value = given.value
+    word = value.id if isinstance(value, ast.Name) else value.func if isinstance(value, ast.Call) else ""
+    if word not in spec.shards:
+        raise res.problem("E211", f"`{spec.kind}` does not shard as `{word or format_expr(value)}`", value.span,
+                          hint=f"`{spec.kind}` shards as: {', '.join(spec.shards)}")
+    arity = 1 if word == "heads" else 0
+    args = value.args if isinstance(value, ast.Call) else []
+    if len(args) != arity:
+        raise res.problem("E211", f"`shard = {word}` takes {arity or 'no'} argument{'s' if arity != 1 else ''}"
+                                  + (" (the head count)" if arity else ""), value.span)
+    # the head count is the op's own to check (attend, cache); a layout only divides by it
+    return (word, to_sympy(args[0], scope.env) if args else None)
 
 
 def _replays(res: Resolution, given: ast.Keyword | None, scope: Scope) -> bool:

@@ -56,6 +56,7 @@ class OpNode:
     cluster: str | None
     span: Span | None = field(default=None, compare=False)
     tail: sp.Expr | None = None  # a replay stage's window: the op runs on the last min(P, tail) positions
+    shard: tuple = ("replicated", None)  # (word, head count): how it splits over the cards of a layout
 
 
 @dataclass

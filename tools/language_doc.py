@@ -82,6 +82,7 @@ def op_section(spec) -> list[str]:
     facts = [f"Positional arguments: {positional}."]
     if spec.formula:
         facts.append(f"Cost rule: {spec.formula}.")
+    facts.append("Shards as: " + ", ".join(f"`{w}`" + ("(n)" if w == "heads" else "") for w in spec.shards) + ".")
     flags = [text for on, text in ((spec.stores_state, "holds context state that others read with `state = NAME`"),
                                    (spec.quantizable, "its weights follow a run's `--weights FORMAT`"),
                                    (spec.token_input, "reads the token ids when nothing feeds it"),
@@ -154,7 +155,8 @@ def render() -> str:
             + ", ".join(f"`{a}`" for a in FLOW_ARGS + OP_WIDE_ARGS)
             + ": `from`/`on` name the tensors it reads (default: the previous statement's output; `on` also "
               "takes over the name), `component` its class in the parameter and FLOP tables, `replay = false` "
-              "keeps it on every position inside a `replay` stage.", ""]
+              "keeps it on every position inside a `replay` stage, `shard` how it splits over the cards of a "
+              "layout (`column`, `row`, `heads(n)`, `vocab`, `ep`; replicated when absent: docs/layouts.md).", ""]
     for spec in REGISTRY.values():
         out += op_section(spec)
     out += ["## Standard library blocks", "", "Load a file with `use std.<path>`; a block is called as "

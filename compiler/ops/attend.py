@@ -124,6 +124,7 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
 
 SPEC = OpSpec(
     kind="attend",
+    shards=("replicated", "heads"),
     doc=__doc__,
     args=(
         Arg("heads", "dim", required=True, doc="query heads"),

@@ -130,6 +130,8 @@ class OpSpec:
     stores_state: bool = False     # holds context state that others read with `state = NAME`
     token_input: bool = False      # with nothing feeding it, it reads the token ids (the embedding)
     quantizable: bool = False      # its matrix weights follow a run's `--weights` format (seed 002 §2.6.2)
+    shards: tuple[str, ...] = ("replicated",)  # the `shard` words it accepts (ops/sharding.py)
+    shard: Callable[..., Any] | None = None    # its own sharding rule, when the words' standard one does not fit
     shape: Callable[[SimpleNamespace, Show], str] | None = None  # as the chapter's tables write it
     diagram_shape: Callable[[SimpleNamespace, Show], str] | None = None  # the diagram's second line
     unit_cost: Callable[[SimpleNamespace], tuple[sp.Expr, str]] | None = None  # (FLOPs, "pair"): F per unit

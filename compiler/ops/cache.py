@@ -61,6 +61,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 
 SPEC = OpSpec(
     kind="cache",
+    shards=("replicated", "heads"),
     doc=__doc__,
     positional=("growth",),
     produces=False,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ..symbols import Min, m
 from .base import Arg, Cost, CostContext, Figures, OpSpec
+from .sharding import Share, share
 
 Number = int | float
 
@@ -98,8 +99,19 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     return []
 
 
+def shard(word: str, heads, tp, ep) -> Share:
+    """Experts over an expert-parallel group hold experts/ep each and take their tokens by all-to-all; with
+    ep = 1 and tp cards, every expert's matrices are split over the tp cards (column then row parallel) and
+    their partial sums are added by an all-reduce."""
+    if word == "ep" and ep == 1:
+        return Share(1 / tp, 1 / tp, "P", "R")
+    return share(word, heads, tp, ep)
+
+
 SPEC = OpSpec(
     kind="experts",
+    shards=("replicated", "ep"),
+    shard=shard,
     doc=__doc__,
     positional=("signature",),
     args=(

@@ -5,10 +5,12 @@ Seed 002 §2.1.2: N_W = k·n weights, F = 2·m·k·n FLOPs, M_W = b_W·k·n byte
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 from .. import symbols
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .sharding import Share, share
 
 
 def widths(a: SimpleNamespace):
@@ -45,8 +47,18 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def shard(word: str, heads, tp, ep) -> Share:
+    """A linear split by heads or by vocabulary rows splits its output columns: like `column`, it reads the
+    whole input and writes its slice."""
+    if word == "vocab":
+        return share("column", heads, tp, ep)
+    given = share(word, heads, tp, ep)
+    return replace(given, needs="R") if word == "heads" else given
+
+
 SPEC = OpSpec(
     kind="linear",
+    shards=("replicated", "column", "row", "heads", "vocab"),
     doc=__doc__,
     positional=("signature",),
     args=(
@@ -61,6 +73,7 @@ SPEC = OpSpec(
     widths=widths,
     cost=cost,
     quantizable=True,
+    shard=shard,
     shape=shape,
     diagram_shape=diagram_shape,
     formula="params = count·in·out/groups (+ count·out bias); F = 2·rows·params",

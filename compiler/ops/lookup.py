@@ -39,6 +39,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 
 SPEC = OpSpec(
     kind="lookup",
+    shards=("replicated", "vocab"),
     doc=__doc__,
     positional=("signature",),
     args=(

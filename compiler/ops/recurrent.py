@@ -110,6 +110,7 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
 
 SPEC = OpSpec(
     kind="recurrent",
+    shards=("replicated", "heads"),
     doc=__doc__,
     state_kind=lambda a: "recurrent",
     args=(
