@@ -13,7 +13,7 @@ from .common import Command
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
-MODULES = ("check", "formula", "evaluate", "state", "serving", "draw", "importing")  # `archcost --help`'s order
+MODULES = ("check", "formula", "evaluate", "state", "serving", "layouts", "draw", "importing")  # `archcost --help`'s order
 
 
 def entry() -> None:

@@ -1,0 +1,112 @@
+"""`archcost layout` and `archcost layouts`: a model split over many cards, and the layouts that hold it."""
+
+from __future__ import annotations
+
+import json
+
+from ..letters import PHASES, bad_value
+from .common import Command, byte_size, compile_spec, counting_flags, scenario, scenario_flags, whole
+
+LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
+
+
+def layout_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--layout", required=True, metavar="DEGREES",
+                        help="e.g. `tp=8,ep=8,pp=1,dp=1`; mb=N micro-batches, sp sequence parallel")
+    parser.add_argument("--phase", choices=PHASES, default="decode")
+    scenario_flags(parser, P=1)
+    parser.add_argument("--device", default=None, help="a device sheet, for time bounds (with --link)")
+    parser.add_argument("--link", default=None, help=LINKS_HELP)
+    parser.add_argument("--keep", default="", metavar="DEGREES",
+                        help="print per-card formulas with these degrees left as letters, e.g. tp,ep")
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_layout(args) -> int:
+    from ..cards import layout_report, parse_layout
+    from ..hardware import device, link
+    from ..render.layouts import layout_text
+
+    layout = parse_layout(args.layout)
+    compiled = compile_spec(args.spec, args)
+    if args.keep:
+        return _formulas(compiled, layout, args)
+    sheet = device(args.device) if args.device else None
+    wire = link(args.link) if args.link else None
+    if (sheet is None) != (wire is None):
+        raise bad_value("time bounds need both `--device` and `--link`")
+    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire)
+    print(json.dumps(report.model_dump(), indent=2) if args.json else layout_text(report), end="")
+    return 0
+
+
+def _formulas(compiled, layout, args) -> int:
+    """Per-card closed forms with the kept degrees as letters (the first stage's card when pp is kept)."""
+    import sympy as sp
+
+    from ..placement import card_cost, place
+    from ..scenario import at_phase
+
+    kept = frozenset(name.strip() for name in args.keep.split(",") if name.strip())
+    unknown = kept - {"tp", "ep", "pp", "dp"}
+    if unknown:
+        raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree (tp, ep, pp, dp)")
+    degrees = layout.degrees(kept)
+    placement = place(compiled.graph, degrees)
+    cost = card_cost(compiled.graph, placement, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
+    sent = sp.Add(*(c.sent for c in placement.collectives))
+    print(f"{compiled.name}: one card of {layout.text()}, {', '.join(sorted(kept))} kept as letters")
+    for name, expr in (("params", cost.params), ("weight_bytes", cost.weight_bytes),
+                       ("state_bytes", cost.state_bytes), ("flops_matrix", cost.flops_matrix), ("sent_bytes", sent)):
+        level = name in ("params", "weight_bytes", "state_bytes")
+        print(f"  {name} = {sp.sstr(at_phase(expr, args.phase, compiled.options, level=level))}")
+    return 0
+
+
+def layouts_arguments(parser) -> None:
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--devices", required=True, metavar="NxDEVICE", help="e.g. 8xh100-sxm")
+    parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: nvlink4, pcie4 for RTX cards)")
+    parser.add_argument("--context", type=whole(1, name="context"), required=True, metavar="H")
+    parser.add_argument("--batch", type=whole(1, name="batch"), default=1)
+    parser.add_argument("--workspace", type=byte_size, default=0, metavar="BYTES", help="kept free per card")
+    parser.add_argument("--top", type=whole(1, name="top"), default=None, help="show only the best N")
+    parser.add_argument("--plot", default=None, metavar="FILE", help="per-card memory by class (PNG or SVG)")
+    parser.add_argument("--fewest", action="store_true",
+                        help="also find the fewest cards of this kind that hold the model")
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_layouts(args) -> int:
+    from ..fleet import fewest_cards, plot, ranked
+    from ..hardware import device, link
+    from ..render.layouts import fits_text
+
+    count, _, name = args.devices.partition("x")
+    if not count.isdigit() or not 1 <= int(count) <= 4096 or not name:
+        raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
+    sheet = device(name)
+    wire = link(args.link or ("pcie4" if sheet.name.startswith("rtx") else "nvlink4"))
+    compiled = compile_spec(args.spec, args)
+    fits = ranked(compiled, int(count), sheet, wire, args.context, args.batch, args.workspace)[:args.top]
+    if args.plot:
+        plot(fits, sheet, args.plot)
+    if args.json:
+        print(json.dumps([f.model_dump() for f in fits], indent=2))
+    else:
+        print(fits_text(compiled.name, fits, sheet, wire, args.context, args.batch), end="")
+    if args.fewest:
+        cards, best = fewest_cards(compiled, sheet, wire, args.context, args.batch, args.workspace)
+        print(f"fewest: {cards} × {sheet.name} ({best.layout.text()})")
+    return 0
+
+
+COMMANDS = [
+    Command("layout", "per-card M, F, R, collectives and time bounds of a model split over cards", layout_arguments,
+            run_layout),
+    Command("layouts", "the (TP, EP, PP, DP) layouts of N cards that hold a model at a context and batch",
+            layouts_arguments, run_layouts),
+]

@@ -1,0 +1,50 @@
+"""Collective operations among n cards: the bytes each card sends and the steps it waits, by the ring formulas.
+
+A ring all-reduce of a buffer of `size` bytes is a reduce-scatter then an all-gather: each card sends
+2(n−1)/n·size in 2(n−1) steps; an all-gather or a reduce-scatter of a `size`-byte whole sends (n−1)/n·size
+in n−1 steps; an all-to-all of the `size` bytes one card holds sends the (n−1)/n of it that belongs
+elsewhere; a send between pipeline stages moves the whole buffer once (Thakur, Rabenseifner & Gropp 2005).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send")
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective on an edge of the graph: its kind, the group it spans, the buffer and how often."""
+
+    kind: str
+    edge: tuple[str, str]      # producer op id, consumer op id
+    group: str                 # the layout degree it spans: tp, ep, pp, cp
+    cards: sp.Expr             # n
+    size: sp.Expr              # bytes of the buffer, per call (in the scenario's letters)
+    times: sp.Expr             # copies of the edge in the model (its consumer's multiplicity)
+
+    @property
+    def sent(self) -> sp.Expr:
+        """Bytes one card sends for this collective, every copy of it, per call."""
+        return self.times * sent_bytes(self.kind, self.size, self.cards)
+
+    @property
+    def steps(self) -> sp.Expr:
+        """Latency-bound steps one card waits, every copy, per call."""
+        return self.times * ring_steps(self.kind, self.cards)
+
+
+def sent_bytes(kind: str, size: sp.Expr, cards: sp.Expr) -> sp.Expr:
+    n = cards
+    share = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
+             "all_to_all": (n - 1) / n, "send": sp.Integer(1)}[kind]
+    return share * size
+
+
+def ring_steps(kind: str, cards: sp.Expr) -> sp.Expr:
+    n = cards
+    return {"all_reduce": 2 * (n - 1), "all_gather": n - 1, "reduce_scatter": n - 1, "all_to_all": n - 1,
+            "send": sp.Integer(1)}[kind]

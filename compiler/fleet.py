@@ -1,0 +1,103 @@
+"""Layouts for a number of cards: which (TP, EP, PP, DP) hold a model at a context and batch, best first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from .cards import Layout, LayoutReport, layout_report
+from .hardware import Device, Link
+from .scenario import Scenario
+
+
+class Fit(BaseModel):
+    """One layout of `cards` cards at a context and batch: per-card memory and the decode step's bounds."""
+
+    layout: Layout
+    weight_bytes: int          # on the most loaded card
+    state_bytes: int           # on the most loaded card, for its replica's requests at the context
+    workspace: int
+    free_bytes: int            # device memory left (negative: does not fit)
+    fits: bool
+    batch_max: int             # requests all replicas hold at the context (B_max)
+    step_no_overlap: float     # one decode step's lower bound without overlap (seconds)
+    step_full_overlap: float
+
+
+def layouts(cards: int, experts: bool) -> Iterator[Layout]:
+    """Every (TP, EP, PP, DP) with TP·PP·DP = cards, EP dividing TP·DP (EP = 1 for a model without experts)."""
+    for tp in _divisors(cards):
+        for pp in _divisors(cards // tp):
+            dp = cards // (tp * pp)
+            for ep in (_divisors(tp * dp) if experts else (1,)):
+                yield Layout(tp=tp, ep=ep, pp=pp, dp=dp)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0) -> Fit:
+    scenario = Scenario(B=batch, S=context - 1, P=1)
+    report = layout_report(compiled, layout, "decode", scenario, device, link)
+    card = next(c for c in report.cards if c.stage == report.busiest)
+    one = layout_report(compiled, layout, "decode", Scenario(B=1, S=context - 1, P=1))
+    per_request = max(c.state_bytes for c in one.cards)
+    weights = max(c.weight_bytes for c in report.cards)
+    room = device.memory - weights - workspace
+    batch_max = int(room // per_request) * layout.dp if room > 0 and per_request > 0 else 0
+    free = int(device.memory - card.memory - workspace)
+    return Fit(layout=layout, weight_bytes=card.weight_bytes, state_bytes=card.state_bytes, workspace=workspace,
+               free_bytes=free, fits=free >= 0, batch_max=batch_max, step_no_overlap=report.times.no_overlap,
+               step_full_overlap=report.times.full_overlap)
+
+
+def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch: int,
+           workspace: int = 0) -> list[Fit]:
+    """Every layout of `cards` cards, those that fit first, then by the decode step's bound."""
+    experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
+    found = [fit(compiled, layout, device, link, context, batch, workspace) for layout in layouts(cards, experts)]
+    return sorted(found, key=lambda f: (not f.fits, f.step_no_overlap, f.layout.pp, -f.layout.ep))
+
+
+def fewest_cards(compiled, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
+                 most: int = 1024) -> tuple[int, Fit]:
+    """The fewest cards (powers of two up to `most`) of which some layout holds the model at context and batch."""
+    cards = 1
+    while cards <= most:
+        best = ranked(compiled, cards, device, link, context, batch, workspace)[0]
+        if best.fits:
+            return cards, best
+        cards *= 2
+    raise ArchError([Diagnostic(code="E401", message=f"no layout of up to {most} × {device.name} holds this model "
+                                                     f"at context {context:,} and batch {batch:,}")])
+
+
+def plot(fits: list[Fit], device: Device, path: str) -> None:
+    """Per-card memory by class (weights, state, workspace) for each layout, the device's memory as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [f"TP{f.layout.tp} EP{f.layout.ep} PP{f.layout.pp} DP{f.layout.dp}" for f in fits]
+    weights = [f.weight_bytes / 1e9 for f in fits]
+    state = [f.state_bytes / 1e9 for f in fits]
+    work = [f.workspace / 1e9 for f in fits]
+    figure, axes = plt.subplots(figsize=(max(6, len(fits) * 0.6), 4))
+    axes.bar(names, weights, label="weights")
+    axes.bar(names, state, bottom=weights, label="state")
+    axes.bar(names, work, bottom=[w + s for w, s in zip(weights, state)], label="workspace")
+    axes.axhline(device.memory / 1e9, color="black", linewidth=1, label=f"{device.name} memory")
+    axes.set_ylabel("GB per card")
+    axes.tick_params(axis="x", rotation=60)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, metadata={"Software": None} if path.endswith(".png") else None)
+    plt.close(figure)
+
+
+__all__ = ["Fit", "LayoutReport", "fewest_cards", "fit", "layouts", "plot", "ranked"]

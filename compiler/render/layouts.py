@@ -1,0 +1,53 @@
+"""A model on many cards as text: one layout's per-card figures, traffic and bounds; a ranking of layouts."""
+
+from __future__ import annotations
+
+from .table import Table
+
+GB = 1e9
+
+
+def layout_text(report) -> str:
+    shape = ", ".join(f"{k} = {v:,}" for k, v in report.scenario.model_dump().items())
+    lines = [f"{report.model} on {report.layout.text()}: phase {report.phase} ({shape})", ""]
+    rows = []
+    for card in report.cards:
+        mark = " (most loaded)" if card.stage == report.busiest and len(report.cards) > 1 else ""
+        name = {"whole": "each", "first": "first stage", "last": "last stage"}[card.stage]
+        rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.3f}",
+                     f"{card.state_bytes / GB:,.3f}", f"{card.flops_matrix / 1e12:,.4f}",
+                     f"{(card.read_bytes + card.write_bytes) / GB:,.3f}", f"{card.sent_bytes / 1e6:,.3f}"])
+    table = Table("per card (one card of each pipeline position)",
+                  ["card", "params (B)", "weights (GB)", "state (GB)", "matrix (TFLOPs)", "R (GB)", "sent (MB)"],
+                  rows, [])
+    lines.append(table.text().rstrip("\n"))
+    lines += ["", f"  whole model {report.whole_params:,} parameters; held on more than one card: "
+                  f"{report.replicated_params:,} more (Σ over all {report.layout.cards} cards − the model)"]
+    if report.traffic:
+        lines += ["", "  collectives per call (bytes one card sends):"]
+        lines += [f"    {t.kind:<15} over {t.group}  ×{t.count:<6,} {t.sent_bytes / 1e6:,.3f} MB" for t in report.traffic]
+    if report.times is not None:
+        t = report.times
+        lines += ["", f"  bounds on {t.device} with {t.link}, one micro-batch on the most loaded card:",
+                  f"    compute {t.compute * 1e3:,.4f} ms, memory {t.memory * 1e3:,.4f} ms, "
+                  f"communication {t.communication * 1e3:,.4f} ms",
+                  ("  the step" if report.layout.pp == 1 and report.layout.micro_batches == 1 else
+                   f"  the step ({report.layout.micro_batches} micro-batches through {report.layout.pp} stages)")
+                  + f": no overlap {t.no_overlap * 1e3:,.4f} ms, full overlap {t.full_overlap * 1e3:,.4f} ms"
+                  + (f", pipeline bubble {t.bubble:.1%}" if t.bubble else "")]
+    return "\n".join(lines) + "\n"
+
+
+def fits_text(model: str, fits: list, device, link, context: int, batch: int) -> str:
+    rows = [[f"TP {f.layout.tp}", f"EP {f.layout.ep}", f"PP {f.layout.pp}", f"DP {f.layout.dp}",
+             "yes" if f.fits else "no", f"{f.weight_bytes / GB:,.2f}", f"{f.state_bytes / GB:,.2f}",
+             f"{f.free_bytes / GB:,.2f}", f"{f.batch_max:,}", f"{f.step_no_overlap * 1e3:,.3f}",
+             f"{f.step_full_overlap * 1e3:,.3f}"] for f in fits]
+    cards = fits[0].layout.cards if fits else 0
+    table = Table(f"{model} on {cards} × {device.name} ({link.name}), context {context:,}, batch {batch:,}",
+                  ["tp", "ep", "pp", "dp", "fits", "weights (GB)", "state (GB)", "free (GB)", "B_max",
+                   "step (ms)", "overlapped (ms)"], rows,
+                  ["Per card, most loaded card; step = one decode step's lower bound without overlap, then with "
+                   "compute, memory and communication fully overlapped. Those that fit come first, fastest first."],
+                  text_columns=5)
+    return table.text()

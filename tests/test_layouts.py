@@ -1,0 +1,193 @@
+"""Many cards (issue 18): per-card M, F, R of a layout, the collectives on the graph's edges, and the layouts
+that hold a model. Figures from seed 002 §2.4.3, §2.5.1 and §2.6.2 (Qwen3-235B-A22B's deployment) and from
+Megatron-LM (Shoeybi et al. 2019: two all-reduces per transformer layer in the forward pass)."""
+
+from __future__ import annotations
+
+import pytest
+from archcost.compiler.cards import Layout, layout_report, parse_layout
+from archcost.compiler.cli import main
+from archcost.compiler.evaluate import _Evaluator, by_op, evaluate
+from archcost.compiler.fleet import ranked
+from archcost.compiler.hardware import device, link
+from archcost.compiler.placement import place
+from archcost.compiler.scenario import Scenario
+from archcost.dsl.errors import ArchError
+from helpers import ROOT, compiled
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+QWEN_235B = "qwen3-235b-a22b"
+DECODE_8K = Scenario(B=1, S=8191)
+CARD_FIELDS = ("params", "weight_bytes", "state_bytes", "flops_matrix", "flops_nonmatrix")
+SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.arch"))
+
+
+def test_235b_in_bf16_does_not_fit_eight_rtx_4090():
+    """§2.6.2: the BF16 weights, about 470 GB, exceed the 192 GB of eight RTX 4090s: no layout holds them."""
+    model = compiled(QWEN_235B)
+    assert round(evaluate(model, "decode", Scenario()).weight_bytes / 1e9, -1) == 470
+    assert not any(f.fits for f in ranked(model, 8, device("rtx-4090"), link("pcie4"), context=1, batch=1))
+
+
+def test_235b_fits_one_hgx_h100_server_with_about_170_gb_left():
+    """§2.6.2: one HGX server of eight H100 SXM offers 640 GB; after the weights about 170 GB remain."""
+    report = layout_report(compiled(QWEN_235B), Layout(tp=8, ep=8), "decode", DECODE_8K)
+    left = 8 * device("h100-sxm").memory - 8 * report.cards[0].weight_bytes
+    assert round(left / 1e9, -1) == 170
+
+
+def test_tp8_stores_each_of_the_four_kv_heads_twice():
+    """§2.6.2: four KV heads over eight cards, each head stored once per two cards."""
+    model = compiled(QWEN_235B)
+    whole = evaluate(model, "decode", DECODE_8K).state_bytes
+    report = layout_report(model, Layout(tp=8, ep=8), "decode", DECODE_8K)
+    assert 8 * report.cards[0].state_bytes == 2 * whole
+
+
+def test_norms_and_routers_are_counted_on_every_card():
+    """§2.6.2: norm and router parameters stored once per card; with the K and V projections of the four KV
+    heads held twice, that is all eight cards hold beyond the model."""
+    layers, d, experts, head_dim, kv_width = 94, 4096, 128, 128, 4 * 128
+    replicated = layers * (d * experts + 2 * d + 2 * head_dim) + d  # routers, pre-norms, q/k norms, final norm
+    report = layout_report(compiled(QWEN_235B), Layout(tp=8, ep=8), "decode", DECODE_8K)
+    assert report.replicated_params == 7 * replicated + layers * 2 * d * kv_width
+    assert report.cards[0].params * 8 == report.whole_params + report.replicated_params
+
+
+def test_ep8_holds_16_of_the_128_experts_of_each_layer():
+    """§2.4.3: 128 experts split into eight groups of 16."""
+    model = compiled(QWEN_235B)
+    placement = place(model.graph, Layout(tp=8, ep=8).degrees())
+    routed = [(node, model.graph.nodes[node]["op"]) for node in placement.shares
+              if model.graph.nodes[node]["op"].shard[0] == "ep"]
+    assert routed and all(placement.shares[node].hold * op.args.count == 16 for node, op in routed)
+
+
+def test_megatron_two_all_reduces_per_layer_in_the_forward_pass():
+    """Shoeybi et al. 2019: a tensor-parallel transformer layer all-reduces its activations twice in the
+    forward pass, after the attention's output projection and after the MLP's (m × d values each); the
+    vocabulary-parallel embedding adds one."""
+    model = compiled("llama-3.1-8b")
+    report = layout_report(model, Layout(tp=2), "prefill", Scenario(P=1000))
+    assert [(t.kind, t.count) for t in report.traffic] == [("all_reduce", 2 * 32 + 1)]
+    per_reduce = 2 * (2 - 1) / 2 * 1000 * 4096 * 2  # ring: 2(n − 1)/n of the m × d bf16 buffer
+    assert report.traffic[0].sent_bytes == (2 * 32 + 1) * per_reduce
+
+
+def test_sequence_parallel_moves_the_same_bytes_as_reduce_scatter_and_all_gather():
+    model = compiled("llama-3.1-8b")
+    plain = layout_report(model, Layout(tp=4), "prefill", Scenario(P=512))
+    split = layout_report(model, Layout(tp=4, sequence_parallel=True), "prefill", Scenario(P=512))
+    assert {t.kind for t in split.traffic} == {"reduce_scatter", "all_gather"}
+    assert sum(t.sent_bytes for t in split.traffic) == sum(t.sent_bytes for t in plain.traffic)
+
+
+def test_deepseek_v3_expert_dispatch_and_combine_per_token():
+    """DeepSeek-V3 (tech report §3.2.2, §3.4): each token goes to its top-8 of 256 routed experts, dispatched
+    and combined by all-to-all. With attention data parallel over 64 cards and EP = 64, a card's 64 tokens
+    each send 8 copies of their 7,168 values, 63/64 of them to other cards, and as many come back, in each
+    of the 58 MoE layers (bf16 activations)."""
+    report = layout_report(compiled("deepseek-v3"), Layout(tp=1, ep=64, dp=64), "prefill", Scenario(B=64, P=64))
+    traffic = {t.kind: t for t in report.traffic}
+    per_layer = 63 / 64 * 64 * 8 * 7168 * 2
+    assert traffic["all_to_all"].count == 2 * 58
+    assert traffic["all_to_all"].sent_bytes == pytest.approx(2 * 58 * per_layer, rel=1e-12)
+    assert per_layer / 64 <= 8 * 7168 * 2  # per token: at most its 8 copies leave the card
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_one_card_is_the_single_card_model(spec):
+    """TP = EP = PP = DP = 1 gives exactly the numbers of today, for every spec, and no traffic."""
+    model = compiled(spec)
+    for phase, scenario in (("prefill", Scenario(P=4096)), ("decode", Scenario(B=4, S=8191))):
+        whole = evaluate(model, phase, scenario)
+        report = layout_report(model, Layout(), phase, scenario)
+        card = report.cards[0]
+        assert {f: getattr(card, f) for f in CARD_FIELDS} == {f: int(getattr(whole, f)) for f in CARD_FIELDS}
+        assert card.read_bytes == whole.read_bytes["total"] and card.sent_bytes == 0 and report.replicated_params == 0
+
+
+PARTS = {"column": lambda tp, ep, n: tp, "row": lambda tp, ep, n: tp, "vocab": lambda tp, ep, n: tp,
+         "heads": lambda tp, ep, n: min(tp, n), "ep": lambda tp, ep, n: ep if ep > 1 else tp,
+         "replicated": lambda tp, ep, n: 1}
+
+
+@settings(max_examples=25, deadline=None)
+@given(spec=st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b", "gemma-2-9b"]),
+       tp=st.sampled_from([1, 2, 4, 8]), dp=st.sampled_from([1, 2]), pp=st.sampled_from([1, 2, 4]),
+       ep_index=st.integers(0, 3))
+def test_every_card_together_holds_the_model_plus_its_replicas(spec, tp, dp, pp, ep_index):
+    """Σ over all cards = the model + exactly the replicated parts, counted here from each op's shard word:
+    an op split `parts` ways is held tp·dp/parts times over."""
+    eps = [e for e in (1, 2, 4, 8) if (tp * dp) % e == 0]
+    layout = Layout(tp=tp, dp=dp, pp=pp, ep=eps[ep_index % len(eps)])
+    model = compiled(spec)
+    report = layout_report(model, layout, "decode", Scenario())
+    extra = 0
+    for row in by_op(model, "decode", Scenario()):
+        word, heads = model.graph.nodes[row.op]["op"].shard
+        parts = PARTS[word](tp, layout.ep, int(heads) if heads is not None else 0)
+        extra += row.layers * row.params * (tp * dp // parts - 1) if (tp * dp) % parts == 0 else \
+            row.layers * row.params * (tp * dp / parts - 1)
+    assert report.replicated_params == pytest.approx(extra, abs=1)
+
+
+def test_layout_text_is_refused_with_a_reason():
+    for text, words in (("tp=8,ep=3", "ep = 3 does not divide"), ("tp=x", "whole number"), ("zz=2", "zz")):
+        with pytest.raises(ArchError) as caught:
+            parse_layout(text)
+        assert caught.value.codes == ["E401"] and words in caught.value.diagnostics[0].message
+
+
+def test_cli_layout_and_layouts(capsys, tmp_path):
+    spec = str(ROOT / "specs" / f"{QWEN_235B}.arch")
+    assert main(["layout", spec, "--layout", "tp=8,ep=8", "--S", "8191", "--device", "h100-sxm",
+                 "--link", "nvlink4"]) == 0
+    out = capsys.readouterr().out
+    assert "TP 8 × EP 8 × PP 1 × DP 1 (8 cards)" in out and "all_reduce" in out and "no overlap" in out
+    assert main(["layout", str(ROOT / "specs" / "qwen3-8b.arch"), "--layout", "tp=8", "--keep", "tp"]) == 0
+    assert "/tp" in capsys.readouterr().out
+    plot = tmp_path / "memory.png"
+    assert main(["layouts", spec, "--devices", "8xh100-sxm", "--context", "8192", "--batch", "64", "--top", "3",
+                 "--plot", str(plot), "--fewest"]) == 0
+    out = capsys.readouterr().out
+    assert "fewest: 8 × h100_sxm" in out and plot.stat().st_size > 0
+
+
+def test_pipeline_stages_split_the_layers_and_name_the_busiest():
+    model = compiled("qwen3-8b")
+    whole = evaluate(model, "decode", Scenario()).params
+    report = layout_report(model, Layout(pp=4, micro_batches=4), "decode", Scenario(B=8),
+                           device("h100-sxm"), link("nvlink4"))
+    first, last = report.cards
+    assert first.params + last.params + 2 * (whole - _ends(model)) // 4 == whole
+    assert report.times.bubble == pytest.approx(3 / 7)
+    assert report.busiest in ("first", "last")
+
+
+def _ends(model) -> int:
+    """Parameters outside the repeated layers (embedding, final norm, head)."""
+    return sum(row.params for row in by_op(model, "decode", Scenario()) if row.layers == 1)
+
+
+def test_evaluator_in_use():  # the per-card numbers come from the same exact evaluator as `eval`
+    model = compiled("qwen3-8b")
+    assert _Evaluator(model, "decode", Scenario())(model.total("params"), "params") == \
+        evaluate(model, "decode", Scenario()).params
+
+
+def test_docs_worked_example_is_what_the_compiler_prints():
+    """docs/layouts.md's worked example quotes `archcost layout` on Qwen3-235B-A22B; its figures must stay true."""
+    from archcost.compiler.render.layouts import layout_text
+
+    doc = (ROOT / "docs" / "layouts.md").read_text()
+    report = layout_report(compiled(QWEN_235B), Layout(tp=8, ep=8), "decode", Scenario(B=16, S=8191),
+                           device("h100-sxm"), link("nvlink4"))
+    text = layout_text(report)
+    card = report.cards[0]
+    for figure in (f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / 1e9:,.3f}", f"{report.replicated_params:,}",
+                   f"{(card.read_bytes + card.write_bytes) / 1e9:,.3f}", f"{card.sent_bytes / 1e6:,.3f}",
+                   f"{report.times.full_overlap * 1e3:,.4f}", f"{report.times.no_overlap * 1e3:,.4f}",
+                   f"{8 * card.weight_bytes / 1e9:,.1f}"):
+        assert figure in doc and (figure in text or figure == f"{8 * card.weight_bytes / 1e9:,.1f}"), figure
