@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import sympy as sp
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from archcost.dsl.errors import ArchError, Diagnostic
+from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
 from .evaluate import _Evaluator
 from .hardware import Device, Link
@@ -18,9 +18,9 @@ Degree = Field(1, ge=1, le=100_000)
 
 
 class Layout(BaseModel):
-    """Parallel degrees: tensor (TP), expert (EP), pipeline (PP) and data (DP) parallel. A model replica
-    spans TP × PP cards; DP replicas serve B/DP requests each; EP groups are built from the TP × DP cards
-    of a pipeline stage (DeepSeek-V3's layout: attention data parallel, experts over EP)."""
+    """Parallel degrees: tensor (TP), expert (EP), pipeline (PP), context (CP) and data (DP) parallel. A model
+    replica spans TP × PP × CP cards; DP replicas serve B/DP requests each; EP groups are built from the
+    TP × DP cards of a pipeline stage (DeepSeek-V3's layout: attention data parallel, experts over EP)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -28,30 +28,46 @@ class Layout(BaseModel):
     ep: int = Degree
     pp: int = Degree
     dp: int = Degree
+    cp: int = Degree
     sequence_parallel: bool = False   # Megatron-SP: each all-reduce as a reduce-scatter and an all-gather
     micro_batches: int = Field(1, ge=1, le=100_000)
+    node: int = Field(8, ge=1, le=100_000)           # cards per server
+    limit: int | None = Field(None, ge=1, le=100_000)  # servers a token is sent to at most (node-limited routing)
+    dispatch: str | None = None       # the format tokens travel to their experts in, e.g. fp8
+    imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
 
     @model_validator(mode="after")
     def _expert_groups(self) -> "Layout":
         if (self.tp * self.dp) % self.ep:
             raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
                              "pipeline stage")
+        if self.limit is not None and self.ep > self.node and self.ep % self.node:
+            raise ValueError(f"ep = {self.ep} is not a whole number of servers of {self.node} cards")
         return self
 
     @property
     def cards(self) -> int:
-        return self.tp * self.pp * self.dp
+        return self.tp * self.pp * self.cp * self.dp
 
-    def degrees(self, keep: frozenset[str] = frozenset()) -> Degrees:
+    def degrees(self, keep: frozenset[str] = frozenset(), formats: dict | None = None) -> Degrees:
         """The degrees as sympy values; those in `keep` stay symbols (`--keep tp,ep`)."""
         def value(name: str):
             return sp.Symbol(name, positive=True, integer=True) if name in keep else sp.Integer(getattr(self, name))
-        return Degrees(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"),
-                       sequence_parallel=self.sequence_parallel)
+        dispatch = None
+        if self.dispatch is not None:
+            if self.dispatch not in (formats or {}):
+                raise ArchError([Diagnostic(code="E401", message=f"layout: unknown dispatch format `{self.dispatch}`",
+                                            hint=did_you_mean(self.dispatch, formats or {}) or "e.g. fp8, bf16")])
+            dispatch = formats[self.dispatch]
+        return Degrees(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
+                       sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
+                       node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
+                       imbalance=sp.nsimplify(self.imbalance))
 
     def text(self) -> str:
-        sp_flag = ", SP" if self.sequence_parallel else ""
-        return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{sp_flag} ({self.cards} cards)"
+        extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
+                                                      (f"≤ {self.limit} servers a token", self.limit)) if on)
+        return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({self.cards} cards)"
 
 
 class Card(BaseModel):
@@ -67,6 +83,8 @@ class Card(BaseModel):
     write_bytes: int
     sent_bytes: int             # by this card, every collective of the call
     steps: int                  # collective steps this card waits
+    network_bytes: int = 0      # the part of sent_bytes that leaves the server (node-limited expert dispatch)
+    network_steps: int = 0
 
     @property
     def memory(self) -> int:
@@ -113,8 +131,10 @@ WRITES = ("write_state", "write_activations")
 
 
 def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
-                  link: Link | None = None, peak_format: str = "bf16") -> LayoutReport:
-    degrees = layout.degrees()
+                  link: Link | None = None, peak_format: str = "bf16", network: Link | None = None) -> LayoutReport:
+    """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
+    network link for traffic between servers, by default the same link) the call's time bounds."""
+    degrees = layout.degrees(formats=compiled.ir.formats)
     placement = place(compiled.graph, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
     evaluate = _Evaluator(compiled, phase, replica)
@@ -130,7 +150,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         card = busiest if micro.B == replica.B else _card(compiled, placement, degrees, busiest.stage,
                                                           _Evaluator(compiled, phase, micro))
-        report.times = _times(card, layout, device, link, peak_format)
+        report.times = _times(card, layout, device, link, network or link, peak_format)
     return report
 
 
@@ -140,9 +160,12 @@ def _card(compiled, placement: Placement, degrees: Degrees, stage: str, evaluate
     read = sum(int(evaluate(getattr(cost, name), name)) for name in READS)
     write = sum(int(evaluate(getattr(cost, name), name)) for name in WRITES)
     held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
-    sent = sum(_flow(evaluate, c.sent / _layers(c, placement, degrees, stage)) for c in held)
-    steps = sum(_flow(evaluate, c.steps / _layers(c, placement, degrees, stage)) for c in held)
-    return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sent, steps=steps, **numbers)
+    sent, steps = ([_flow(evaluate, getattr(c, name) / _layers(c, placement, degrees, stage)) for c in held]
+                   for name in ("sent", "steps"))
+    out = [c.group == "nodes" for c in held]
+    return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
+                network_bytes=sum(b for b, o in zip(sent, out) if o),
+                network_steps=sum(n for n, o in zip(steps, out) if o), **numbers)
 
 
 def _on_stage(collective, placement: Placement, stage: str) -> bool:
@@ -174,36 +197,49 @@ def _every_card_params(compiled, placement: Placement, degrees: Degrees, layout:
     per_stage = {stage: int(evaluate(card_cost(compiled.graph, placement, degrees, stage).params, "params"))
                  for stage in ("whole", "first", "last")}
     if layout.pp == 1:
-        return per_stage["whole"] * layout.tp * layout.dp
+        return per_stage["whole"] * layout.tp * layout.dp * layout.cp
     middle = int(evaluate(card_cost(compiled.graph, placement, degrees, "middle").params, "params"))
-    return (per_stage["first"] + per_stage["last"] + (layout.pp - 2) * middle) * layout.tp * layout.dp
+    return (per_stage["first"] + per_stage["last"] + (layout.pp - 2) * middle) * layout.tp * layout.dp * layout.cp
 
 
-def _times(card: Card, layout: Layout, device: Device, link: Link, peak_format: str) -> Times:
+def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link, peak_format: str) -> Times:
     compute = (card.flops_matrix + card.flops_nonmatrix) / device.peak_for(peak_format)
     memory = (card.read_bytes + card.write_bytes) / device.bandwidth
-    communication = card.sent_bytes / link.bandwidth + card.steps * link.latency
+    inside, steps = card.sent_bytes - card.network_bytes, card.steps - card.network_steps
+    communication = (inside / link.bandwidth + steps * link.latency
+                     + card.network_bytes / network.bandwidth + card.network_steps * network.latency)
     slots = layout.micro_batches + layout.pp - 1  # stage times one step takes: the pipeline fills and drains
     return Times(device=device.name, link=link.name, compute=compute, memory=memory, communication=communication,
                  no_overlap=slots * (compute + memory + communication),
                  full_overlap=slots * max(compute, memory, communication), bubble=(layout.pp - 1) / slots)
 
 
+WORDS = {"mb": "micro_batches", "imb": "imbalance", "sp": "sequence_parallel"}
+
+
 def parse_layout(text: str) -> Layout:
-    """`tp=8,ep=8,pp=2` (or spaces) as a Layout; never evaluated, each value a whole number."""
+    """`tp=8,ep=8,pp=2` (or spaces) as a Layout; never evaluated: whole numbers, `imb` a decimal, `dispatch`
+    a format's name, `sp` a switch."""
     values: dict[str, object] = {}
     for part in text.replace(",", " ").split():
         name, _, value = part.partition("=")
-        if name == "sp":
-            values["sequence_parallel"] = value in ("", "1", "true", "on")
-            continue
-        if not value.isdigit() or len(value) > 6:
+        name = WORDS.get(name, name)
+        if name == "sequence_parallel":
+            values[name] = value in ("", "1", "true", "on")
+        elif name == "dispatch":
+            values[name] = value
+        elif name == "imbalance" and value.replace(".", "", 1).isdigit() and len(value) <= 12:
+            values[name] = float(value)
+        elif value.isdigit() and len(value) <= 6:
+            values[name] = int(value)
+        else:
             raise ArchError([Diagnostic(code="E401", message=f"layout `{part}`: give NAME=whole number, e.g. tp=8")])
-        values["micro_batches" if name == "mb" else name] = int(value)
     try:
         return Layout(**values)
     except ValueError as error:
         first = error.errors()[0] if hasattr(error, "errors") else {"msg": str(error), "loc": ()}
         where = ".".join(str(p) for p in first["loc"])
         raise ArchError([Diagnostic(code="E401", message=f"layout {where + ': ' if where else ''}{first['msg']}",
-                                    hint="degrees: tp, ep, pp, dp, mb (micro-batches), sp (sequence parallel)")]) from None
+                                    hint="degrees: tp, ep, pp, dp, cp; mb (micro-batches), sp (sequence parallel), "
+                                         "node (cards per server), limit (servers per token), dispatch (a format), "
+                                         "imb (expert load imbalance)")]) from None

@@ -9,8 +9,48 @@ from pydantic import BaseModel
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from .cards import Layout, LayoutReport, layout_report
+from .evaluate import _Evaluator
 from .hardware import Device, Link
+from .placement import card_cost, place
 from .scenario import Scenario
+
+
+class Capacity(BaseModel):
+    """What a layout's cards hold: B_max requests at a context, and the longest context a batch can reach."""
+
+    layout: Layout
+    device: str
+    context: int
+    batch: int
+    batch_max: int             # requests of `context` positions, all replicas together
+    context_max: int           # positions each of `batch` requests can reach (0: the weights alone do not fit)
+
+
+def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: int, workspace: int = 0) -> Capacity:
+    """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
+    replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
+    degrees = layout.degrees(formats=compiled.ir.formats)
+    placement = place(compiled.graph, degrees)
+    stages = ("whole",) if layout.pp == 1 else ("first", "last")
+    costs = [card_cost(compiled.graph, placement, degrees, stage) for stage in stages]
+    room = [device.memory - workspace - _Evaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
+            for c in costs]
+
+    def state(cost, requests: int, positions: int) -> float:
+        return _Evaluator(compiled, "decode", Scenario(B=requests, S=positions - 1))(cost.state_bytes, "state_bytes")
+
+    per_request = [state(c, 1, context) for c in costs]
+    fits_batch = [int(r // s) if s > 0 else (10**12 if r >= 0 else 0) for r, s in zip(room, per_request)]
+    replica = -(-batch // layout.dp)
+    fits = lambda h: all(state(c, replica, h) <= r for c, r in zip(costs, room))  # noqa: E731
+    low, high = 0, 2**31
+    if fits(high):
+        low = high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return Capacity(layout=layout, device=device.name, context=context, batch=batch,
+                    batch_max=max(0, min(fits_batch)) * layout.dp, context_max=low if min(room) >= 0 else 0)
 
 
 class Fit(BaseModel):
@@ -23,6 +63,7 @@ class Fit(BaseModel):
     free_bytes: int            # device memory left (negative: does not fit)
     fits: bool
     batch_max: int             # requests all replicas hold at the context (B_max)
+    context_max: int           # positions each request of the batch can reach
     step_no_overlap: float     # one decode step's lower bound without overlap (seconds)
     step_full_overlap: float
 
@@ -41,18 +82,13 @@ def _divisors(n: int) -> list[int]:
 
 
 def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0) -> Fit:
-    scenario = Scenario(B=batch, S=context - 1, P=1)
-    report = layout_report(compiled, layout, "decode", scenario, device, link)
+    report = layout_report(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link)
     card = next(c for c in report.cards if c.stage == report.busiest)
-    one = layout_report(compiled, layout, "decode", Scenario(B=1, S=context - 1, P=1))
-    per_request = max(c.state_bytes for c in one.cards)
-    weights = max(c.weight_bytes for c in report.cards)
-    room = device.memory - weights - workspace
-    batch_max = int(room // per_request) * layout.dp if room > 0 and per_request > 0 else 0
     free = int(device.memory - card.memory - workspace)
+    held = capacity_on(compiled, layout, device, context, batch, workspace)
     return Fit(layout=layout, weight_bytes=card.weight_bytes, state_bytes=card.state_bytes, workspace=workspace,
-               free_bytes=free, fits=free >= 0, batch_max=batch_max, step_no_overlap=report.times.no_overlap,
-               step_full_overlap=report.times.full_overlap)
+               free_bytes=free, fits=free >= 0, batch_max=held.batch_max, context_max=held.context_max,
+               step_no_overlap=report.times.no_overlap, step_full_overlap=report.times.full_overlap)
 
 
 def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch: int,
@@ -100,4 +136,4 @@ def plot(fits: list[Fit], device: Device, path: str) -> None:
     plt.close(figure)
 
 
-__all__ = ["Fit", "LayoutReport", "fewest_cards", "fit", "layouts", "plot", "ranked"]
+__all__ = ["Capacity", "Fit", "LayoutReport", "capacity_on", "fewest_cards", "fit", "layouts", "plot", "ranked"]

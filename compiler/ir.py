@@ -70,6 +70,7 @@ class ModelIR:
     paths: dict[str, str] = field(default_factory=dict)  # `option` choices this model was resolved with
     path_choices: dict[str, list[str]] = field(default_factory=dict)  # every word each option allows
     act_format: object = None  # the Format activations are stored in (the model's `act` role)
+    formats: dict = field(default_factory=dict, repr=False)  # every number format it can name, by name
 
     def node(self, node_id: str) -> OpNode:
         return next(n for n in self.nodes if n.id == node_id)

@@ -11,7 +11,7 @@ layers; the ops before them sit on the first stage, those after on the last.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 import sympy as sp
@@ -22,7 +22,7 @@ from .ops import REGISTRY, Cost
 from .ops.base import COST_FIELDS
 from .ops.sharding import HELD, ONE, Share, share
 
-DEGREES = ("tp", "ep", "pp", "dp")
+DEGREES = ("tp", "ep", "pp", "dp", "cp")
 
 
 @dataclass(frozen=True)
@@ -33,12 +33,17 @@ class Degrees:
     ep: sp.Expr = ONE
     pp: sp.Expr = ONE
     dp: sp.Expr = ONE
+    cp: sp.Expr = ONE                  # context parallel: the positions of a call split over cp cards
     sequence_parallel: bool = False
+    node_cards: sp.Expr | None = None  # cards per server; an EP group wider than one crosses the network
+    node_limit: sp.Expr | None = None  # the servers one token is sent to at most (DeepSeek-V3: 4)
+    dispatch: object = None            # the format tokens travel in to their experts (default: activations')
+    imbalance: sp.Expr = ONE           # tokens the busiest expert card gets, over the average
 
     @property
     def cards(self) -> sp.Expr:
-        """Cards of one model replica's group and its replicas: TP × PP × DP (EP spans the TP·DP cards)."""
-        return self.tp * self.pp * self.dp
+        """Cards of one model replica's group and its replicas: TP × PP × CP × DP (EP spans the TP·DP cards)."""
+        return self.tp * self.pp * self.cp * self.dp
 
 
 @dataclass
@@ -72,26 +77,42 @@ def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: Degrees) -> l
 
 
 def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: Degrees, placement: Placement) -> None:
-    word, heads = op.shard
-    rule = REGISTRY[op.kind].shard or share
-    given = rule(word, heads, degrees.tp, degrees.ep)
     inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
-    need = given.needs
-    if need == "same":  # an op on each feature alone keeps a split input split
-        need = "S" if all(kind == "S" for kind, _ in laid) else "R"
+    given = _given(op, laid, degrees)
     for (source, edge), (kind, _) in zip(inputs, laid):
-        if (source, need) not in placement.converted:  # a tensor is reduced or gathered once for all its readers
-            placement.converted.add((source, need))
+        if (source, given.needs) not in placement.converted:  # reduced or gathered once for all its readers
+            placement.converted.add((source, given.needs))
             producer = graph.nodes[source]["op"]
-            placement.collectives += _converted(kind, need, (source, node_id), edge, producer, degrees)
-    if given.output == "same":
-        part = max((p for _, p in laid), key=sp.default_sort_key) if need == "S" else ONE
-        given = Share(hold=given.hold, work=part if need == "S" else ONE, output=need, needs=need)
-    placement.shares[node_id] = given
+            placement.collectives += _converted(kind, given.needs, (source, node_id), edge, producer, degrees)
     placement.layouts[node_id] = (given.output, given.work if given.output == "S" else ONE)
+    stores = REGISTRY[op.kind].stores_state
+    placement.shares[node_id] = _per_card(given, stores, degrees)
+    if stores and degrees.cp != 1:  # ring attention: every card sees every other card's new K and V
+        placement.collectives.append(Collective("all_gather", (node_id, node_id), "cp", degrees.cp,
+                                                graph.nodes[node_id]["cost"].write_state, op.multiplicity))
     if given.group == "ep" and degrees.ep != 1:
         placement.collectives += _expert_traffic(graph, node_id, op, inputs, degrees)
+
+
+def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: Degrees) -> Share:
+    """The op's share by its shard word, with what it needs settled: an op on each feature alone keeps a
+    split input split (and does that slice of the work)."""
+    word, heads = op.shard
+    given = (REGISTRY[op.kind].shard or share)(word, heads, degrees.tp, degrees.ep)
+    if given.needs != "same":
+        return given
+    need = "S" if all(kind == "S" for kind, _ in laid) else "R"
+    part = max((p for _, p in laid), key=sp.default_sort_key) if need == "S" else ONE
+    output = need if given.output == "same" else given.output
+    return Share(hold=given.hold, work=part if given.output == "same" else given.work, output=output, needs=need)
+
+
+def _per_card(given: Share, stores: bool, degrees: Degrees) -> Share:
+    """The share on one card once context parallelism splits the positions (each card holds its positions'
+    part of every cache) and the busiest expert card takes `imbalance` times its tokens."""
+    work = given.work / degrees.cp * (degrees.imbalance if given.group == "ep" else ONE)
+    return replace(given, work=work, hold=given.hold / degrees.cp if stores else given.hold)
 
 
 def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, producer: OpNode,
@@ -102,21 +123,40 @@ def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, prod
         return []
     kinds = {("P", "R"): ("reduce_scatter", "all_gather") if degrees.sequence_parallel else ("all_reduce",),
              ("S", "R"): ("all_gather",), ("P", "S"): ("reduce_scatter",)}[kind, need]
-    return [Collective(name, edge_ids, "tp", degrees.tp, size, producer.multiplicity) for name in kinds]
+    return [Collective(name, edge_ids, "tp", degrees.tp, size / degrees.cp, producer.multiplicity) for name in kinds]
 
 
 def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list, degrees: Degrees) -> list[Collective]:
     """All-to-all dispatch of each token to the cards of its `top` experts, and the combine back: the tp cards
-    of a replica share its tokens, so each card sends 1/tp of them, `top` copies each (uniform routing)."""
+    of a replica share its tokens, so each card sends 1/tp of them, `top` copies each (uniform routing; the
+    busiest card `imbalance` times the average). An EP group wider than a server crosses the network: a
+    token goes once to each of at most `node_limit` servers and is copied to its experts inside them."""
     top = getattr(op.args, "top", ONE)
     out = []
     for source, edge in inputs:
         if edge.get("tensor_bytes") is None:
             continue
-        size = edge["tensor_bytes"] * top / degrees.tp
-        out += [Collective("all_to_all", (source, node_id), "ep", degrees.ep, size, op.multiplicity),
-                Collective("all_to_all", (node_id, node_id), "ep", degrees.ep, size, op.multiplicity)]
+        rows = edge["tensor_bytes"] * degrees.imbalance / (degrees.tp * degrees.cp)
+        sent = rows * _dispatch_ratio(edge, degrees)
+        times, ids = op.multiplicity, ((source, node_id), (node_id, node_id))
+        nodes = degrees.ep / degrees.node_cards if degrees.node_cards is not None else ONE
+        if degrees.node_limit is not None and nodes != 1:
+            copies = sp.Min(top, degrees.node_limit)
+            out += [Collective("all_to_all", ids[0], "nodes", nodes, sent * copies, times),
+                    Collective("all_to_all", ids[1], "nodes", nodes, rows * copies, times)]
+            cards = degrees.node_cards  # forwarded to the experts inside each server
+        else:
+            cards = degrees.ep
+        out += [Collective("all_to_all", ids[0], "ep", cards, sent * top, times),
+                Collective("all_to_all", ids[1], "ep", cards, rows * top, times)]
     return out
+
+
+def _dispatch_ratio(edge: dict, degrees: Degrees) -> sp.Expr:
+    """Bytes of a dispatched row over bytes of the activation row (fp8 dispatch: about half of bf16)."""
+    if degrees.dispatch is None or edge.get("width") is None:
+        return ONE
+    return sp.nsimplify(edge["width"] * degrees.dispatch) / (edge["width"] * edge["format"])
 
 
 def _stages(graph: nx.DiGraph) -> dict[str, str]:

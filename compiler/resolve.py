@@ -97,7 +97,7 @@ class Resolution:
             raise ArchError(self.problems)
         return ModelIR(name=model.name, nodes=self.nodes, clusters=self.clusters, first_use=self.first_use,
                        nearby=self.nearby, sources=self.sources, paths=self.paths, path_choices=self.path_choices,
-                       act_format=self.formats[scope.roles["act"]])
+                       act_format=self.formats[scope.roles["act"]], formats=self.formats)
 
     def _check_roles(self, scope: Scope) -> None:
         """A precision role of the spec's own that no op's dtype names is a misspelling, not a setting."""

@@ -191,3 +191,55 @@ def test_docs_worked_example_is_what_the_compiler_prints():
                    f"{report.times.full_overlap * 1e3:,.4f}", f"{report.times.no_overlap * 1e3:,.4f}",
                    f"{8 * card.weight_bytes / 1e9:,.1f}"):
         assert figure in doc and (figure in text or figure == f"{8 * card.weight_bytes / 1e9:,.1f}"), figure
+    from archcost.compiler.fleet import capacity_on
+
+    held = capacity_on(compiled(QWEN_235B), Layout(tp=8, ep=8), device("h100-sxm"), context=8192, batch=16)
+    assert f"holds {held.batch_max} requests of 8K" in doc and f"reach {held.context_max:,} positions" in doc
+
+
+def test_deepseek_v3_node_limited_dispatch_per_token():
+    """DeepSeek-V3 (tech report §3.2.2): node-limited routing sends each token to at most 4 servers (in FP8),
+    where NVLink forwards it to its experts; the combine comes back in BF16. Over EP = 64 (8 servers of 8),
+    each token crosses the network min(8, 4) times, 7/8 of them to another server: at most 4 × 7,168 bytes."""
+    layout = parse_layout("tp=1,ep=64,dp=64,node=8,limit=4,dispatch=fp8")
+    report = layout_report(compiled("deepseek-v3"), layout, "prefill", Scenario(B=64, P=64))
+    card = report.cards[0]
+    tokens, layers, d = 64, 58, 7168
+    dispatch_per_token = 7 / 8 * 4 * d * 1
+    combine_per_token = 7 / 8 * 4 * d * 2
+    assert card.network_bytes == pytest.approx(layers * tokens * (dispatch_per_token + combine_per_token))
+    assert dispatch_per_token <= 4 * d  # the report's bound: four servers, one FP8 copy each
+    inside = card.sent_bytes - card.network_bytes  # forwarded to the 8 experts on the 8 cards of each server
+    assert inside == pytest.approx(layers * tokens * 7 / 8 * 8 * d * (1 + 2))
+
+
+def test_context_parallel_splits_positions_and_gathers_each_layers_kv():
+    model = compiled("qwen3-8b")
+    whole = evaluate(model, "prefill", Scenario(P=8192))
+    report = layout_report(model, Layout(cp=4), "prefill", Scenario(P=8192))
+    card = report.cards[0]
+    assert card.state_bytes * 4 == whole.state_bytes and card.params == whole.params
+    assert card.flops_matrix * 4 == whole.flops_matrix
+    gathers = {t.kind: t for t in report.traffic}["all_gather"]
+    assert gathers.count == 36 and gathers.sent_bytes == 3 / 4 * whole.state_bytes
+
+
+def test_expert_imbalance_loads_the_busiest_card():
+    model = compiled("qwen3-30b-a3b")
+    even = layout_report(model, Layout(tp=8, ep=8), "prefill", Scenario(P=4096)).cards[0]
+    skewed = layout_report(model, parse_layout("tp=8,ep=8,imb=1.5"), "prefill", Scenario(P=4096)).cards[0]
+    assert skewed.flops_matrix > even.flops_matrix and skewed.params == even.params
+
+
+def test_capacity_on_a_layout():
+    """B_max at 8K on TP 8 × EP 8: (80 GB − a card's weights) / a request's 8K state on one card, times the
+    replicas; the longest context a batch reaches shrinks as the batch grows."""
+    from archcost.compiler.fleet import capacity_on
+
+    model, sheet = compiled(QWEN_235B), device("h100-sxm")
+    held = capacity_on(model, Layout(tp=8, ep=8), sheet, context=8192, batch=16)
+    card = layout_report(model, Layout(tp=8, ep=8), "decode", DECODE_8K).cards[0]
+    assert held.batch_max == int((sheet.memory - card.weight_bytes) // card.state_bytes)
+    wider = capacity_on(model, Layout(tp=8, ep=8), sheet, context=8192, batch=32)
+    assert 8192 < wider.context_max < held.context_max
+    assert capacity_on(model, Layout(tp=2, ep=2), sheet, context=8192, batch=1).context_max == 0  # weights alone too big

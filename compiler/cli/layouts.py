@@ -13,11 +13,13 @@ LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g
 def layout_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--layout", required=True, metavar="DEGREES",
-                        help="e.g. `tp=8,ep=8,pp=1,dp=1`; mb=N micro-batches, sp sequence parallel")
+                        help="e.g. `tp=8,ep=8,pp=1,dp=1,cp=1`; mb=N micro-batches, sp sequence parallel, node=8 cards "
+                             "per server, limit=4 servers per token, dispatch=fp8, imb=1.2 expert load imbalance")
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
     parser.add_argument("--device", default=None, help="a device sheet, for time bounds (with --link)")
     parser.add_argument("--link", default=None, help=LINKS_HELP)
+    parser.add_argument("--network", default=None, help="the link between servers (default: --link), e.g. ib_ndr")
     parser.add_argument("--keep", default="", metavar="DEGREES",
                         help="print per-card formulas with these degrees left as letters, e.g. tp,ep")
     parser.add_argument("--json", action="store_true")
@@ -37,8 +39,18 @@ def run_layout(args) -> int:
     wire = link(args.link) if args.link else None
     if (sheet is None) != (wire is None):
         raise bad_value("time bounds need both `--device` and `--link`")
-    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire)
-    print(json.dumps(report.model_dump(), indent=2) if args.json else layout_text(report), end="")
+    network = link(args.network) if args.network else None
+    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, network=network)
+    held = None
+    if sheet is not None:
+        from ..fleet import capacity_on
+        from ..render.layouts import capacity_text
+
+        held = capacity_on(compiled, layout, sheet, args.S + args.P, args.B)
+    if args.json:
+        print(json.dumps({**report.model_dump(), "capacity": held.model_dump() if held else None}, indent=2))
+    else:
+        print(layout_text(report) + (capacity_text(held) if held else ""), end="")
     return 0
 
 
@@ -53,7 +65,7 @@ def _formulas(compiled, layout, args) -> int:
     unknown = kept - {"tp", "ep", "pp", "dp"}
     if unknown:
         raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree (tp, ep, pp, dp)")
-    degrees = layout.degrees(kept)
+    degrees = layout.degrees(kept, compiled.ir.formats)
     placement = place(compiled.graph, degrees)
     cost = card_cost(compiled.graph, placement, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
     sent = sp.Add(*(c.sent for c in placement.collectives))

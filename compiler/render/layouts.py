@@ -38,16 +38,23 @@ def layout_text(report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def capacity_text(held) -> str:
+    return (f"  on {held.layout.cards} × {held.device}: B_max {held.batch_max:,} requests of {held.context:,} "
+            f"positions; {held.batch:,} requests reach {held.context_max:,} positions each\n")
+
+
 def fits_text(model: str, fits: list, device, link, context: int, batch: int) -> str:
     rows = [[f"TP {f.layout.tp}", f"EP {f.layout.ep}", f"PP {f.layout.pp}", f"DP {f.layout.dp}",
              "yes" if f.fits else "no", f"{f.weight_bytes / GB:,.2f}", f"{f.state_bytes / GB:,.2f}",
-             f"{f.free_bytes / GB:,.2f}", f"{f.batch_max:,}", f"{f.step_no_overlap * 1e3:,.3f}",
+             f"{f.free_bytes / GB:,.2f}", f"{f.batch_max:,}", f"{f.context_max:,}", f"{f.step_no_overlap * 1e3:,.3f}",
              f"{f.step_full_overlap * 1e3:,.3f}"] for f in fits]
     cards = fits[0].layout.cards if fits else 0
     table = Table(f"{model} on {cards} × {device.name} ({link.name}), context {context:,}, batch {batch:,}",
                   ["tp", "ep", "pp", "dp", "fits", "weights (GB)", "state (GB)", "free (GB)", "B_max",
-                   "step (ms)", "overlapped (ms)"], rows,
-                  ["Per card, most loaded card; step = one decode step's lower bound without overlap, then with "
-                   "compute, memory and communication fully overlapped. Those that fit come first, fastest first."],
+                   "H_max", "step (ms)", "overlapped (ms)"], rows,
+                  ["Per card, most loaded card. B_max: requests of the context all replicas hold; H_max: the "
+                   "positions each request of the batch can reach. step: one decode step's lower bound without "
+                   "overlap, then with compute, memory and communication fully overlapped. Those that fit come "
+                   "first, fastest first."],
                   text_columns=5)
     return table.text()
