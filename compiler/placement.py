@@ -138,7 +138,8 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list, d
             continue
         rows = edge["tensor_bytes"] * degrees.imbalance / (degrees.tp * degrees.cp)
         sent = rows * _dispatch_ratio(edge, degrees)
-        times, ids = op.multiplicity, ((source, node_id), (node_id, node_id))
+        after = [target for _, target, out in graph.out_edges(node_id, data=True) if out["kind"] == "tensor"]
+        times, ids = op.multiplicity, ((source, node_id), (node_id, after[0] if after else node_id))
         nodes = degrees.ep / degrees.node_cards if degrees.node_cards is not None else ONE
         if degrees.node_limit is not None and nodes != 1:
             copies = sp.Min(top, degrees.node_limit)

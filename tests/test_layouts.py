@@ -243,3 +243,12 @@ def test_capacity_on_a_layout():
     wider = capacity_on(model, Layout(tp=8, ep=8), sheet, context=8192, batch=32)
     assert 8192 < wider.context_max < held.context_max
     assert capacity_on(model, Layout(tp=2, ep=2), sheet, context=8192, batch=1).context_max == 0  # weights alone too big
+
+
+def test_diagram_marks_the_collectives_on_their_edges(capsys):
+    """`archcost diagram --layout`: the all-reduces after the row-parallel linears and the experts' all-to-all
+    dispatch and combine are drawn on the edges that carry them."""
+    assert main(["diagram", str(ROOT / "specs" / "qwen3-30b-a3b.arch"), "-o", "-", "--layout", "tp=4,ep=4"]) == 0
+    dot = capsys.readouterr().out
+    assert '"layers.attn.o" -> "layers.attn.residual" [label=" m×2048\nall-reduce over tp"' in dot
+    assert dot.count("all-to-all over ep") == 2

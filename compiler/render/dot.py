@@ -33,8 +33,9 @@ COLORS = {
 FONT = "Helvetica"
 
 
-def to_dot(compiled: Compiled) -> str:
-    """DOT source; byte-identical for the same spec."""
+def to_dot(compiled: Compiled, traffic: dict[tuple[str, str], str] | None = None) -> str:
+    """DOT source; byte-identical for the same spec. `traffic` names the collective an edge carries on a
+    layout (`all_reduce over tp`): drawn in red on that edge."""
     graph = compiled.graph
     clusters: dict[str, Cluster] = graph.graph["clusters"]
     members = _members(graph)
@@ -57,7 +58,11 @@ def to_dot(compiled: Compiled) -> str:
         ends = (folded.stands_for.get(source, source), folded.stands_for.get(target, target))
         if ends[0] != ends[1] and ends not in drawn:
             drawn.add(ends)
-            dot.edge(_node_name(ends[0]), _node_name(ends[1]), **_edge_style(data))
+            style = _edge_style(data)
+            if traffic and (source, target) in traffic:
+                style = {**style, "label": f"{style['label']}\n{traffic[source, target]}", "color": "#c0392b",
+                         "fontcolor": "#c0392b", "penwidth": "1.6"}
+            dot.edge(_node_name(ends[0]), _node_name(ends[1]), **style)
     for node_id, data in graph.nodes(data=True):
         if REGISTRY[data["op"].kind].token_input and not graph.in_degree(node_id):
             dot.edge("tokens", _node_name(node_id), label=" m ids")
@@ -178,9 +183,9 @@ def _identifier(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
 
-def write(compiled: Compiled, path: Path) -> None:
+def write(compiled: Compiled, path: Path, traffic: dict[tuple[str, str], str] | None = None) -> None:
     """Write DOT, SVG or PNG by the file's suffix; SVG/PNG are laid out by the bundled Graphviz."""
-    write_source(to_dot(compiled), path)
+    write_source(to_dot(compiled, traffic), path)
 
 
 def drawable(path: Path) -> str:
