@@ -114,7 +114,8 @@ PARTS = {"column": lambda tp, ep, n: tp, "row": lambda tp, ep, n: tp, "vocab": l
 
 
 @settings(max_examples=25, deadline=None)
-@given(spec=st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b", "gemma-2-9b"]),
+@given(spec=st.sampled_from(["qwen3-8b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-20b", "gemma-2-9b",
+                             "jamba-1.5-mini", "mamba-codestral-7b", "minimax-text-01", "qwen3.6-35b-a3b"]),
        tp=st.sampled_from([1, 2, 4, 8]), dp=st.sampled_from([1, 2]), pp=st.sampled_from([1, 2, 4]),
        ep_index=st.integers(0, 3))
 def test_every_card_together_holds_the_model_plus_its_replicas(spec, tp, dp, pp, ep_index):
@@ -252,3 +253,16 @@ def test_diagram_marks_the_collectives_on_their_edges(capsys):
     dot = capsys.readouterr().out
     assert '"layers.attn.o" -> "layers.attn.residual" [label=" m×2048\nall-reduce over tp"' in dot
     assert dot.count("all-to-all over ep") == 2
+
+
+def test_recurrent_state_splits_by_heads():
+    """Mamba-2's state (its convolution window and its per-head SSM state) splits over TP like K and V: each
+    of 8 cards holds 16 of Mamba-Codestral's 128 heads; Qwen3.6's Gated DeltaNet layers split their 32 value
+    heads over 4 cards while its full-attention layers' 2 KV heads are held twice."""
+    model = compiled("mamba-codestral-7b")
+    whole = evaluate(model, "decode", DECODE_8K).state_bytes
+    assert layout_report(model, Layout(tp=8), "decode", DECODE_8K).cards[0].state_bytes * 8 == whole
+    model = compiled("qwen3.6-35b-a3b")
+    card = layout_report(model, Layout(tp=4), "decode", DECODE_8K).cards[0]
+    kinds = evaluate(model, "decode", DECODE_8K).state_by_kind
+    assert card.state_bytes == kinds["kv"] / 2 + (evaluate(model, "decode", DECODE_8K).state_bytes - kinds["kv"]) / 4

@@ -59,6 +59,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 
 SPEC = OpSpec(
     kind="conv",
+    shards=("replicated", "heads"),
     doc=__doc__,
     state_kind=lambda a: "conv",
     args=(
