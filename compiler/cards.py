@@ -11,7 +11,7 @@ from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
 from .evaluate import _Evaluator
 from .hardware import Device, Link
-from .placement import Degrees, Placement, card_cost, place
+from .placement import Degrees, Placement, card_cost, placed
 from .scenario import Scenario
 
 Degree = Field(1, ge=1, le=100_000)
@@ -135,7 +135,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds."""
     degrees = layout.degrees(formats=compiled.ir.formats)
-    placement = place(compiled.graph, degrees)
+    placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
     evaluate = _Evaluator(compiled, phase, replica)
     stages = ("whole",) if layout.pp == 1 else ("first", "last")

@@ -11,7 +11,7 @@ from archcost.dsl.errors import ArchError, Diagnostic
 from .cards import Layout, LayoutReport, layout_report
 from .evaluate import _Evaluator
 from .hardware import Device, Link
-from .placement import card_cost, place
+from .placement import card_cost, placed
 from .scenario import Scenario
 
 
@@ -30,7 +30,7 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
     degrees = layout.degrees(formats=compiled.ir.formats)
-    placement = place(compiled.graph, degrees)
+    placement = placed(compiled, degrees)
     stages = ("whole",) if layout.pp == 1 else ("first", "last")
     costs = [card_cost(compiled.graph, placement, degrees, stage) for stage in stages]
     room = [device.memory - workspace - _Evaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
@@ -95,7 +95,17 @@ def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch
            workspace: int = 0) -> list[Fit]:
     """Every layout of `cards` cards, those that fit first, then by the decode step's bound."""
     experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
-    found = [fit(compiled, layout, device, link, context, batch, workspace) for layout in layouts(cards, experts)]
+    found = []
+    for layout in layouts(cards, experts):
+        try:
+            found.append(fit(compiled, layout, device, link, context, batch, workspace))
+        except ArchError as refused:
+            if refused.codes != ["E401"] * len(refused.codes):
+                raise
+            continue  # a layout that splits heads or experts unevenly: no card layout makes it
+    if not found:
+        raise ArchError([Diagnostic(code="E401", message=f"no layout of {cards} cards splits this model's heads "
+                                                         "and experts evenly")])
     return sorted(found, key=lambda f: (not f.fits, f.step_no_overlap, f.layout.pp, -f.layout.ep))
 
 
@@ -104,8 +114,11 @@ def fewest_cards(compiled, device: Device, link: Link, context: int, batch: int,
     """The fewest cards (powers of two up to `most`) of which some layout holds the model at context and batch."""
     cards = 1
     while cards <= most:
-        best = ranked(compiled, cards, device, link, context, batch, workspace)[0]
-        if best.fits:
+        try:
+            best = ranked(compiled, cards, device, link, context, batch, workspace)[0]
+        except ArchError:
+            best = None  # no even layout of this many cards
+        if best is not None and best.fits:
             return cards, best
         cards *= 2
     raise ArchError([Diagnostic(code="E401", message=f"no layout of up to {most} × {device.name} holds this model "

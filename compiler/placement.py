@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 import networkx as nx
 import sympy as sp
 
+from archcost.dsl.errors import ArchError
+
 from .collectives import Collective
 from .ir import OpNode
 from .ops import REGISTRY, Cost
@@ -53,6 +55,18 @@ class Placement:
     collectives: list[Collective] = field(default_factory=list)
     stages: dict[str, str] = field(default_factory=dict)                    # op id -> first, stack, last
     converted: set = field(default_factory=set)                             # (producer, layout) done
+    problems: list[tuple[OpNode, str]] = field(default_factory=list)        # splits no card layout can make
+
+
+def placed(compiled, degrees: Degrees) -> Placement:
+    """`place` for a compiled model, refusing a layout that splits an op unevenly (E401 at the op's line)."""
+    placement = place(compiled.graph, degrees)
+    if placement.problems:
+        raise ArchError([compiled.ir.sources.diagnostic("E401", f"`{op.id}`: {message}", op.span,
+                                                        hint="choose degrees that divide the model's heads "
+                                                             "and experts")
+                         for op, message in placement.problems[:3]])
+    return placement
 
 
 def place(graph: nx.DiGraph, degrees: Degrees) -> Placement:
@@ -80,6 +94,7 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: Degrees, pla
     inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
     given = _given(op, laid, degrees)
+    placement.problems += [(op, message) for message in _uneven(op, degrees)]
     for (source, edge), (kind, _) in zip(inputs, laid):
         if (source, given.needs) not in placement.converted:  # reduced or gathered once for all its readers
             placement.converted.add((source, given.needs))
@@ -93,6 +108,23 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: Degrees, pla
                                                 graph.nodes[node_id]["cost"].write_state, op.multiplicity))
     if given.group == "ep" and degrees.ep != 1:
         placement.collectives += _expert_traffic(graph, node_id, op, inputs, degrees)
+
+
+def _uneven(op: OpNode, degrees: Degrees) -> list[str]:
+    """Splits no layout makes: heads over TP cards (a whole number of heads per card, or of cards per head),
+    experts over EP cards, repeated layers over pipeline stages (uneven stages are not modelled)."""
+    word, heads = op.shard
+    tp, ep, pp = degrees.tp, degrees.ep, degrees.pp
+    layers = op.multiplicity
+    if pp.is_Integer and layers.is_Integer and layers != 1 and layers % pp:
+        return [f"its {layers} copies cannot be split evenly over pp = {pp} stages"]
+    if word == "heads" and heads is not None and heads.is_Integer and tp.is_Integer:
+        if (heads % tp if tp <= heads else tp % heads) != 0:
+            return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
+    count = getattr(op.args, "count", None)
+    if word == "ep" and ep.is_Integer and getattr(count, "is_Integer", False) and count % ep:
+        return [f"{count} experts cannot be split evenly over ep = {ep} cards"]
+    return []
 
 
 def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: Degrees) -> Share:

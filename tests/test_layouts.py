@@ -14,7 +14,7 @@ from archcost.compiler.placement import place
 from archcost.compiler.scenario import Scenario
 from archcost.dsl.errors import ArchError
 from helpers import ROOT, compiled
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 QWEN_235B = "qwen3-235b-a22b"
@@ -124,7 +124,11 @@ def test_every_card_together_holds_the_model_plus_its_replicas(spec, tp, dp, pp,
     eps = [e for e in (1, 2, 4, 8) if (tp * dp) % e == 0]
     layout = Layout(tp=tp, dp=dp, pp=pp, ep=eps[ep_index % len(eps)])
     model = compiled(spec)
-    report = layout_report(model, layout, "decode", Scenario())
+    try:
+        report = layout_report(model, layout, "decode", Scenario())
+    except ArchError as refused:  # heads, experts or layers that do not split evenly: refused, at the op
+        assert set(refused.codes) == {"E401"} and "evenly" in refused.diagnostics[0].message
+        assume(False)
     extra = 0
     for row in by_op(model, "decode", Scenario()):
         word, heads = model.graph.nodes[row.op]["op"].shard
@@ -266,3 +270,12 @@ def test_recurrent_state_splits_by_heads():
     card = layout_report(model, Layout(tp=4), "decode", DECODE_8K).cards[0]
     kinds = evaluate(model, "decode", DECODE_8K).state_by_kind
     assert card.state_bytes == kinds["kv"] / 2 + (evaluate(model, "decode", DECODE_8K).state_bytes - kinds["kv"]) / 4
+
+
+def test_uneven_splits_are_refused_at_the_op():
+    """32 query heads over 3 cards, 128 experts over 3, 36 layers over 5 stages: no card layout makes them."""
+    for spec, text, words in (("qwen3-8b", "tp=3", "32 heads"), ("qwen3-30b-a3b", "tp=3,ep=3", "heads"),
+                              ("qwen3-8b", "pp=5", "36 copies")):
+        with pytest.raises(ArchError) as caught:
+            layout_report(compiled(spec), parse_layout(text), "decode", Scenario())
+        assert set(caught.value.codes) == {"E401"} and words in caught.value.diagnostics[0].message

@@ -35,10 +35,10 @@ def _traffic(compiled, layout_text: str | None) -> dict[tuple[str, str], str] | 
     if layout_text is None:
         return None
     from ..cards import parse_layout
-    from ..placement import place
+    from ..placement import placed
 
     layout = parse_layout(layout_text)
-    placement = place(compiled.graph, layout.degrees(formats=compiled.ir.formats))
+    placement = placed(compiled, layout.degrees(formats=compiled.ir.formats))
     marks: dict[tuple[str, str], str] = {}
     for collective in placement.collectives:
         name = f"{collective.kind.replace('_', '-')} over {collective.group}"

@@ -58,7 +58,7 @@ def _formulas(compiled, layout, args) -> int:
     """Per-card closed forms with the kept degrees as letters (the first stage's card when pp is kept)."""
     import sympy as sp
 
-    from ..placement import card_cost, place
+    from ..placement import card_cost, placed
     from ..scenario import at_phase
 
     kept = frozenset(name.strip() for name in args.keep.split(",") if name.strip())
@@ -66,7 +66,7 @@ def _formulas(compiled, layout, args) -> int:
     if unknown:
         raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree (tp, ep, pp, dp)")
     degrees = layout.degrees(kept, compiled.ir.formats)
-    placement = place(compiled.graph, degrees)
+    placement = placed(compiled, degrees)
     cost = card_cost(compiled.graph, placement, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
     sent = sp.Add(*(c.sent for c in placement.collectives))
     print(f"{compiled.name}: one card of {layout.text()}, {', '.join(sorted(kept))} kept as letters")
