@@ -9,7 +9,7 @@ from pydantic import Field
 from archcost.dsl import ast
 
 from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
-from .moe import ffn_layers, rotary, routing, sparse_layers
+from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .dense import embed_scale
 from .schema import Count, Fraction, Gelu, Silu, Size
 from .spec import Layer, Spec, call, op, times
@@ -71,7 +71,7 @@ def gemma3_text(cfg: Gemma3Text) -> Spec:
     return gemma2(cfg, period=cfg.sliding_window_pattern, qk_norm=True)
 
 
-class QwenNext(Decoder):
+class QwenNext(Decoder, SharedExpert):
     intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: Literal[False] = False
@@ -90,8 +90,6 @@ class QwenNext(Decoder):
     num_experts_per_tok: Size = 10
     moe_intermediate_size: Size = 512
     shared_expert_intermediate_size: Count = 512
-    decoder_sparse_step: Size = 1
-    mlp_only_layers: list[Count] = []
 
 
 def qwen3_next(cfg: QwenNext) -> Spec:
@@ -111,15 +109,10 @@ def qwen3_next(cfg: QwenNext) -> Spec:
                                               "linear_conv_kernel_dim"))
     full = call("gated_attention", "d", q_heads=h.heads, kv_heads=h.kv_heads, head_dim=h.head_dim,
                 rotary=rotary(cfg, h.head_dim), label="attn", note=h.note + ", " + cfg.cite("partial_rotary_factor"))
-    shared = cfg.shared_expert_intermediate_size
-    moe = call("moe", "d", **routing(cfg, "num_experts"), f=cfg.moe_intermediate_size, shared_f=shared or None,
-               shared_gate=on(bool(shared)), label="ffn",
-               note=cfg.cite("num_experts", "num_experts_per_tok", "moe_intermediate_size",
-                             "shared_expert_intermediate_size"))
     dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
     layers = [Layer(kind.replace("_attention", "_layers" if layer.kind == "moe_layers" else "_dense_layers"),
                     (linear if kind == "linear_attention" else full, layer.stmts[1]))
-              for kind, layer in zip(kinds, ffn_layers(full, dense, moe, sparse_layers(cfg)))]
+              for kind, layer in zip(kinds, ffn_layers(full, dense, cfg.moe(), sparse_layers(cfg)))]
     paths = option("linear_kernels", "fused", "torch", note="torch: transformers' torch reference of the linear "
                    "attention (chunks padded, the step as elementwise work); fused: the kernels' own work")
     return decoder(cfg, layers, options=[paths], stack_note=cfg.cite("layer_types", "full_attention_interval"),

@@ -53,37 +53,49 @@ def mixtral(cfg: Mixtral) -> Spec:
     return decoder(cfg, [Layer("layers", (attention, moe))] * cfg.num_hidden_layers)
 
 
-class Qwen2Moe(Qwen2):
-    qkv_bias: bool = True
+class SparseLayers(Schema):
+    """Qwen's MoE layers: every `decoder_sparse_step`-th, except those `mlp_only_layers` lists."""
+
+    decoder_sparse_step: Size = 1
+    mlp_only_layers: list[Count] = []
+
+    def stack_note(self) -> str:
+        return self.cite("num_hidden_layers", "decoder_sparse_step", "mlp_only_layers")
+
+
+class SharedExpert(SparseLayers):
+    """Qwen's MoE with one gated shared expert beside the routed ones (Qwen2-MoE, Qwen3-Next)."""
+
     num_experts: Size = 60
     num_experts_per_tok: Size = 4
     moe_intermediate_size: Size = 1408
     shared_expert_intermediate_size: Count = 5632
-    decoder_sparse_step: Size = 1
-    mlp_only_layers: list[Count] = []
+
+    def moe(self) -> ast.BlockCall:
+        shared = self.shared_expert_intermediate_size
+        return call("moe", "d", **routing(self, "num_experts"), f=self.moe_intermediate_size,
+                    shared_f=shared or None, shared_gate=on(bool(shared)), label="ffn",
+                    note=self.cite("num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                   "shared_expert_intermediate_size"))
+
+
+class Qwen2Moe(Qwen2, SharedExpert):
+    qkv_bias: bool = True
 
 
 def qwen2_moe(cfg: Qwen2Moe) -> Spec:
     h = heads(cfg)
     attention = gqa(h, qkv_bias=on(cfg.qkv_bias), note=h.note + ", " + cfg.cite("qkv_bias"))
-    shared = cfg.shared_expert_intermediate_size
-    moe = call("moe", "d", **routing(cfg, "num_experts"), f=cfg.moe_intermediate_size, shared_f=shared or None,
-               shared_gate=on(bool(shared)), label="ffn",
-               note=cfg.cite("num_experts", "num_experts_per_tok", "moe_intermediate_size",
-                             "shared_expert_intermediate_size"))
     dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
-    return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)),
-                   stack_note=cfg.cite("num_hidden_layers", "decoder_sparse_step", "mlp_only_layers"))
+    return decoder(cfg, ffn_layers(attention, dense, cfg.moe(), sparse_layers(cfg)), stack_note=cfg.stack_note())
 
 
-class Qwen3Moe(Qwen2):
+class Qwen3Moe(Qwen2, SparseLayers):
     attention_bias: bool = False
     num_experts: Size | None = None         # the published configs' name
     num_local_experts: Size | None = None   # transformers 5's name for the same count
     num_experts_per_tok: Size = 8
     moe_intermediate_size: Size = 768
-    decoder_sparse_step: Size = 1
-    mlp_only_layers: list[Count] = []
 
 
 def qwen3_moe(cfg: Qwen3Moe) -> Spec:
@@ -97,8 +109,7 @@ def qwen3_moe(cfg: Qwen3Moe) -> Spec:
     moe = call("moe", "d", **routing(cfg, experts, default=128), f=cfg.moe_intermediate_size, label="ffn",
                note=cfg.cite(experts, "num_experts_per_tok", "moe_intermediate_size"))
     dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
-    return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)),
-                   stack_note=cfg.cite("num_hidden_layers", "decoder_sparse_step", "mlp_only_layers"))
+    return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)), stack_note=cfg.stack_note())
 
 
 class PhiMoe(Mixtral):
