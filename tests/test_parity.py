@@ -55,6 +55,7 @@ CASES = {
                                       shared_expert_intermediate_size=48)),
     "granite": ("granite", dict(SMALL, attention_multiplier=0.5, residual_multiplier=0.2, logits_scaling=4.0)),
     "gemma": ("gemma", dict(SMALL, head_dim=32)),
+    "olmo2": ("olmo2", dict(SMALL, attention_bias=True)),
     "qwen2_moe": ("qwen2_moe", dict(SMALL, num_hidden_layers=3, num_experts=4, num_experts_per_tok=2,
                                     moe_intermediate_size=32, shared_expert_intermediate_size=48, mlp_only_layers=[1])),
     "phimoe": ("phimoe", dict(SMALL, num_local_experts=4, num_experts_per_tok=2, attention_bias=True,
@@ -81,6 +82,9 @@ CASES = {
                             mamba_d_state=8)),
     "mamba2": ("mamba2", dict(hidden_size=64, num_hidden_layers=2, num_heads=8, head_dim=16, state_size=16,
                               n_groups=2, expand=2, chunk_size=8, vocab_size=500)),
+    "ernie4_5_moe": ("ernie4_5_moe", dict(SMALL, num_hidden_layers=4, moe_num_experts=4, moe_k=2,
+                                          moe_intermediate_size=32, moe_num_shared_experts=1, moe_layer_start_index=1,
+                                          moe_layer_end_index=2)),
     "minimax": ("minimax", dict(SMALL, head_dim=16, num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2,
                                 block_size=4, layer_types=["linear_attention"] * 3 + ["full_attention"])),
 }

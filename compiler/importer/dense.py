@@ -42,6 +42,22 @@ def granite(cfg: Granite) -> Spec:
     return spec
 
 
+class Olmo2(Llama):
+    mlp_bias: Literal[False] = False
+
+
+def olmo2(cfg: Olmo2) -> Spec:
+    h = heads(cfg)
+    bias = on(cfg.attention_bias)
+    attention = gqa(h, qkv_bias=bias, o_bias=bias, qk_norm=True, qk_norm_heads=False,
+                    note=h.note + ", " + cfg.cite("attention_bias") + "; one norm over each whole Q and K")
+    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    spec = decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+    spec.header.append("OLMo 2: the norms follow each sublayer (the same parameters and work as before it); "
+                       "Q and K are normalised over their whole width.")
+    return spec
+
+
 class Mistral(Decoder):
     intermediate_size: Size
     hidden_act: Silu = "silu"
@@ -156,5 +172,5 @@ def _projected(cfg: Opt, spec: Spec) -> None:
                        head.model_copy(update={"args": [ast.Positional(value=value("e")), *head.args[1:]]})]
 
 
-__all__ = ["Gemma", "Granite", "Llama", "Mistral", "Opt", "Qwen2", "Qwen3", "embed_scale", "gemma", "granite",
+__all__ = ["Gemma", "Granite", "Llama", "Mistral", "Olmo2", "Opt", "olmo2", "Qwen2", "Qwen3", "embed_scale", "gemma", "granite",
            "llama", "mistral", "opt", "qwen2", "qwen3"]

@@ -255,6 +255,39 @@ def glm4_moe(cfg: Glm4Moe) -> Spec:
                    stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
 
 
+class Ernie45Moe(Decoder):
+    NEUTRAL: ClassVar[dict[str, str]] = {"moe_norm_min": "a floor of the routing weights' normalisation: a number"}
+    intermediate_size: Size
+    hidden_act: Silu = "silu"
+    use_bias: bool = False                # biases on Q, K, V, O, the dense MLPs and the head
+    moe_num_experts: Size = 64
+    moe_k: Size = 6
+    moe_intermediate_size: Size = 1536
+    moe_num_shared_experts: Count = 2
+    moe_layer_start_index: Count = 1
+    moe_layer_end_index: Count = 27
+    moe_layer_interval: Size = 1
+    tie_word_embeddings: bool = True
+
+
+def ernie4_5_moe(cfg: Ernie45Moe) -> Spec:
+    h = heads(cfg)
+    shared = cfg.moe_num_shared_experts * cfg.moe_intermediate_size
+    if cfg.use_bias and shared:
+        raise cfg.refuse("use_bias", "`use_bias` = true with shared experts (biased shared experts) is not supported")
+    bias = on(cfg.use_bias)
+    attention = gqa(h, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("use_bias"))
+    # the router's score correction (e_score_correction_bias) is a parameter here, one per expert
+    moe = call("moe", "d", **routing(cfg, "moe_num_experts", "moe_k"), f=cfg.moe_intermediate_size,
+               shared_f=shared or None, router_bias=True, label="ffn",
+               note=cfg.cite("moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts"))
+    dense = call("swiglu", "d", f=cfg.intermediate_size, bias=bias, label="ffn", note=cfg.cite("intermediate_size"))
+    sparse = [(i + 1) % cfg.moe_layer_interval == 0 and cfg.moe_layer_start_index <= i <= cfg.moe_layer_end_index
+              for i in range(cfg.num_hidden_layers)]
+    return decoder(cfg, ffn_layers(attention, dense, moe, sparse), head_bias=cfg.use_bias,
+                   stack_note=cfg.cite("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"))
+
+
 class Llama4Text(Decoder):
     NEUTRAL: ClassVar[dict[str, str]] = {
         "attn_scale": "the temperature's scale: a number, no shape", "floor_scale": "the same",
@@ -312,6 +345,6 @@ def _llama4_attention(cfg: Llama4Text, h: Heads, kind: str, rope: int) -> ast.Bl
                note=h.note + ", " + cfg.cite("attention_chunk_size", "use_qk_norm", "attn_temperature_tuning"))
 
 
-__all__ = ["DeepseekV2", "DeepseekV3", "Glm4Moe", "GptOss", "Llama4Text", "Mixtral", "PhiMoe", "Qwen2Moe",
+__all__ = ["DeepseekV2", "DeepseekV3", "Ernie45Moe", "ernie4_5_moe", "Glm4Moe", "GptOss", "Llama4Text", "Mixtral", "PhiMoe", "Qwen2Moe",
            "Qwen3Moe", "deepseek", "glm4_moe", "gpt_oss", "llama4", "mixtral", "phimoe", "qwen2_moe",
            "qwen3_moe"]
