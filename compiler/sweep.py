@@ -24,6 +24,24 @@ CHUNK = 2**17
 EXACT_BELOW = 2**53      # an integral float below this is printed as the integer it holds
 
 
+class _TextBytes:
+    """Bytes written to a text stream that has no byte buffer under it (a captured stdout)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def write(self, data: bytes) -> None:
+        self.text.write(data.decode())
+
+    def flush(self) -> None:
+        self.text.flush()
+
+
+def stdout_bytes():
+    """Where bytes for stdout go: its byte buffer, or the text stream itself when it has none."""
+    return getattr(sys.stdout, "buffer", None) or _TextBytes(sys.stdout)
+
+
 def grid(text: str, letter: str) -> range | list[int]:
     """`1,8,64` or `0:8192:1024` (start:stop:step, stop included when reached) → values, each within the
     letter's range; refused before anything is built when it holds more than MAX_POINTS."""
@@ -232,8 +250,8 @@ def write_forms(phase_forms: dict, phase: str, values: dict[str, list[int]], pat
         stream(out)
     elif path is None:
         sys.stdout.flush()
-        stream(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+        stream(stdout_bytes())
+        sys.stdout.flush()
     else:
         from .render.files import atomic_write
 

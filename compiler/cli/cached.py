@@ -111,7 +111,7 @@ def _swept(args) -> int | None:
     import math
     import sys
 
-    from ..sweep import check_axes, check_size, grid, write_forms
+    from ..sweep import check_axes, check_size, grid, stdout_bytes, write_forms
     from .common import output_file
 
     try:
@@ -129,8 +129,9 @@ def _swept(args) -> int | None:
         return None
     if args.output is None:
         sys.stdout.flush()
-        sys.stdout.buffer.write(buffer.getvalue())
-        sys.stdout.buffer.flush()
+        out = stdout_bytes()
+        out.write(buffer.getvalue())
+        out.flush()
     else:
         print(f"wrote {args.output} ({points:,} point{'s' if points != 1 else ''})")
     return 0

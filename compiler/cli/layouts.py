@@ -58,13 +58,13 @@ def _formulas(compiled, layout, args) -> int:
     """Per-card closed forms with the kept degrees as letters (the first stage's card when pp is kept)."""
     import sympy as sp
 
-    from ..placement import card_cost, placed
+    from ..placement import DEGREES, card_cost, placed
     from ..scenario import at_phase
 
     kept = frozenset(name.strip() for name in args.keep.split(",") if name.strip())
-    unknown = kept - {"tp", "ep", "pp", "dp"}
+    unknown = kept - set(DEGREES)
     if unknown:
-        raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree (tp, ep, pp, dp)")
+        raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree ({', '.join(DEGREES)})")
     degrees = layout.degrees(kept, compiled.ir.formats)
     placement = placed(compiled, degrees)
     cost = card_cost(compiled.graph, placement, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
@@ -97,6 +97,13 @@ def run_layouts(args) -> int:
     from ..hardware import device, link
     from ..render.layouts import fits_text
 
+    if args.plot is not None:
+        from pathlib import Path
+
+        from .common import output_file
+        if Path(args.plot).suffix.lower() not in (".png", ".svg"):
+            raise bad_value(f"cannot draw `{args.plot}`: use .png or .svg")
+        output_file(Path(args.plot), args.spec)
     count, _, name = args.devices.partition("x")
     if not count.isdigit() or not 1 <= int(count) <= 4096 or not name:
         raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
