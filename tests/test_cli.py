@@ -209,3 +209,13 @@ def test_a_new_output_file_gets_the_mode_new_files_get(tmp_path):
         assert out.stat().st_mode & 0o777 == 0o644
     finally:
         os.umask(previous)
+
+
+def test_sweep_to_a_captured_stdout(capsys, monkeypatch):
+    """A fuzzer find: sweep wrote its bytes to sys.stdout.buffer, which a captured stdout (a notebook's, a
+    test's) does not have."""
+    import io
+
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    assert main(["sweep", str(ROOT / "specs" / "qwen3-8b.arch"), "--B", "1,2", "--no-cache"]) == 0
+    assert sys.stdout.getvalue().count("\n") == 3  # the header and two rows

@@ -279,3 +279,10 @@ def test_uneven_splits_are_refused_at_the_op():
         with pytest.raises(ArchError) as caught:
             layout_report(compiled(spec), parse_layout(text), "decode", Scenario())
         assert set(caught.value.codes) == {"E401"} and words in caught.value.diagnostics[0].message
+
+
+def test_layouts_plot_refuses_a_file_it_cannot_draw(capsys, tmp_path):
+    """A fuzzer find: `--plot x.csv` reached matplotlib's ValueError; it is a located usage error now."""
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    assert main(["layouts", spec, "--devices", "2xh100-sxm", "--context", "64", "--plot", str(tmp_path / "x.csv")]) == 2
+    assert "use .png or .svg" in capsys.readouterr().err
