@@ -117,3 +117,16 @@ def test_eval_is_the_same_method(qwen):
     """`Model.eval` (the CLI's word) is `Model.evaluate`; the package never calls a builtin eval."""
     assert archcost.Model.eval is archcost.Model.evaluate
     assert qwen.eval("decode").to_dict() == qwen.evaluate("decode").to_dict()
+
+
+def test_layout_from_the_api():
+    """`Model.layout`: one card of a layout, as `archcost layout` prints it; bad input is an ArchError."""
+    from archcost.dsl.errors import ArchError
+
+    model = archcost.load(str(ROOT / "specs" / "qwen3-8b.arch"))
+    report = model.layout("tp=2", S=1023, device="h100-sxm", link="nvlink4")
+    assert report.cards[0].params * 2 == report.whole_params + report.replicated_params
+    assert report.times.no_overlap > report.times.full_overlap > 0
+    for bad in (dict(layout=8), dict(layout="tp=2", device="h100-sxm"), dict(layout="tp=3")):
+        with pytest.raises(ArchError):
+            model.layout(**bad)

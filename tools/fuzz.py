@@ -286,9 +286,10 @@ def run_flags(text: str) -> str | None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-API_CALLS = ["evaluate", "formula", "compare", "load", "diagram"]
+API_CALLS = ["evaluate", "formula", "compare", "load", "diagram", "layout"]
 API_VALUES = [None, 0, -1, 1, 2.0, 1.5, True, "8", "Decode", "decode", "request", "x", b"x", [1], ["d"], "d", {},
-              {"mla_cache": 1}, {"x": "y"}, 10**400, float("nan"), "F", ["M", "Q"], "chapter", "summary"]
+              {"mla_cache": 1}, {"x": "y"}, 10**400, float("nan"), "F", ["M", "Q"], "chapter", "summary", "tp=2",
+              "tp=2,ep=2,pp=2,mb=3", "tp=0", "imb=1e400", "h100-sxm", "nvlink4", "zz"]
 
 
 def api_seeds() -> list[tuple[str, str]]:
@@ -299,7 +300,8 @@ def mutate_api(text: str, rng: random.Random) -> str:
     """A call of the Python API with one to three arguments of odd types and values (their index in API_VALUES)."""
     names = {"evaluate": ["phase", "B", "S", "P", "G"], "formula": ["quantity", "phase", "keep"],
              "compare": ["table", "phase", "B", "P"], "load": ["source", "name", "ledger", "logits", "attention",
-                                                               "routing", "options"], "diagram": ["path"]}[text]
+                                                               "routing", "options"], "diagram": ["path"],
+             "layout": ["layout", "phase", "B", "S", "P", "device", "link"]}[text]
     chosen = {rng.choice(names): rng.randrange(len(API_VALUES)) for _ in range(rng.randint(1, 3))}
     return json.dumps([text, chosen])
 

@@ -77,8 +77,8 @@ class _Source:
 
 
 class Model:
-    """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `compare`, `diagram`; shows a summary
-    in a notebook."""
+    """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `compare`, `layout`, `diagram`; shows a
+    summary in a notebook."""
 
     def __init__(self, source: _Source, options: Options):
         self._source = source
@@ -136,6 +136,25 @@ class Model:
             phase = checks.word("phase", phase, PHASES)
             return Table(tables.summary_table([evaluate(m.compiled, phase, scenario) for m in models]))
         return Table(chapter_table(table, [m.compiled for m in models]))
+
+    def layout(self, layout: str, phase: str = "decode", *, B: int = 1, S: int = 0, P: int | None = None,
+               G: int = 1, device: str | None = None, link: str | None = None):
+        """One card of the model split over cards (`"tp=8,ep=8"`, docs/layouts.md): its M, F, R, the
+        collectives on the graph's edges and, with a device and a link, the call's time bounds."""
+        from archcost.compiler.cards import layout_report, parse_layout
+        from archcost.compiler.hardware import device as device_sheet
+        from archcost.compiler.hardware import link as link_sheet
+
+        if not isinstance(layout, str):
+            raise checks.bad_value("`layout` is text such as \"tp=8,ep=8\"")
+        phase = checks.word("phase", phase, PHASES)
+        P = (1 if phase == "decode" else 8192) if P is None else P
+        scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
+                            G=checks.count("G", G, 1))
+        if (device is None) != (link is None):
+            raise checks.bad_value("time bounds need both `device` and `link`")
+        sheets = (device_sheet(device), link_sheet(link)) if device is not None else (None, None)
+        return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets)
 
     def diagram(self) -> Diagram:
         """The computation graph: blocks as clusters, stacks with their multiplicity."""
