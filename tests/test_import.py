@@ -120,6 +120,8 @@ def test_biases():
     (small("llama", num_hidden_layers="32"), "E503", "num_hidden_layers"),
     (small("llama", quantization_config={"quant_method": "awq"}), "E503", "quantization_config"),
     (small("deepseek_v3", moe_layer_freq=2), "E503", "moe_layer_freq"),
+    # a fuzzer find: a soft cap of 10^40 reached the spec as a 41-digit number
+    (small("gemma2", attn_logit_softcapping=10**40), "E503", "attn_logit_softcapping"),
     (small("opt", layer_norm_elementwise_affine=False, ffn_dim=96, intermediate_size=None,
            num_key_value_heads=None, max_position_embeddings=128), "E503", "layer_norm_elementwise_affine"),
 ])

@@ -11,7 +11,7 @@ from archcost.dsl import ast
 from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
 from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .dense import embed_scale
-from .schema import Count, Fraction, Gelu, Silu, Size
+from .schema import Count, Fraction, Gelu, Scale, Silu, Size
 from .spec import Layer, Spec, call, op, times
 
 BANDED = ("sliding_attention", "full_attention")
@@ -31,8 +31,8 @@ class Gemma2(Decoder):
     sliding_window: Size = 4096
     sliding_window_size: Size | None = None   # an older name of sliding_window: must agree
     layer_types: list[str] | None = None
-    attn_logit_softcapping: float | None = 50.0
-    final_logit_softcapping: float | None = 30.0
+    attn_logit_softcapping: Scale | None = 50.0
+    final_logit_softcapping: Scale | None = 30.0
     tie_word_embeddings: bool = True
     NEUTRAL: ClassVar[dict[str, str]] = {"query_pre_attn_scalar": "the score scale: a number, no shape"}
 
@@ -63,8 +63,8 @@ class Gemma3Text(Gemma2):
     NEUTRAL: ClassVar[dict[str, str]] = {**Gemma2.NEUTRAL, "rope_local_base_freq": "RoPE frequencies"}
     sliding_window: Size = 4096
     sliding_window_pattern: Size = Field(6, alias="_sliding_window_pattern")
-    attn_logit_softcapping: float | None = None
-    final_logit_softcapping: float | None = None
+    attn_logit_softcapping: Scale | None = None
+    final_logit_softcapping: Scale | None = None
 
 
 def gemma3_text(cfg: Gemma3Text) -> Spec:

@@ -15,6 +15,7 @@ Size = Annotated[int, Field(gt=0, le=MAX_SIZE)]
 Count = Annotated[int, Field(ge=0, le=MAX_SIZE)]       # 0 allowed: no shared experts, no dense layers
 Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS)]     # the importer writes layer patterns out
 Fraction = Annotated[float, Field(gt=0, le=1)]
+Scale = Annotated[float, Field(gt=0, le=10**6)]        # a soft cap, a multiplier: a number the spec writes out
 Silu = Literal["silu", "swish"]
 Gelu = Literal["gelu_pytorch_tanh", "gelu", "gelu_new"]  # tanh or exact GeLU: the same count of FLOPs here
 
