@@ -127,6 +127,6 @@ def test_layout_from_the_api():
     report = model.layout("tp=2", S=1023, device="h100-sxm", link="nvlink4")
     assert report.cards[0].params * 2 == report.whole_params + report.replicated_params
     assert report.times.no_overlap > report.times.full_overlap > 0
-    for bad in (dict(layout=8), dict(layout="tp=2", device="h100-sxm"), dict(layout="tp=3")):
+    for bad in (dict(), dict(layout=8), dict(layout="tp=2", device="h100-sxm"), dict(layout="tp=3")):
         with pytest.raises(ArchError):
             model.layout(**bad)

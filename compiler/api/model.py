@@ -137,7 +137,7 @@ class Model:
             return Table(tables.summary_table([evaluate(m.compiled, phase, scenario) for m in models]))
         return Table(chapter_table(table, [m.compiled for m in models]))
 
-    def layout(self, layout: str, phase: str = "decode", *, B: int = 1, S: int = 0, P: int | None = None,
+    def layout(self, layout: str | None = None, phase: str = "decode", *, B: int = 1, S: int = 0, P: int | None = None,
                G: int = 1, device: str | None = None, link: str | None = None):
         """One card of the model split over cards (`"tp=8,ep=8"`, docs/layouts.md): its M, F, R, the
         collectives on the graph's edges and, with a device and a link, the call's time bounds."""
@@ -145,7 +145,7 @@ class Model:
         from archcost.compiler.hardware import device as device_sheet
         from archcost.compiler.hardware import link as link_sheet
 
-        if not isinstance(layout, str):
+        if not isinstance(layout, str):  # missing or not text: the API's own error, never a TypeError
             raise checks.bad_value("`layout` is text such as \"tp=8,ep=8\"")
         phase = checks.word("phase", phase, PHASES)
         P = (1 if phase == "decode" else 8192) if P is None else P
