@@ -113,7 +113,7 @@ def test_biases():
 
 @pytest.mark.parametrize("config,code,field", [
     (small("llama", attn_logit_softcapping=50.0), "E502", "attn_logit_softcapping"),
-    (small("llama", hidden_size=None), "E502", "hidden_size"),
+    (small("deepseek_v2", num_experts_per_tok=None), "E502", "num_experts_per_tok"),  # no class default
     (small("qwen3", use_sliding_window=True), "E503", "use_sliding_window"),
     (small("llama", hidden_act="gelu"), "E503", "hidden_act"),
     (small("llama", num_hidden_layers=0), "E503", "num_hidden_layers"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import ClassVar
+
 from archcost.dsl import ast
 
 from .schema import Layers, Schema, Size
@@ -20,6 +22,7 @@ class Stack(Schema):
 
 
 class Decoder(Stack):
+    ROTARY: ClassVar[float] = 1.0  # the part of each head RoPE rotates when a config says nothing
     num_attention_heads: Size
     num_key_value_heads: Size | None = None   # absent: one K, V head per query head
     head_dim: Size | None = None              # absent: hidden_size / num_attention_heads

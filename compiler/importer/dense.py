@@ -9,11 +9,16 @@ from pydantic import Field
 from archcost.dsl import ast
 
 from .common import Decoder, decoder, gqa, heads, on
-from .schema import Count, Gelu, Silu, Size
+from .schema import Count, Gelu, Layers, Silu, Size
 from .spec import Layer, Spec, binding, call, op, plus, value
 
 
 class Llama(Decoder):
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 32_000
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 11_008
     intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: bool = False   # biases on Q, K, V and O
@@ -43,6 +48,7 @@ def granite(cfg: Granite) -> Spec:
 
 
 class Olmo2(Llama):
+    vocab_size: Size = 50_304
     mlp_bias: Literal[False] = False
 
 
@@ -59,6 +65,12 @@ def olmo2(cfg: Olmo2) -> Spec:
 
 
 class Mistral(Decoder):
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 32_000
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 14_336
     intermediate_size: Size
     hidden_act: Silu = "silu"
     sliding_window: Size | None = 4096
@@ -72,11 +84,16 @@ def mistral(cfg: Mistral) -> Spec:
 
 
 class Qwen2(Decoder):
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 151_936
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 22_016
     intermediate_size: Size
     hidden_act: Silu = "silu"
     use_sliding_window: Literal[False] = False        # true (windows in the upper layers only) is not modelled
     sliding_window: Count | None = None               # read only when use_sliding_window is true
-    max_window_layers: Count | None = None            # the same
+    max_window_layers: Count = 28                     # the same
     layer_types: list[Literal["full_attention"]] | None = None
 
 
@@ -101,6 +118,11 @@ def qwen3(cfg: Qwen3) -> Spec:
 
 
 class Gemma(Decoder):
+    hidden_size: Size = 3072
+    num_hidden_layers: Layers = 28
+    vocab_size: Size = 256_000
+    num_attention_heads: Size = 16
+    intermediate_size: Size = 24_576
     intermediate_size: Size
     hidden_act: Gelu | None = "gelu_pytorch_tanh"
     hidden_activation: Gelu | None = None
@@ -126,6 +148,11 @@ def signature(source: str, target: str) -> ast.Signature:
 
 
 class Opt(Decoder):
+    hidden_size: Size = 768
+    num_hidden_layers: Layers = 12
+    vocab_size: Size = 50_272
+    num_attention_heads: Size = 12
+    ffn_dim: Size = 3072
     ffn_dim: Size
     max_position_embeddings: Size = 2048   # OPT's positions are a learned table: its rows are weights
     activation_function: Literal["relu", "gelu"] = "relu"

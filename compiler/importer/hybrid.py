@@ -11,7 +11,7 @@ from archcost.dsl import ast
 from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
 from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .dense import embed_scale
-from .schema import Count, Fraction, Gelu, Scale, Silu, Size
+from .schema import Count, Fraction, Gelu, Layers, Scale, Silu, Size
 from .spec import Layer, Spec, call, op, times
 
 BANDED = ("sliding_attention", "full_attention")
@@ -23,6 +23,12 @@ def number(item: float | int) -> ast.Num:
 
 
 class Gemma2(Decoder):
+    num_key_value_heads: Size | None = 4  # transformers' default: a config may leave it out
+    hidden_size: Size = 2304
+    num_hidden_layers: Layers = 26
+    vocab_size: Size = 256_000
+    num_attention_heads: Size = 8
+    intermediate_size: Size = 9216
     intermediate_size: Size
     hidden_activation: Gelu = "gelu_pytorch_tanh"
     hidden_act: Gelu | None = None
@@ -60,6 +66,7 @@ def gemma2(cfg: Gemma2, period: int = 2, qk_norm: bool = False) -> Spec:
 
 
 class Gemma3Text(Gemma2):
+    vocab_size: Size = 262_208
     NEUTRAL: ClassVar[dict[str, str]] = {**Gemma2.NEUTRAL, "rope_local_base_freq": "RoPE frequencies"}
     sliding_window: Size = 4096
     sliding_window_pattern: Size = Field(6, alias="_sliding_window_pattern")
@@ -72,6 +79,14 @@ def gemma3_text(cfg: Gemma3Text) -> Spec:
 
 
 class QwenNext(Decoder, SharedExpert):
+    head_dim: Size | None = 256
+    ROTARY: ClassVar[float] = 0.25  # partial_rotary_factor when the config leaves it out
+    num_key_value_heads: Size | None = 2  # transformers' default: a config may leave it out
+    hidden_size: Size = 2048
+    num_hidden_layers: Layers = 48
+    vocab_size: Size = 151_936
+    num_attention_heads: Size = 16
+    intermediate_size: Size = 5632
     intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: Literal[False] = False
@@ -120,6 +135,12 @@ def qwen3_next(cfg: QwenNext) -> Spec:
 
 
 class Jamba(Decoder):
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 65_536
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 14_336
     NEUTRAL: ClassVar[dict[str, str]] = dict.fromkeys(
         ("use_mamba_kernels", "use_associative_scan", "use_mambapy"), "which kernel runs the scan: the same work")
     intermediate_size: Size
@@ -162,6 +183,9 @@ def jamba(cfg: Jamba) -> Spec:
 
 
 class Mamba2(Stack):
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 64
+    vocab_size: Size = 32_768
     NEUTRAL: ClassVar[dict[str, str]] = {
         **dict.fromkeys(("time_step_min", "time_step_max", "time_step_floor", "time_step_limit"),
                         "the range of the learned step: numbers, no shape"),
@@ -195,6 +219,13 @@ def mamba2(cfg: Mamba2) -> Spec:
 
 
 class MiniMax(Decoder):
+    ROTARY: ClassVar[float] = 1.0
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 32_000
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 14_336
     NEUTRAL: ClassVar[dict[str, str]] = dict.fromkeys(
         ("full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor", "linear_attn_beta_factor",
          "mlp_alpha_factor", "mlp_beta_factor", "postnorm"), "DeepNorm's residual scalars: no parameters, no matrix")

@@ -6,9 +6,9 @@ from typing import ClassVar, Literal
 
 from archcost.dsl import ast
 
-from .common import Decoder, Heads, decoder, gqa, heads, layer_kinds, on, option
+from .common import Decoder, Heads, Stack, decoder, gqa, heads, layer_kinds, on, option
 from .dense import Qwen2
-from .schema import Count, Fraction, Schema, Silu, Size
+from .schema import Count, Fraction, Layers, Schema, Silu, Size
 from .spec import Layer, Spec, call
 
 MTP = {"num_nextn_predict_layers": "multi-token-prediction layers ship with the checkpoint but are not part of "
@@ -38,6 +38,12 @@ def ffn_layers(attention: ast.BlockCall, dense: ast.BlockCall, moe: ast.BlockCal
 
 
 class Mixtral(Decoder):
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 32_000
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 14_336
     intermediate_size: Size
     hidden_act: Silu = "silu"
     num_local_experts: Size = 8
@@ -80,6 +86,12 @@ class SharedExpert(SparseLayers):
 
 
 class Qwen2Moe(Qwen2, SharedExpert):
+    sliding_window: Count | None = 0      # read only when use_sliding_window is true
+    hidden_size: Size = 2048
+    num_hidden_layers: Layers = 24
+    vocab_size: Size = 151_936
+    num_attention_heads: Size = 16
+    intermediate_size: Size = 5632
     qkv_bias: bool = True
 
 
@@ -91,28 +103,36 @@ def qwen2_moe(cfg: Qwen2Moe) -> Spec:
 
 
 class Qwen3Moe(Qwen2, SparseLayers):
+    num_key_value_heads: Size | None = 4  # transformers' default: a config may leave it out
+    hidden_size: Size = 2048
+    num_hidden_layers: Layers = 24
+    vocab_size: Size = 151_936
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 6144
     attention_bias: bool = False
     num_experts: Size | None = None         # the published configs' name
-    num_local_experts: Size | None = None   # transformers 5's name for the same count
+    num_local_experts: Size = 128           # transformers 5's name for the same count
     num_experts_per_tok: Size = 8
     moe_intermediate_size: Size = 768
 
 
 def qwen3_moe(cfg: Qwen3Moe) -> Spec:
     h = heads(cfg)
-    names = [name for name in ("num_experts", "num_local_experts") if getattr(cfg, name) is not None]
+    names = [name for name in ("num_experts", "num_local_experts") if cfg.given(name)]
     if len({getattr(cfg, name) for name in names}) > 1:
         raise cfg.refuse("num_local_experts", "`num_experts` and `num_local_experts` differ: which is meant?")
-    experts = names[0] if names else "num_experts"
+    experts = names[0] if names else "num_local_experts"
     bias = on(cfg.attention_bias)
     attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
-    moe = call("moe", "d", **routing(cfg, experts, default=128), f=cfg.moe_intermediate_size, label="ffn",
+    moe = call("moe", "d", **routing(cfg, experts), f=cfg.moe_intermediate_size, label="ffn",
                note=cfg.cite(experts, "num_experts_per_tok", "moe_intermediate_size"))
     dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
     return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)), stack_note=cfg.stack_note())
 
 
 class PhiMoe(Mixtral):
+    vocab_size: Size = 32_064
+    intermediate_size: Size = 6400
     num_local_experts: Size = 16
     attention_bias: bool = False
     lm_head_bias: bool = False
@@ -130,6 +150,12 @@ def phimoe(cfg: PhiMoe) -> Spec:
 
 
 class GptOss(Decoder):
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 2880
+    num_hidden_layers: Layers = 36
+    vocab_size: Size = 201_088
+    num_attention_heads: Size = 64
+    intermediate_size: Size = 2880
     NEUTRAL: ClassVar[dict[str, str]] = {
         "swiglu_limit": "the clamp of the gated activation: counted in act_flops", "swiglu_alpha": "the same",
         "initial_context_length": "the context of pretraining: a RoPE detail"}
@@ -165,7 +191,12 @@ def gpt_oss(cfg: GptOss) -> Spec:
                    header=["gpt-oss: alternating banded and full attention with sinks, biased experts."])
 
 
-class DeepseekV3(Decoder):
+class DeepseekV3(Stack):
+    hidden_size: Size = 7168
+    num_hidden_layers: Layers = 61
+    vocab_size: Size = 129_280
+    num_attention_heads: Size = 128
+    intermediate_size: Size = 18_432
     NEUTRAL: ClassVar[dict[str, str]] = {
         **MTP, "num_key_value_heads": "MLA: every head reads the shared latent; no K, V heads of their own",
         "head_dim": "MLA: the head widths are qk_nope_head_dim, qk_rope_head_dim and v_head_dim",
@@ -187,6 +218,11 @@ class DeepseekV3(Decoder):
 
 
 class DeepseekV2(DeepseekV3):
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 32
+    vocab_size: Size = 102_400
+    num_attention_heads: Size = 32
+    intermediate_size: Size = 11_008
     mlp_bias: Literal[False] = False
     q_lora_rank: Size | None = 1536
     n_routed_experts: Size = 64
@@ -214,6 +250,13 @@ def deepseek(cfg: DeepseekV3) -> Spec:
 
 
 class Glm4Moe(Decoder):
+    ROTARY: ClassVar[float] = 0.5  # partial_rotary_factor when the config leaves it out
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 4096
+    num_hidden_layers: Layers = 46
+    vocab_size: Size = 151_552
+    num_attention_heads: Size = 96
+    intermediate_size: Size = 10_944
     NEUTRAL: ClassVar[dict[str, str]] = MTP
     intermediate_size: Size
     hidden_act: Silu = "silu"
@@ -232,7 +275,7 @@ def rotary(cfg: Schema, head_dim: int) -> int | None:
     """Channels RoPE rotates: head_dim × partial_rotary_factor (top level, or inside rope_parameters)."""
     factor = cfg.partial_rotary_factor
     if factor is None:
-        factor = (cfg.rope_parameters or {}).get("partial_rotary_factor", 1)
+        factor = (cfg.rope_parameters or {}).get("partial_rotary_factor", type(cfg).ROTARY)
     if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor <= 1 \
             or not float(head_dim * factor).is_integer():
         raise cfg.refuse("partial_rotary_factor" if cfg.partial_rotary_factor is not None else "rope_parameters",
@@ -256,6 +299,12 @@ def glm4_moe(cfg: Glm4Moe) -> Spec:
 
 
 class Ernie45Moe(Decoder):
+    num_key_value_heads: Size | None = 4  # transformers' default: a config may leave it out
+    hidden_size: Size = 2560
+    num_hidden_layers: Layers = 28
+    vocab_size: Size = 103_424
+    num_attention_heads: Size = 20
+    intermediate_size: Size = 12_288
     NEUTRAL: ClassVar[dict[str, str]] = {"moe_norm_min": "a floor of the routing weights' normalisation: a number"}
     intermediate_size: Size
     hidden_act: Silu = "silu"
@@ -289,6 +338,11 @@ def ernie4_5_moe(cfg: Ernie45Moe) -> Spec:
 
 
 class Llama4Text(Decoder):
+    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    hidden_size: Size = 5120
+    num_hidden_layers: Layers = 48
+    vocab_size: Size = 202_048
+    num_attention_heads: Size = 40
     NEUTRAL: ClassVar[dict[str, str]] = {
         "attn_scale": "the temperature's scale: a number, no shape", "floor_scale": "the same",
         "no_rope_layer_interval": "read through no_rope_layers, which transformers derives from it"}
