@@ -151,7 +151,7 @@ def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, prod
                degrees: Degrees) -> list[Collective]:
     """The collectives that turn a tensor laid out as `kind` into `need`, once per copy of its producer."""
     size = edge.get("tensor_bytes")
-    if size is None or kind == need or (kind == "R" and need == "S"):  # R → S: each card takes its slice
+    if size is None or degrees.tp == 1 or kind == need or (kind == "R" and need == "S"):  # R → S: a local slice
         return []
     kinds = {("P", "R"): ("reduce_scatter", "all_gather") if degrees.sequence_parallel else ("all_reduce",),
              ("S", "R"): ("all_gather",), ("P", "S"): ("reduce_scatter",)}[kind, need]

@@ -106,6 +106,7 @@ def test_one_card_is_the_single_card_model(spec):
         card = report.cards[0]
         assert {f: getattr(card, f) for f in CARD_FIELDS} == {f: int(getattr(whole, f)) for f in CARD_FIELDS}
         assert card.read_bytes == whole.read_bytes["total"] and card.sent_bytes == 0 and report.replicated_params == 0
+        assert report.traffic == []  # no group, no collective
 
 
 PARTS = {"column": lambda tp, ep, n: tp, "row": lambda tp, ep, n: tp, "vocab": lambda tp, ep, n: tp,
