@@ -19,7 +19,6 @@ class Llama(Decoder):
     vocab_size: Size = 32_000
     num_attention_heads: Size = 32
     intermediate_size: Size = 11_008
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: bool = False   # biases on Q, K, V and O
     mlp_bias: bool = False
@@ -71,7 +70,6 @@ class Mistral(Decoder):
     vocab_size: Size = 32_000
     num_attention_heads: Size = 32
     intermediate_size: Size = 14_336
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     sliding_window: Size | None = 4096
 
@@ -89,7 +87,6 @@ class Qwen2(Decoder):
     vocab_size: Size = 151_936
     num_attention_heads: Size = 32
     intermediate_size: Size = 22_016
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     use_sliding_window: Literal[False] = False        # true (windows in the upper layers only) is not modelled
     sliding_window: Count | None = None               # read only when use_sliding_window is true
@@ -123,7 +120,6 @@ class Gemma(Decoder):
     vocab_size: Size = 256_000
     num_attention_heads: Size = 16
     intermediate_size: Size = 24_576
-    intermediate_size: Size
     hidden_act: Gelu | None = "gelu_pytorch_tanh"
     hidden_activation: Gelu | None = None
     attention_bias: Literal[False] = False
@@ -153,7 +149,6 @@ class Opt(Decoder):
     vocab_size: Size = 50_272
     num_attention_heads: Size = 12
     ffn_dim: Size = 3072
-    ffn_dim: Size
     max_position_embeddings: Size = 2048   # OPT's positions are a learned table: its rows are weights
     activation_function: Literal["relu", "gelu"] = "relu"
     enable_bias: bool = True

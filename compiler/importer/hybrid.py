@@ -29,7 +29,6 @@ class Gemma2(Decoder):
     vocab_size: Size = 256_000
     num_attention_heads: Size = 8
     intermediate_size: Size = 9216
-    intermediate_size: Size
     hidden_activation: Gelu = "gelu_pytorch_tanh"
     hidden_act: Gelu | None = None
     attention_bias: Literal[False] = False
@@ -87,7 +86,6 @@ class QwenNext(Decoder, SharedExpert):
     vocab_size: Size = 151_936
     num_attention_heads: Size = 16
     intermediate_size: Size = 5632
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: Literal[False] = False
     use_sliding_window: Literal[False] = False
@@ -143,7 +141,6 @@ class Jamba(Decoder):
     intermediate_size: Size = 14_336
     NEUTRAL: ClassVar[dict[str, str]] = dict.fromkeys(
         ("use_mamba_kernels", "use_associative_scan", "use_mambapy"), "which kernel runs the scan: the same work")
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     num_experts: Size = 16
     num_experts_per_tok: Size = 2
@@ -229,7 +226,6 @@ class MiniMax(Decoder):
     NEUTRAL: ClassVar[dict[str, str]] = dict.fromkeys(
         ("full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor", "linear_attn_beta_factor",
          "mlp_alpha_factor", "mlp_beta_factor", "postnorm"), "DeepNorm's residual scalars: no parameters, no matrix")
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     num_local_experts: Size = 8
     num_experts_per_tok: Size = 2

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from archcost.dsl import ast
 
 from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
-from .dense import Qwen2
+from .dense import Mistral, Qwen2
 from .schema import Count, Fraction, Layers, Schema, Silu, Size
 from .spec import Layer, Spec, call
 
@@ -37,18 +37,10 @@ def ffn_layers(attention: ast.BlockCall, dense: ast.BlockCall, moe: ast.BlockCal
             for is_moe in sparse]
 
 
-class Mixtral(Decoder):
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
-    hidden_size: Size = 4096
-    num_hidden_layers: Layers = 32
-    vocab_size: Size = 32_000
-    num_attention_heads: Size = 32
-    intermediate_size: Size = 14_336
-    intermediate_size: Size
-    hidden_act: Silu = "silu"
+class Mixtral(Mistral):
+    sliding_window: Size | None = None
     num_local_experts: Size = 8
     num_experts_per_tok: Size = 2
-    sliding_window: Size | None = None
 
 
 def mixtral(cfg: Mixtral) -> Spec:
@@ -159,7 +151,6 @@ class GptOss(Decoder):
     NEUTRAL: ClassVar[dict[str, str]] = {
         "swiglu_limit": "the clamp of the gated activation: counted in act_flops", "swiglu_alpha": "the same",
         "initial_context_length": "the context of pretraining: a RoPE detail"}
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     num_local_experts: Size = 128
     num_experts_per_tok: Size = 4
@@ -201,7 +192,6 @@ class DeepseekV3(Stack):
         **MTP, "num_key_value_heads": "MLA: every head reads the shared latent; no K, V heads of their own",
         "head_dim": "MLA: the head widths are qk_nope_head_dim, qk_rope_head_dim and v_head_dim",
         "qk_head_dim": "the same: qk_nope_head_dim + qk_rope_head_dim", "ep_size": "an expert-parallel layout"}
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: Literal[False] = False
     q_lora_rank: Size | None = 1536
@@ -258,7 +248,6 @@ class Glm4Moe(Decoder):
     num_attention_heads: Size = 96
     intermediate_size: Size = 10_944
     NEUTRAL: ClassVar[dict[str, str]] = MTP
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     attention_bias: bool = False     # biases on Q, K and V (not O)
     use_qk_norm: bool = False
@@ -306,7 +295,6 @@ class Ernie45Moe(Decoder):
     num_attention_heads: Size = 20
     intermediate_size: Size = 12_288
     NEUTRAL: ClassVar[dict[str, str]] = {"moe_norm_min": "a floor of the routing weights' normalisation: a number"}
-    intermediate_size: Size
     hidden_act: Silu = "silu"
     use_bias: bool = False                # biases on Q, K, V, O, the dense MLPs and the head
     moe_num_experts: Size = 64
