@@ -11,7 +11,7 @@ from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
 from .evaluate import _Evaluator
 from .hardware import Device, Link
-from .placement import Degrees, Placement, card_cost, placed
+from .placement import Degrees, Placement, placed, stage_cost
 from .scenario import Scenario
 
 Degree = Field(1, ge=1, le=100_000)
@@ -142,7 +142,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     cards = [_card(compiled, placement, degrees, stage, evaluate) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory, card.flops_matrix))
     whole = evaluate(compiled.total("params"), "params")
-    every = _every_card_params(compiled, placement, degrees, layout, evaluate)
+    every = _every_card_params(compiled, degrees, layout, evaluate)
     report = LayoutReport(model=compiled.name, layout=layout, phase=phase, scenario=scenario, cards=cards,
                           busiest=busiest.stage, whole_params=whole, replicated_params=every - whole,
                           traffic=list(_traffic(placement, evaluate)))
@@ -155,7 +155,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
 
 
 def _card(compiled, placement: Placement, degrees: Degrees, stage: str, evaluate) -> Card:
-    cost = card_cost(compiled.graph, placement, degrees, stage)
+    cost = stage_cost(compiled, degrees, stage)
     numbers = {name: int(evaluate(getattr(cost, name), name)) for name in CARD_FIELDS}
     read = sum(int(evaluate(getattr(cost, name), name)) for name in READS)
     write = sum(int(evaluate(getattr(cost, name), name)) for name in WRITES)
@@ -192,14 +192,12 @@ def _traffic(placement: Placement, evaluate) -> Iterator[Traffic]:
         yield Traffic(kind=kind, group=group, count=count, sent_bytes=sum(_flow(evaluate, c.sent) for c in found))
 
 
-def _every_card_params(compiled, placement: Placement, degrees: Degrees, layout: Layout, evaluate) -> int:
-    """Σ over all cards of the parameters each holds: every stage's cards, every replica."""
-    per_stage = {stage: int(evaluate(card_cost(compiled.graph, placement, degrees, stage).params, "params"))
-                 for stage in ("whole", "first", "last")}
-    if layout.pp == 1:
-        return per_stage["whole"] * layout.tp * layout.dp * layout.cp
-    middle = int(evaluate(card_cost(compiled.graph, placement, degrees, "middle").params, "params"))
-    return (per_stage["first"] + per_stage["last"] + (layout.pp - 2) * middle) * layout.tp * layout.dp * layout.cp
+def _every_card_params(compiled, degrees: Degrees, layout: Layout, evaluate) -> int:
+    """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica."""
+    def params(stage: str) -> int:
+        return int(evaluate(stage_cost(compiled, degrees, stage).params, "params"))
+    positions = params("whole") if layout.pp == 1 else params("first") + params("last") + (layout.pp - 2) * params("middle")
+    return positions * layout.tp * layout.dp * layout.cp
 
 
 def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link, peak_format: str) -> Times:

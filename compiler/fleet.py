@@ -11,7 +11,7 @@ from archcost.dsl.errors import ArchError, Diagnostic
 from .cards import Layout, LayoutReport, layout_report
 from .evaluate import _Evaluator
 from .hardware import Device, Link
-from .placement import card_cost, placed
+from .placement import stage_cost
 from .scenario import Scenario
 
 
@@ -30,9 +30,8 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
     degrees = layout.degrees(formats=compiled.ir.formats)
-    placement = placed(compiled, degrees)
     stages = ("whole",) if layout.pp == 1 else ("first", "last")
-    costs = [card_cost(compiled.graph, placement, degrees, stage) for stage in stages]
+    costs = [stage_cost(compiled, degrees, stage) for stage in stages]
     room = [device.memory - workspace - _Evaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
             for c in costs]
 

@@ -59,8 +59,12 @@ class Placement:
 
 
 def placed(compiled, degrees: Degrees) -> Placement:
-    """`place` for a compiled model, refusing a layout that splits an op unevenly (E401 at the op's line)."""
-    placement = place(compiled.graph, degrees)
+    """`place` for a compiled model, refusing a layout that splits an op unevenly (E401 at the op's line);
+    placed once per layout and kept with the model (a report, its capacity and its diagram share it)."""
+    key = ("placement", degrees)
+    if key not in compiled.memo:
+        compiled.memo[key] = place(compiled.graph, degrees)
+    placement = compiled.memo[key]
     if placement.problems:
         raise ArchError([compiled.ir.sources.diagnostic("E401", f"`{op.id}`: {message}", op.span,
                                                         hint="choose degrees that divide the model's heads "
@@ -200,6 +204,14 @@ def _stages(graph: nx.DiGraph) -> dict[str, str]:
     first = next((i for i, node_id in enumerate(order) if node_id in stacked), len(order))
     return {node_id: "stack" if node_id in stacked else ("first" if i < first else "last")
             for i, node_id in enumerate(order)}
+
+
+def stage_cost(compiled, degrees: Degrees, stage: str) -> Cost:
+    """`card_cost` of a compiled model's placement, built once per layout and stage."""
+    key = ("card", degrees, stage)
+    if key not in compiled.memo:
+        compiled.memo[key] = card_cost(compiled.graph, placed(compiled, degrees), degrees, stage)
+    return compiled.memo[key]
 
 
 def card_cost(graph: nx.DiGraph, placement: Placement, degrees: Degrees, stage: str) -> Cost:

@@ -58,7 +58,7 @@ def _formulas(compiled, layout, args) -> int:
     """Per-card closed forms with the kept degrees as letters (the first stage's card when pp is kept)."""
     import sympy as sp
 
-    from ..placement import DEGREES, card_cost, placed
+    from ..placement import DEGREES, placed, stage_cost
     from ..scenario import at_phase
 
     kept = frozenset(name.strip() for name in args.keep.split(",") if name.strip())
@@ -67,7 +67,7 @@ def _formulas(compiled, layout, args) -> int:
         raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree ({', '.join(DEGREES)})")
     degrees = layout.degrees(kept, compiled.ir.formats)
     placement = placed(compiled, degrees)
-    cost = card_cost(compiled.graph, placement, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
+    cost = stage_cost(compiled, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
     sent = sp.Add(*(c.sent for c in placement.collectives))
     print(f"{compiled.name}: one card of {layout.text()}, {', '.join(sorted(kept))} kept as letters")
     for name, expr in (("params", cost.params), ("weight_bytes", cost.weight_bytes),
