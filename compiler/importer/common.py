@@ -61,9 +61,22 @@ def on(flag: bool) -> bool | None:
     return True if flag else None
 
 
-def gqa(h: Heads, label: str = "attn", note: str | None = None, **extra) -> ast.BlockCall:
+def gqa(h: Heads, label: str = "attn", cited: str = "", note: str | None = None, **extra) -> ast.BlockCall:
+    """A GQA call; its note cites the head fields and `cited`, the fields its other arguments came from
+    (or is `note`, when a family says more)."""
     return call("gqa", "d", q_heads=h.heads, kv_heads=h.kv_heads, head_dim=h.head_dim, label=label,
-                note=note or h.note, **extra)
+                note=note or h.note + (", " + cited if cited else ""), **extra)
+
+
+def swiglu(cfg: Stack, bias: bool | None = None, width: str = "intermediate_size", *also: str) -> ast.BlockCall:
+    """The SwiGLU MLP of `width` (a config field) most families state the same way; `also` are the other
+    fields it cites."""
+    return call("swiglu", "d", f=getattr(cfg, width), bias=bias, label="ffn", note=cfg.cite(width, *also))
+
+
+def uniform(cfg: Stack, attention: ast.BlockCall, ffn: ast.BlockCall, **named) -> Spec:
+    """A decoder whose layers are all the same."""
+    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers, **named)
 
 
 def decoder(cfg: Stack, layers: list[Layer], *, header: list[str] = (), options: list[ast.Stmt] = (),

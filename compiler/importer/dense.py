@@ -8,9 +8,9 @@ from pydantic import Field
 
 from archcost.dsl import ast
 
-from .common import Decoder, decoder, gqa, heads, on
+from .common import Decoder, gqa, heads, on, swiglu, uniform
 from .schema import Count, Gelu, Layers, Silu, Size
-from .spec import Layer, Spec, binding, call, op, plus, value
+from .spec import Spec, binding, call, op, plus, value
 
 
 class Llama(Decoder):
@@ -27,10 +27,9 @@ class Llama(Decoder):
 def llama(cfg: Llama) -> Spec:
     h = heads(cfg)
     bias = on(cfg.attention_bias)
-    attention = gqa(h, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
-    ffn = call("swiglu", "d", f=cfg.intermediate_size, bias=on(cfg.mlp_bias), label="ffn",
-               note=cfg.cite("intermediate_size", "mlp_bias"))
-    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+    attention = gqa(h, qkv_bias=bias, o_bias=bias, cited=cfg.cite("attention_bias"))
+    ffn = swiglu(cfg, on(cfg.mlp_bias), "intermediate_size", "mlp_bias")
+    return uniform(cfg, attention, ffn)
 
 
 class Granite(Llama):
@@ -55,9 +54,9 @@ def olmo2(cfg: Olmo2) -> Spec:
     h = heads(cfg)
     bias = on(cfg.attention_bias)
     attention = gqa(h, qkv_bias=bias, o_bias=bias, qk_norm=True, qk_norm_heads=False,
-                    note=h.note + ", " + cfg.cite("attention_bias") + "; one norm over each whole Q and K")
-    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
-    spec = decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+                    cited=cfg.cite("attention_bias") + "; one norm over each whole Q and K")
+    ffn = swiglu(cfg)
+    spec = uniform(cfg, attention, ffn)
     spec.header.append("OLMo 2: the norms follow each sublayer (the same parameters and work as before it); "
                        "Q and K are normalised over their whole width.")
     return spec
@@ -76,9 +75,9 @@ class Mistral(Decoder):
 
 def mistral(cfg: Mistral) -> Spec:
     h = heads(cfg)
-    attention = gqa(h, window=cfg.sliding_window, note=h.note + ", " + cfg.cite("sliding_window"))
-    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
-    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+    attention = gqa(h, window=cfg.sliding_window, cited=cfg.cite("sliding_window"))
+    ffn = swiglu(cfg)
+    return uniform(cfg, attention, ffn)
 
 
 class Qwen2(Decoder):
@@ -98,8 +97,8 @@ def qwen2(cfg: Qwen2) -> Spec:
     h = heads(cfg)
     # Qwen2 puts biases on Q, K and V (not O) whatever the config says: no field switches them
     attention = gqa(h, qkv_bias=True, note=h.note + "; Q, K, V biased (Qwen2 always)")
-    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
-    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+    ffn = swiglu(cfg)
+    return uniform(cfg, attention, ffn)
 
 
 class Qwen3(Qwen2):
@@ -109,9 +108,9 @@ class Qwen3(Qwen2):
 def qwen3(cfg: Qwen3) -> Spec:
     h = heads(cfg)
     bias = on(cfg.attention_bias)
-    attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
-    ffn = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
-    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers)
+    attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, cited=cfg.cite("attention_bias"))
+    ffn = swiglu(cfg)
+    return uniform(cfg, attention, ffn)
 
 
 class Gemma(Decoder):
@@ -135,7 +134,7 @@ def gemma(cfg: Gemma) -> Spec:
     h = heads(cfg)
     attention = gqa(h)
     ffn = call("geglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size", "hidden_act"))
-    return decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers, before=[embed_scale()],
+    return uniform(cfg, attention, ffn, before=[embed_scale()],
                    header=["Gemma: a GeGLU MLP and the embedding scaled by √d."])
 
 
@@ -171,7 +170,7 @@ def opt(cfg: Opt) -> Spec:
                note=cfg.cite("ffn_dim", "activation_function"))
     positions = call("learned_positions", plus(cfg.max_position_embeddings, 2), "d", label="positions",
                      note=cfg.cite("max_position_embeddings") + ": OPT's table has two more rows")
-    spec = decoder(cfg, [Layer("layers", (attention, ffn))] * cfg.num_hidden_layers, before=[positions],
+    spec = uniform(cfg, attention, ffn, before=[positions],
                    norm="layernorm", header=["OPT: learned positions, LayerNorm, a two-matrix MLP."])
     if not cfg.do_layer_norm_before:
         spec.header.append("do_layer_norm_before = false: the norms follow each sublayer (same cost); no final norm.")

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from archcost.dsl import ast
 
-from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
+from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option, swiglu
 from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .dense import embed_scale
 from .schema import Count, Fraction, Gelu, Layers, Scale, Silu, Size
@@ -67,7 +67,6 @@ def gemma2(cfg: Gemma2, period: int = 2, qk_norm: bool = False) -> Spec:
 class Gemma3Text(Gemma2):
     vocab_size: Size = 262_208
     NEUTRAL: ClassVar[dict[str, str]] = {**Gemma2.NEUTRAL, "rope_local_base_freq": "RoPE frequencies"}
-    sliding_window: Size = 4096
     sliding_window_pattern: Size = Field(6, alias="_sliding_window_pattern")
     attn_logit_softcapping: Scale | None = None
     final_logit_softcapping: Scale | None = None
@@ -122,7 +121,7 @@ def qwen3_next(cfg: QwenNext) -> Spec:
                                               "linear_conv_kernel_dim"))
     full = call("gated_attention", "d", q_heads=h.heads, kv_heads=h.kv_heads, head_dim=h.head_dim,
                 rotary=rotary(cfg, h.head_dim), label="attn", note=h.note + ", " + cfg.cite("partial_rotary_factor"))
-    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    dense = swiglu(cfg)
     layers = [Layer(kind.replace("_attention", "_layers" if layer.kind == "moe_layers" else "_dense_layers"),
                     (linear if kind == "linear_attention" else full, layer.stmts[1]))
               for kind, layer in zip(kinds, ffn_layers(full, dense, cfg.moe(), sparse_layers(cfg)))]
@@ -164,7 +163,7 @@ def jamba(cfg: Jamba) -> Spec:
                  dt_rank=rank, conv_bias=cfg.mamba_conv_bias, proj_bias=cfg.mamba_proj_bias, inner_norms=True,
                  label="mixer", note=cfg.cite("mamba_d_state", "mamba_expand", "mamba_d_conv", "mamba_dt_rank"))
     attention = gqa(h, rope=False, note=h.note + "; no positions of its own")
-    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    dense = swiglu(cfg)
     moe = call("moe", "d", **routing(cfg, "num_experts"), f=cfg.intermediate_size, label="experts",
                note=cfg.cite("num_experts", "num_experts_per_tok"))
     layers = []

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from archcost.dsl import ast
 
-from .common import Decoder, Heads, decoder, gqa, heads, layer_kinds, on, option
+from .common import Decoder, Heads, decoder, gqa, heads, layer_kinds, on, option, swiglu
 from .moe import routing
 from .schema import Count, Layers, Silu, Size
 from .spec import Layer, Spec, call
@@ -50,7 +50,7 @@ def llama4(cfg: Llama4Text) -> Spec:
     moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, shared_f=cfg.intermediate_size,
                dense_experts="dense", label="ffn",
                note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size") + "; one shared expert")
-    dense = call("swiglu", "d", f=cfg.intermediate_size_mlp, label="ffn", note=cfg.cite("intermediate_size_mlp"))
+    dense = swiglu(cfg, width="intermediate_size_mlp")
     layers = [Layer(_llama4_kind(kind, rope, i in moe_layers),
                     (_llama4_attention(cfg, h, kind, rope), moe if i in moe_layers else dense))
               for i, (kind, rope) in enumerate(zip(kinds, ropes))]
@@ -71,4 +71,4 @@ def _llama4_attention(cfg: Llama4Text, h: Heads, kind: str, rope: int) -> ast.Bl
     chunk = cfg.attention_chunk_size if kind == "chunked_attention" else None
     return gqa(h, qk_norm=on(cfg.use_qk_norm and bool(rope)), qk_norm_weights=False if cfg.use_qk_norm and rope else None,
                rope=None if rope else False, temperature=on(cfg.attn_temperature_tuning and not rope), chunk=chunk,
-               note=h.note + ", " + cfg.cite("attention_chunk_size", "use_qk_norm", "attn_temperature_tuning"))
+               cited=cfg.cite("attention_chunk_size", "use_qk_norm", "attn_temperature_tuning"))

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from archcost.dsl import ast
 
-from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
+from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option, swiglu, uniform
 from .dense import Mistral, Qwen2
 from .schema import Count, Fraction, Layers, Schema, Silu, Size
 from .spec import Layer, Spec, call
@@ -45,10 +45,10 @@ class Mixtral(Mistral):
 
 def mixtral(cfg: Mixtral) -> Spec:
     h = heads(cfg)
-    attention = gqa(h, window=cfg.sliding_window, note=h.note + ", " + cfg.cite("sliding_window"))
+    attention = gqa(h, window=cfg.sliding_window, cited=cfg.cite("sliding_window"))
     moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, label="ffn",
                note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size"))
-    return decoder(cfg, [Layer("layers", (attention, moe))] * cfg.num_hidden_layers)
+    return uniform(cfg, attention, moe)
 
 
 class SparseLayers(Schema):
@@ -89,8 +89,8 @@ class Qwen2Moe(Qwen2, SharedExpert):
 
 def qwen2_moe(cfg: Qwen2Moe) -> Spec:
     h = heads(cfg)
-    attention = gqa(h, qkv_bias=on(cfg.qkv_bias), note=h.note + ", " + cfg.cite("qkv_bias"))
-    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    attention = gqa(h, qkv_bias=on(cfg.qkv_bias), cited=cfg.cite("qkv_bias"))
+    dense = swiglu(cfg)
     return decoder(cfg, ffn_layers(attention, dense, cfg.moe(), sparse_layers(cfg)), stack_note=cfg.stack_note())
 
 
@@ -115,10 +115,10 @@ def qwen3_moe(cfg: Qwen3Moe) -> Spec:
         raise cfg.refuse("num_local_experts", "`num_experts` and `num_local_experts` differ: which is meant?")
     experts = names[0] if names else "num_local_experts"
     bias = on(cfg.attention_bias)
-    attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("attention_bias"))
+    attention = gqa(h, qk_norm=True, qkv_bias=bias, o_bias=bias, cited=cfg.cite("attention_bias"))
     moe = call("moe", "d", **routing(cfg, experts), f=cfg.moe_intermediate_size, label="ffn",
                note=cfg.cite(experts, "num_experts_per_tok", "moe_intermediate_size"))
-    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    dense = swiglu(cfg)
     return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg)), stack_note=cfg.stack_note())
 
 
@@ -134,10 +134,10 @@ def phimoe(cfg: PhiMoe) -> Spec:
     h = heads(cfg)
     bias = on(cfg.attention_bias)
     attention = gqa(h, qkv_bias=bias, o_bias=bias, norm="layernorm", window=cfg.sliding_window,
-                    note=h.note + ", " + cfg.cite("attention_bias", "sliding_window"))
+                    cited=cfg.cite("attention_bias", "sliding_window"))
     moe = call("moe", "d", **routing(cfg, "num_local_experts"), f=cfg.intermediate_size, norm="layernorm",
                label="ffn", note=cfg.cite("num_local_experts", "num_experts_per_tok", "intermediate_size"))
-    return decoder(cfg, [Layer("layers", (attention, moe))] * cfg.num_hidden_layers, norm="layernorm",
+    return uniform(cfg, attention, moe, norm="layernorm",
                    head_bias=cfg.lm_head_bias, header=["Phi-MoE: LayerNorm throughout, biased attention."])
 
 
@@ -231,7 +231,7 @@ def deepseek(cfg: DeepseekV3) -> Spec:
     moe = call("moe", "d", **routing(cfg, "n_routed_experts"), f=f_expert, shared_f=shared * f_expert or None,
                label="ffn", note=cfg.cite("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                           "n_shared_experts"))
-    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    dense = swiglu(cfg)
     paths = option("mla_cache", "reexpand", "compressed", "expanded",
                    note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
                         "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")
@@ -277,12 +277,12 @@ def glm4_moe(cfg: Glm4Moe) -> Spec:
     h = heads(cfg)
     attention = gqa(h, qkv_bias=on(cfg.attention_bias), qk_norm=on(cfg.use_qk_norm),
                     rotary=rotary(cfg, h.head_dim),
-                    note=h.note + ", " + cfg.cite("attention_bias", "use_qk_norm", "partial_rotary_factor"))
+                    cited=cfg.cite("attention_bias", "use_qk_norm", "partial_rotary_factor"))
     f_expert, shared = cfg.moe_intermediate_size, cfg.n_shared_experts
     moe = call("moe", "d", **routing(cfg, "n_routed_experts"), f=f_expert, shared_f=shared * f_expert or None,
                label="ffn", note=cfg.cite("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                           "n_shared_experts"))
-    dense = call("swiglu", "d", f=cfg.intermediate_size, label="ffn", note=cfg.cite("intermediate_size"))
+    dense = swiglu(cfg)
     return decoder(cfg, ffn_layers(attention, dense, moe, sparse_layers(cfg, cfg.first_k_dense_replace)),
                    stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
 
@@ -313,12 +313,12 @@ def ernie4_5_moe(cfg: Ernie45Moe) -> Spec:
     if cfg.use_bias and shared:
         raise cfg.refuse("use_bias", "`use_bias` = true with shared experts (biased shared experts) is not supported")
     bias = on(cfg.use_bias)
-    attention = gqa(h, qkv_bias=bias, o_bias=bias, note=h.note + ", " + cfg.cite("use_bias"))
+    attention = gqa(h, qkv_bias=bias, o_bias=bias, cited=cfg.cite("use_bias"))
     # the router's score correction (e_score_correction_bias) is a parameter here, one per expert
     moe = call("moe", "d", **routing(cfg, "moe_num_experts", "moe_k"), f=cfg.moe_intermediate_size,
                shared_f=shared or None, router_bias=True, label="ffn",
                note=cfg.cite("moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts"))
-    dense = call("swiglu", "d", f=cfg.intermediate_size, bias=bias, label="ffn", note=cfg.cite("intermediate_size"))
+    dense = swiglu(cfg, bias)
     sparse = [(i + 1) % cfg.moe_layer_interval == 0 and cfg.moe_layer_start_index <= i <= cfg.moe_layer_end_index
               for i in range(cfg.num_hidden_layers)]
     return decoder(cfg, ffn_layers(attention, dense, moe, sparse), head_bias=cfg.use_bias,
