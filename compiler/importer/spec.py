@@ -2,24 +2,43 @@
 
 from __future__ import annotations
 
+import functools
 import textwrap
 from dataclasses import dataclass
 
 from archcost.dsl import ast
+from archcost.dsl.loader import stdlib_root
+from archcost.dsl.parser import parse
 from archcost.dsl.printer import format_module
 
-# the library module of each block an importer calls (norms and positions come with these)
-MODULES = {
-    "embedding": "std.embedding", "lm_head": "std.embedding", "gqa": "std.attention.gqa", "swa": "std.attention.swa",
-    "mla": "std.attention.mla", "gated_attention": "std.attention.gated_attention",
-    "gated_deltanet": "std.attention.gated_deltanet", "mamba": "std.attention.mamba", "mamba2": "std.attention.mamba2",
-    "lightning": "std.attention.lightning", "swiglu": "std.ffn.swiglu", "geglu": "std.ffn.swiglu",
-    "gelu_mlp": "std.ffn.mlp", "moe": "std.ffn.moe",
-}
-# the cost class (`component`) of each block's matrices, for the formats a quantized checkpoint stores
-COMPONENTS = {"swiglu": "dense_ffn", "geglu": "dense_ffn", "gelu_mlp": "dense_ffn", "moe": "routed_experts",
-              **{block: "attention" for block in ("gqa", "swa", "mla", "gated_attention", "gated_deltanet",
-                                                  "mamba", "mamba2", "lightning")}}
+@dataclass(frozen=True)
+class Library:
+    """What the standard library says of its blocks: the module a spec `use`s for each, the component its
+    matrices count under, and the modules each module brings in (a spec using std.embedding sees std.norm)."""
+
+    modules: dict[str, str]          # block -> `std.ffn.swiglu`
+    components: dict[str, str]       # block -> `dense_ffn` (its `component` statement)
+    brings: dict[str, set[str]]      # module -> every module it uses, directly or not
+
+
+@functools.cache
+def library() -> Library:
+    root = stdlib_root()
+    modules, components, uses = {}, {}, {}
+    for path in sorted(root.rglob("*.arch")):
+        name = "std." + ".".join(path.relative_to(root).with_suffix("").parts)
+        parsed = parse(path.read_text(), str(path))
+        uses[name] = {use.target for use in parsed.uses if not use.is_path}
+        for block in parsed.blocks:
+            modules[block.name] = name
+            found = [stmt.name for stmt in block.body if isinstance(stmt, ast.Component)]
+            if found:
+                components[block.name] = found[0]
+
+    def reach(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        direct = uses.get(name, set()) - seen
+        return direct.union(*(reach(other, seen | direct | {name}) for other in direct))
+    return Library(modules, components, {name: reach(name) for name in uses})
 
 
 def value(item) -> ast.Expr:
@@ -84,7 +103,8 @@ class Spec:
 
     def components(self) -> set[str]:
         """The components whose matrices this spec holds (a moe with a shared expert has dense ones too)."""
-        found = {COMPONENTS[name] for name in self.blocks() if name in COMPONENTS}
+        components = library().components
+        found = {components[name] for name in self.blocks() if name in components}
         shared = any(isinstance(arg, ast.Keyword) and arg.name == "shared_f"
                      for layer in self.layers for s in layer.stmts for arg in s.args)
         return found | ({"dense_ffn"} if shared else set())
@@ -93,12 +113,18 @@ class Spec:
 def render(spec: Spec, title: str, source: str, precision: ast.Precision) -> str:
     notes = [f"{title}: imported from {source} by `archcost import`.", *spec.header]
     header = "\n".join(line for note in notes for line in textwrap.wrap(note, 100))
-    uses = [ast.Use(target=MODULES[name], is_path=False) for name in spec.blocks() if name in MODULES]
-    uses = list({use.target: use for use in uses}.values())
+    uses = [ast.Use(target=target, is_path=False) for target in _modules(spec.blocks())]
     uses[0] = uses[0].model_copy(update={"note": header})
     body = [*spec.bindings, precision, *spec.before, *_stack(spec.layers, spec.note), *spec.after]
     model = ast.ModelDef(name=title, body=body)
     return format_module(ast.Module(path="<import>", uses=uses, models=[model]))
+
+
+def _modules(blocks: list[str]) -> list[str]:
+    """The modules to `use` for these blocks, in their order: those no other of them already brings in."""
+    known = library()
+    wanted = list(dict.fromkeys(known.modules[name] for name in blocks if name in known.modules))
+    return [name for name in wanted if not any(name in known.brings[other] for other in wanted if other != name)]
 
 
 def _stack(layers: list[Layer], note: str) -> list[ast.Stmt]:
