@@ -42,11 +42,6 @@ class Degrees:
     dispatch: object = None            # the format tokens travel in to their experts (default: activations')
     imbalance: sp.Expr = ONE           # tokens the busiest expert card gets, over the average
 
-    @property
-    def cards(self) -> sp.Expr:
-        """Cards of one model replica's group and its replicas: TP × PP × CP × DP (EP spans the TP·DP cards)."""
-        return self.tp * self.pp * self.cp * self.dp
-
 
 @dataclass
 class Placement:
