@@ -22,9 +22,12 @@ class Stack(Schema):
 
 
 class Decoder(Stack):
+    """Attention heads over the stack. Each family gives every field its transformers default, since a
+    published config leaves out the fields equal to it (save_pretrained writes only the differences)."""
+
     ROTARY: ClassVar[float] = 1.0  # the part of each head RoPE rotates when a config says nothing
     num_attention_heads: Size
-    num_key_value_heads: Size | None = None   # absent: one K, V head per query head
+    num_key_value_heads: Size | None = None   # None: one K, V head per query head (a family may default to fewer)
     head_dim: Size | None = None              # absent: hidden_size / num_attention_heads
 
 

@@ -63,7 +63,7 @@ def olmo2(cfg: Olmo2) -> Spec:
 
 
 class Mistral(Decoder):
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 8
     hidden_size: Size = 4096
     num_hidden_layers: Layers = 32
     vocab_size: Size = 32_000

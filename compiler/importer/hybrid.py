@@ -23,7 +23,7 @@ def number(item: float | int) -> ast.Num:
 
 
 class Gemma2(Decoder):
-    num_key_value_heads: Size | None = 4  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 4
     hidden_size: Size = 2304
     num_hidden_layers: Layers = 26
     vocab_size: Size = 256_000
@@ -79,7 +79,7 @@ def gemma3_text(cfg: Gemma3Text) -> Spec:
 class QwenNext(Decoder, SharedExpert):
     head_dim: Size | None = 256
     ROTARY: ClassVar[float] = 0.25  # partial_rotary_factor when the config leaves it out
-    num_key_value_heads: Size | None = 2  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 2
     hidden_size: Size = 2048
     num_hidden_layers: Layers = 48
     vocab_size: Size = 151_936
@@ -132,7 +132,7 @@ def qwen3_next(cfg: QwenNext) -> Spec:
 
 
 class Jamba(Decoder):
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 8
     hidden_size: Size = 4096
     num_hidden_layers: Layers = 32
     vocab_size: Size = 65_536
@@ -216,7 +216,7 @@ def mamba2(cfg: Mamba2) -> Spec:
 
 class MiniMax(Decoder):
     ROTARY: ClassVar[float] = 1.0
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 8
     hidden_size: Size = 4096
     num_hidden_layers: Layers = 32
     vocab_size: Size = 32_000

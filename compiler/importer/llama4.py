@@ -13,7 +13,7 @@ from .spec import Layer, Spec, call
 
 
 class Llama4Text(Decoder):
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 8
     hidden_size: Size = 5120
     num_hidden_layers: Layers = 48
     vocab_size: Size = 202_048

@@ -95,7 +95,7 @@ def qwen2_moe(cfg: Qwen2Moe) -> Spec:
 
 
 class Qwen3Moe(Qwen2, SparseLayers):
-    num_key_value_heads: Size | None = 4  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 4
     hidden_size: Size = 2048
     num_hidden_layers: Layers = 24
     vocab_size: Size = 151_936
@@ -142,7 +142,7 @@ def phimoe(cfg: PhiMoe) -> Spec:
 
 
 class GptOss(Decoder):
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 8
     hidden_size: Size = 2880
     num_hidden_layers: Layers = 36
     vocab_size: Size = 201_088
@@ -241,7 +241,7 @@ def deepseek(cfg: DeepseekV3) -> Spec:
 
 class Glm4Moe(Decoder):
     ROTARY: ClassVar[float] = 0.5  # partial_rotary_factor when the config leaves it out
-    num_key_value_heads: Size | None = 8  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 8
     hidden_size: Size = 4096
     num_hidden_layers: Layers = 46
     vocab_size: Size = 151_552
@@ -288,7 +288,7 @@ def glm4_moe(cfg: Glm4Moe) -> Spec:
 
 
 class Ernie45Moe(Decoder):
-    num_key_value_heads: Size | None = 4  # transformers' default: a config may leave it out
+    num_key_value_heads: Size | None = 4
     hidden_size: Size = 2560
     num_hidden_layers: Layers = 28
     vocab_size: Size = 103_424
