@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from archcost.compiler.pipeline import Compiled, compile_file, compile_text
-from archcost.compiler.scenario import Options
+from archcost.compiler.terms.scenario import Options
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 
 SPECS = Path(__file__).parent.parent / "specs"
 

@@ -106,8 +106,8 @@ def test_readme_example_runs(monkeypatch):
 
 
 def test_same_numbers_as_the_pipeline(qwen):
-    from archcost.compiler.evaluate import evaluate
-    from archcost.compiler.scenario import Scenario
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Scenario
 
     assert qwen.evaluate("request", P=512, G=64).to_dict() == \
         evaluate(compiled("qwen3-8b"), "request", Scenario(P=512, G=64)).model_dump(exclude_none=True)

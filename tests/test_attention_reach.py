@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler.evaluate import evaluate, state_bytes_at
+from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Options, Scenario
 
 SPEC = """model "Chunked" {{
   lookup embed: 100 -> 64

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from archcost.compiler.evaluate import evaluate, state_bytes_at
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
+from archcost.compiler.terms.scenario import Scenario
 from helpers import compiled
 
 FACTS = yaml.safe_load((Path(__file__).parent / "calculator_facts.yaml").read_text())["facts"]
@@ -37,7 +37,7 @@ def ours(fact: dict):
 
 
 def _engram_tables(model) -> int:
-    from archcost.compiler.evaluate import by_op
+    from archcost.compiler.numbers.evaluate import by_op
 
     return sum(row.params * row.layers for row in by_op(model, "decode", Scenario())
                if row.component == "engram" and row.kind == "lookup")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 
 SPEC = """model "chunks" {{
   lookup embed: 100 -> {width}

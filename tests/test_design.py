@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from archcost.compiler import symbols
-from archcost.compiler.evaluate import by_op, evaluate
+from archcost.compiler.terms import symbols
+from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.ops import REGISTRY, Arg, Cost, CostContext, OpSpec, registered
 from archcost.compiler.pipeline import compile_text, with_path
 from archcost.compiler.render import dot, listing
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
 from helpers import ROOT, check_golden, load_tool
 
@@ -121,7 +121,7 @@ def test_a_spec_compiled_from_text_evaluates_along_another_path():
 def test_activation_reads_live_on_the_edges():
     """Each tensor edge carries its size and its consumer's read of it; R's activation reads sum the edges
     (plus ops that read only token ids), the writes stay on their producers, once each."""
-    from archcost.compiler import costs
+    from archcost.compiler.graph import costs
     from helpers import compiled
 
     graph = compiled("qwen3-8b").graph

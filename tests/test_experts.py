@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from archcost.compiler.evaluate import by_op, evaluate
+from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Options, Scenario
 from archcost.dsl.errors import ArchError
 from helpers import compiled
 

@@ -1,4 +1,4 @@
-"""Plain-data forms (compiler/forms.py) and their decode sums (compiler/sums.py): the generated evaluators equal
+"""Plain-data forms (compiler/numbers/forms.py) and their decode sums (compiler/numbers/sums.py): the generated evaluators equal
 sympy, a sum over histories equals the step-by-step sum, and a malformed form is refused before any code."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler import forms, sums
-from archcost.compiler.assemble import Numbers, assemble
-from archcost.compiler.evaluate import _SymbolicNumbers, fast_evaluator, head
-from archcost.compiler.leaves import leaves
+from archcost.compiler.numbers import forms, sums
+from archcost.compiler.numbers.assemble import Numbers, assemble
+from archcost.compiler.numbers.evaluate import _SymbolicNumbers, fast_evaluator, head
+from archcost.compiler.numbers.leaves import leaves
 from archcost.compiler.pipeline import compile_file
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "specs").glob("*.arch"))

@@ -7,11 +7,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.render import formula
-from archcost.compiler.scenario import Options, Scenario, at_phase
-from archcost.compiler.symbols import B, G, N_pair, P, S, m, m_out
+from archcost.compiler.terms.scenario import Options, Scenario, at_phase
+from archcost.compiler.terms.symbols import B, G, N_pair, P, S, m, m_out
 from helpers import compiled, spec_path
 
 
@@ -99,7 +99,7 @@ def test_fast_paths_agree_with_exact_evaluation():
     """The math and numpy functions behind `sweep` give the exact evaluator's numbers (floats)."""
     import numpy as np
 
-    from archcost.compiler.sweep import evaluator, sweep
+    from archcost.compiler.serving.sweep import evaluator, sweep
 
     for name in ("qwen3-8b", "deepseek-v4.1-flash", "qwen3.6-35b-a3b"):
         model = compiled(name)

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.render import dot, formula
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 from helpers import GOLDEN, SPECS, check_golden, compiled
 
 NAMES = sorted(p.stem for p in SPECS.glob("*.arch"))

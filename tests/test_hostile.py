@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from archcost.compiler.cli import main
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_file, compile_text
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
 from archcost.dsl.loader import load_file
 from helpers import ROOT, SPECS
@@ -133,7 +133,7 @@ def test_failed_output_leaves_the_old_file_alone(tmp_path, capsys):
 
 
 def test_atomic_write_keeps_the_old_file_when_the_writer_fails(tmp_path):
-    from archcost.compiler.render.files import atomic_write
+    from archcost.compiler.outputs import atomic_write
 
     target = tmp_path / "out.json"
     target.write_text("old")

@@ -211,7 +211,7 @@ def test_large_work_is_refused_before_it_starts(folder, case, capsys):
 
 def test_a_long_request_is_summed_in_closed_form_not_refused(folder, capsys):
     """10^8 decodes of DeepSeek V4-Flash (floors and windows in every step) are summed per run and residue
-    class (compiler/sums.py), no longer refused as 10^8 steps of work."""
+    class (compiler/numbers/sums.py), no longer refused as 10^8 steps of work."""
     code = main(["eval", str(ROOT / "specs" / "deepseek-v4-flash.arch"), "--phase", "request", "--G", "100000000",
                  "--json", "--no-cache"])
     assert code == 0 and json.loads(capsys.readouterr().out)["decode_steps"] == 99_999_999

@@ -14,15 +14,10 @@ import os
 
 import pytest
 from archcost.compiler.cli import main
-from archcost.compiler.evaluate import evaluate
-from archcost.compiler.importer import (
-    IMPORTERS,
-    import_config,
-    parse_config,
-    read_config,
-)
+from archcost.compiler.numbers.evaluate import evaluate
+from archcost.compiler.importer import IMPORTERS, import_config, parse_config, read_config
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Options, Scenario
 from archcost.dsl.errors import ArchError
 from helpers import GOLDEN, ROOT, check_golden, compiled, load_tool
 

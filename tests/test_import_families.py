@@ -11,10 +11,10 @@ import warnings
 
 import pytest
 import transformers
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.importer import FAMILIES, MULTIMODAL, Multimodal, import_config, parse_config, read_config
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Options, Scenario
 from archcost.dsl.errors import ArchError
 from archcost.dsl.parser import parse
 from archcost.dsl.printer import canonical

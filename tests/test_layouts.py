@@ -5,13 +5,13 @@ Megatron-LM (Shoeybi et al. 2019: two all-reduces per transformer layer in the f
 from __future__ import annotations
 
 import pytest
-from archcost.compiler.cards import Layout, layout_report, parse_layout
+from archcost.compiler.cards.layout import Layout, layout_report, parse_layout
 from archcost.compiler.cli import main
-from archcost.compiler.evaluate import _Evaluator, by_op, evaluate
-from archcost.compiler.fleet import ranked
-from archcost.compiler.hardware import device, link
-from archcost.compiler.placement import place
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.numbers.evaluate import _Evaluator, by_op, evaluate
+from archcost.compiler.cards.fleet import ranked
+from archcost.compiler.front.hardware import device, link
+from archcost.compiler.cards.placement import place
+from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
 from helpers import ROOT, compiled
 from hypothesis import assume, given, settings
@@ -197,7 +197,7 @@ def test_docs_worked_example_is_what_the_compiler_prints():
                    f"{report.times.full_overlap * 1e3:,.4f}", f"{report.times.no_overlap * 1e3:,.4f}",
                    f"{8 * card.weight_bytes / 1e9:,.1f}"):
         assert figure in doc and (figure in text or figure == f"{8 * card.weight_bytes / 1e9:,.1f}"), figure
-    from archcost.compiler.fleet import capacity_on
+    from archcost.compiler.cards.fleet import capacity_on
 
     held = capacity_on(compiled(QWEN_235B), Layout(tp=8, ep=8), device("h100-sxm"), context=8192, batch=16)
     assert f"holds {held.batch_max} requests of 8K" in doc and f"reach {held.context_max:,} positions" in doc
@@ -240,7 +240,7 @@ def test_expert_imbalance_loads_the_busiest_card():
 def test_capacity_on_a_layout():
     """B_max at 8K on TP 8 × EP 8: (80 GB − a card's weights) / a request's 8K state on one card, times the
     replicas; the longest context a batch reaches shrinks as the batch grows."""
-    from archcost.compiler.fleet import capacity_on
+    from archcost.compiler.cards.fleet import capacity_on
 
     model, sheet = compiled(QWEN_235B), device("h100-sxm")
     held = capacity_on(model, Layout(tp=8, ep=8), sheet, context=8192, batch=16)

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Options, Scenario
 from torch.utils.flop_counter import FlopCounterMode
 
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,

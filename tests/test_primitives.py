@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from archcost.compiler.evaluate import evaluate, state_bytes_at
+from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 
 WINDOW = """
 model "Window" {

@@ -7,9 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler.evaluate import evaluate
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.scenario import Scenario
+from archcost.compiler.terms.scenario import Scenario
 
 SCAN = """model "Scan" {{
   lookup t: 10 -> {width}

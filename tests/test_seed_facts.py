@@ -8,13 +8,14 @@ import pytest
 import sympy as sp
 import yaml
 
-from archcost.compiler import costs, symbols
-from archcost.compiler.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
-from archcost.compiler.letters import LEDGERS
-from archcost.compiler.scenario import Options, Scenario, call_form
-from archcost.compiler.hardware import device
-from archcost.compiler.serving import capacity, prefix_reuse, roofline, speculate
-from archcost.compiler.state import profile
+from archcost.compiler.graph import costs
+from archcost.compiler.terms import symbols
+from archcost.compiler.numbers.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
+from archcost.compiler.terms.letters import LEDGERS
+from archcost.compiler.terms.scenario import Options, Scenario, call_form
+from archcost.compiler.front.hardware import device
+from archcost.compiler.serving.capacity import capacity, prefix_reuse, roofline, speculate
+from archcost.compiler.serving.state import profile
 
 from helpers import compiled
 

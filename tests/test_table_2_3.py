@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from archcost.compiler.evaluate import by_op
-from archcost.compiler.scenario import Options, Scenario
+from archcost.compiler.numbers.evaluate import by_op
+from archcost.compiler.terms.scenario import Options, Scenario
 from helpers import compiled
 
 P = 8192

@@ -23,7 +23,7 @@ def __getattr__(name: str):
 
         return ArchError
     if name in __all__:
-        from . import model
+        from archcost import model
 
         return getattr(model, name)
     raise AttributeError(f"module 'archcost' has no attribute {name!r}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from archcost.dsl.errors import did_you_mean
 
-from archcost.compiler.letters import MAX_COUNT, bad_value
+from archcost.compiler.terms.letters import MAX_COUNT, bad_value
 
 
 def word(name: str, value, choices, optional: bool = False):

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archcost.compiler import pipeline
-from archcost.compiler.evaluate import by_op, evaluate
+from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.render import formula as formula_render
 from archcost.compiler.render import tables
 from archcost.compiler.render.tables import Table as _Table
-from archcost.compiler.letters import LEDGERS, PHASES
-from archcost.compiler.scenario import Options, Scenario, counting
+from archcost.compiler.terms.letters import LEDGERS, PHASES
+from archcost.compiler.terms.scenario import Options, Scenario, counting
 from archcost.dsl.errors import ArchError
 
-from . import checks
+from archcost import checks
 
 __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
 
@@ -141,9 +141,9 @@ class Model:
                G: int = 1, device: str | None = None, link: str | None = None):
         """One card of the model split over cards (`"tp=8,ep=8"`, docs/layouts.md): its M, F, R, the
         collectives on the graph's edges and, with a device and a link, the call's time bounds."""
-        from archcost.compiler.cards import layout_report, parse_layout
-        from archcost.compiler.hardware import device as device_sheet
-        from archcost.compiler.hardware import link as link_sheet
+        from archcost.compiler.cards.layout import layout_report, parse_layout
+        from archcost.compiler.front.hardware import device as device_sheet
+        from archcost.compiler.front.hardware import link as link_sheet
 
         if not isinstance(layout, str):  # missing or not text: the API's own error, never a TypeError
             raise checks.bad_value("`layout` is text such as \"tp=8,ep=8\"")

@@ -6,14 +6,12 @@ reads them (`COMMANDS`: name, help, arguments, run); this module only assembles 
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from .common import Command
+from .commands import parser
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
-MODULES = ("check", "formula", "evaluate", "state", "serving", "layouts", "draw", "importing")  # `archcost --help`'s order
 
 
 def entry() -> None:
@@ -54,25 +52,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"archcost: internal error: {type(error).__name__}: {error}\n"
               "this is a bug in archcost, not in your spec; please report it with the spec", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
-
-
-def parser(commands_wanted: list[Command] | None = None, kind=argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The program's flags and its commands (all of them, or those given)."""
-    top = kind(prog="archcost", description=__doc__.splitlines()[0])
-    top.add_argument("--allow-use-outside", action="store_true",
-                     help="let `use \"PATH\"` reach files outside the spec's own folder")
-    commands = top.add_subparsers(required=True, metavar="COMMAND")
-    for command in commands_in_order() if commands_wanted is None else commands_wanted:
-        sub = commands.add_parser(command.name, help=command.help)
-        command.arguments(sub)
-        sub.set_defaults(run=command.run)
-    return top
-
-
-def commands_in_order() -> list[Command]:
-    import importlib
-
-    return [command for name in MODULES for command in importlib.import_module(f"{__name__}.{name}").COMMANDS]
 
 
 __all__ = ["entry", "main", "parser"]

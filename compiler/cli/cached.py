@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .. import warm
+from ..numbers import cache as warm
 
 
 class _Refused(Exception):
@@ -30,7 +30,8 @@ def served(argv: list[str]) -> int | None:
     """The exit code of a command answered from the cache, or None when the compiler must run."""
     if not argv or argv[0] not in ("eval", "compare", "sweep", "capacity", "request") or {"-h", "--help"} & set(argv):
         return None
-    from . import evaluate, parser, serving, state
+    from . import evaluate, serving, state
+    from .commands import parser
 
     try:
         args = parser([*evaluate.COMMANDS, *state.COMMANDS, *serving.COMMANDS], kind=_Quiet).parse_args(argv)
@@ -46,23 +47,26 @@ def served(argv: list[str]) -> int | None:
     data = warm.report(entry, args.phase, {"B": args.B, "S": args.S, "P": args.P, "G": args.G}) if entry else None
     if data is None:
         return None
+    from ..render.evaluation import print_report
+
     print_report(data, args.format or ("json" if args.json else "text"))
     return 0
 
 
 def _compared(args) -> int | None:
     """`compare` from the cache entries of every spec."""
-    from .evaluate import _told_apart, _unused_flags, print_compare
+    from ..render.evaluation import print_report
+    from .evaluate import print_compare, told_apart, unused_flags
 
     if args.table == "stages":
         return None
 
     def answer() -> bool:
-        _unused_flags(args)
+        unused_flags(args)
         entries = [warm.load(spec, args) for spec in args.specs]
         if any(entry is None for entry in entries):
             return False
-        print_compare(args, _told_apart([warm.CachedView(entry) for entry in entries], args.specs))
+        print_compare(args, told_apart([warm.CachedView(entry) for entry in entries], args.specs))
         return True
     return _printed_whole(answer)
 
@@ -76,7 +80,7 @@ def _served_view(args) -> int | None:
         if entry is None:
             return False
         if args.run is run_capacity:
-            from ..hardware import device
+            from ..front.hardware import device
 
             print_capacity(args, warm.CachedView(entry), device(args.device))
         else:
@@ -111,7 +115,7 @@ def _swept(args) -> int | None:
     import math
     import sys
 
-    from ..sweep import check_axes, check_size, grid, stdout_bytes, write_forms
+    from ..serving.sweep import check_axes, check_size, grid, stdout_bytes, write_forms
     from .common import output_file
 
     try:
@@ -135,53 +139,3 @@ def _swept(args) -> int | None:
     else:
         print(f"wrote {args.output} ({points:,} point{'s' if points != 1 else ''})")
     return 0
-
-
-def print_report(data: dict, style: str) -> None:
-    """An evaluation as text, JSON, Markdown or CSV: the cold path and the cache print through here alike."""
-    from ..render.evaluation import report_table, report_text
-
-    if style == "json":
-        print(json.dumps(data, indent=2))
-    elif style in ("markdown", "csv"):
-        print(getattr(report_table(data, plain=style == "csv"), style)(), end="")
-    else:
-        print(report_text(data), end="")
-
-
-def remember(args, compiled, phase: str) -> None:
-    """Keep the phase's forms for the next run on the same sources and flags."""
-    if not warm.enabled(args):
-        return
-    from ..evaluate import head
-    from ..leaves import phase_forms
-
-    forms = phase_forms(compiled, phase)
-    if forms is not None and compiled.program is not None:
-        warm.store(args.spec, args, head(compiled), list(compiled.program.modules), {phase: forms})
-
-
-def remember_views(args, views: list) -> None:
-    """Keep what `compare` read of each model."""
-    for path, view in zip(args.specs, views, strict=True):
-        remember_view(path, args, view)
-
-
-def remember_view(path: str, args, view) -> None:
-    """Keep what a command read of a compiled model: the phases it evaluated, its architecture facts, M(H)."""
-    if not warm.enabled(args):
-        return
-    from ..evaluate import head
-    from ..leaves import phase_forms
-    from ..views import state_form
-
-    compiled = view.compiled
-    phases = {phase: phase_forms(compiled, phase) for phase in sorted(view.phases)}
-    if compiled.program is None or any(forms is None for forms in phases.values()):
-        return
-    extras = {"facts": view.facts}
-    state = state_form(compiled)
-    if state is not None:
-        extras["state_at"] = state
-    warm.store(path, args, {**head(compiled), "model": view.model_name}, list(compiled.program.modules), phases,
-               extras)

@@ -8,12 +8,12 @@ from pathlib import Path
 from archcost.dsl.loader import display_name, load_file, read_source
 from archcost.dsl.printer import canonical
 
-from ..evaluate import evaluate
+from ..numbers.evaluate import evaluate
 from ..pipeline import check_library
 from ..render import listing
-from ..render.files import atomic_write
+from ..outputs import atomic_write
 from ..render.units import grouped, human_bytes, human_count
-from ..scenario import Scenario
+from ..terms.scenario import Scenario
 from .common import Command, compile_spec
 
 

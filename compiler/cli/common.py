@@ -8,13 +8,13 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..letters import LEDGERS, MAX_COUNT, bad_value
+from ..terms.letters import LEDGERS, MAX_COUNT, bad_value
 
 if TYPE_CHECKING:  # the compiler is imported by the commands that compile, not by the warm path
     from pydantic import BaseModel
 
     from ..pipeline import Compiled
-    from ..scenario import Options, Scenario
+    from ..terms.scenario import Options, Scenario
 
 
 class Command(NamedTuple):
@@ -90,7 +90,7 @@ def counting_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def options(args) -> Options:
-    from ..scenario import counting
+    from ..terms.scenario import counting
 
     return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
                     paths=execution_paths(args.option), weights=getattr(args, "weights", None))
@@ -108,14 +108,14 @@ def execution_paths(given: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def scenario(args) -> Scenario:
-    from ..scenario import Scenario
+    from ..terms.scenario import Scenario
 
     return Scenario(B=args.B, S=args.S, P=args.P, G=args.G)
 
 
 def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
     from ..pipeline import compile_file
-    from ..scenario import Options
+    from ..terms.scenario import Options
 
     chosen = options(args) if args is not None and hasattr(args, "logits") else Options()
     allow = bool(getattr(args, "allow_use_outside", False))
@@ -137,7 +137,7 @@ def print_result(as_json: bool, data: dict, text: str, ops: list | None, ops_tex
 
 def output_file(path, *inputs) -> None:
     """Refuse an output before any work: an input of the command, a device or FIFO, a read-only file, a folder."""
-    from ..render.files import check_output
+    from ..outputs import check_output
 
     if path is not None and str(path) != "-":
         check_output(path, [str(p) for p in inputs])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..letters import PHASES, bad_value
+from ..terms.letters import PHASES, bad_value
 from .common import Command, cache_flag, compile_spec, counting_flags, print_result, scenario, scenario_flags
 
 CHAPTER = ("architecture", "params", "prefill", "long-context", "request")  # what `--table chapter` prints
@@ -24,9 +24,10 @@ def eval_arguments(parser) -> None:
 
 
 def run_eval(args) -> int:
-    from ..evaluate import by_op, evaluate
+    from ..numbers.evaluate import by_op, evaluate
     from ..render import tables
-    from .cached import print_report, remember
+    from ..render.evaluation import print_report
+    from .memory import remember
 
     compiled = compile_spec(args.spec, args)
     report = evaluate(compiled, args.phase, scenario(args))
@@ -64,7 +65,7 @@ def compare_arguments(parser) -> None:
     counting_flags(parser)
 
 
-def _told_apart(views: list, paths: list[str]) -> list:
+def told_apart(views: list, paths: list[str]) -> list:
     """Two rows of the same model name (two imports of one checkpoint) are named with their files too."""
     names = [view.name for view in views]
     for view, path in zip(views, paths, strict=True):
@@ -75,7 +76,7 @@ def _told_apart(views: list, paths: list[str]) -> list:
     return views
 
 
-def _unused_flags(args) -> None:
+def unused_flags(args) -> None:
     """The chapter's tables cost their own fixed scenarios: a flag they would ignore is refused, not dropped."""
     fixed = args.table != "summary" and args.format != "json"
     given = [f"--{name}" for name in COMPARE_DEFAULTS if getattr(args, name) is not None] if fixed else []
@@ -90,11 +91,11 @@ def _unused_flags(args) -> None:
 
 
 def run_compare(args) -> int:
-    from ..views import CompiledView
-    from .cached import remember_views
+    from ..serving.views import CompiledView
+    from .memory import remember_views
 
-    _unused_flags(args)
-    views = _told_apart([CompiledView(compile_spec(path, args)) for path in args.specs], args.specs)
+    unused_flags(args)
+    views = told_apart([CompiledView(compile_spec(path, args)) for path in args.specs], args.specs)
     print_compare(args, views)
     remember_views(args, views)
     return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..render import formula as closed_forms
-from ..letters import PHASES
+from ..terms.letters import PHASES
 from .common import Command, compile_spec, counting_flags
 
 

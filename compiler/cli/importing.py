@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..pipeline import compile_text
-from ..render.files import atomic_write
+from ..outputs import atomic_write
 from ..render.units import human_count
 from .common import Command, output_file
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..letters import PHASES, bad_value
+from ..terms.letters import PHASES, bad_value
 from .common import Command, byte_size, compile_spec, counting_flags, scenario, scenario_flags, whole
 
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
@@ -27,8 +27,8 @@ def layout_arguments(parser) -> None:
 
 
 def run_layout(args) -> int:
-    from ..cards import layout_report, parse_layout
-    from ..hardware import device, link
+    from ..cards.layout import layout_report, parse_layout
+    from ..front.hardware import device, link
     from ..render.layouts import layout_text
 
     layout = parse_layout(args.layout)
@@ -43,7 +43,7 @@ def run_layout(args) -> int:
     report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, network=network)
     held = None
     if sheet is not None:
-        from ..fleet import capacity_on
+        from ..cards.fleet import capacity_on
         from ..render.layouts import capacity_text
 
         held = capacity_on(compiled, layout, sheet, args.S + args.P, args.B)
@@ -58,8 +58,8 @@ def _formulas(compiled, layout, args) -> int:
     """Per-card closed forms with the kept degrees as letters (the first stage's card when pp is kept)."""
     import sympy as sp
 
-    from ..placement import DEGREES, placed, stage_cost
-    from ..scenario import at_phase
+    from ..cards.placement import DEGREES, placed, stage_cost
+    from ..terms.scenario import at_phase
 
     kept = frozenset(name.strip() for name in args.keep.split(",") if name.strip())
     unknown = kept - set(DEGREES)
@@ -93,8 +93,8 @@ def layouts_arguments(parser) -> None:
 
 
 def run_layouts(args) -> int:
-    from ..fleet import fewest_cards, plot, ranked
-    from ..hardware import device, link
+    from ..cards.fleet import fewest_cards, plot, ranked
+    from ..front.hardware import device, link
     from ..render.layouts import fits_text
 
     if args.plot is not None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 
-from ..letters import PHASES, bad_value
+from ..terms.letters import PHASES, bad_value
 from ..render import tables
-from .common import (Command, byte_size, cache_flag, compile_spec, counting_flags, print_result, real, scenario,
-                     scenario_flags, show, whole)
+from .common import Command, byte_size, cache_flag, compile_spec, counting_flags, print_result, real, scenario, scenario_flags, show, whole
 
 DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
 
@@ -27,9 +26,9 @@ def capacity_arguments(parser) -> None:
 
 
 def run_capacity(args) -> int:
-    from ..hardware import device
-    from ..views import CompiledView
-    from .cached import remember_view
+    from ..front.hardware import device
+    from ..serving.views import CompiledView
+    from .memory import remember_view
 
     view = CompiledView(compile_spec(args.spec, args))
     code = print_capacity(args, view, device(args.device))
@@ -39,7 +38,7 @@ def run_capacity(args) -> int:
 
 def print_capacity(args, view, sheet) -> int:
     """B_max and N_max of a model view (compiled, or from the formula cache) on a device sheet."""
-    from ..serving import capacity
+    from ..serving.capacity import capacity
 
     result = capacity(view, sheet, args.context, args.workspace, args.reserve, args.batch)
     return show(result, args, tables.capacity_text(result))
@@ -59,8 +58,8 @@ def roofline_arguments(parser) -> None:
 
 
 def run_roofline(args) -> int:
-    from ..hardware import device
-    from ..serving import roofline, roofline_by_op
+    from ..front.hardware import device
+    from ..serving.capacity import roofline, roofline_by_op
 
     compiled, hardware = compile_spec(args.spec, args), device(args.device)
     result = roofline(compiled, hardware, args.phase, scenario(args), args.peak, args.activations)
@@ -94,8 +93,8 @@ def request_arguments(parser) -> None:
 
 
 def run_request(args) -> int:
-    from ..views import CompiledView
-    from .cached import remember_view
+    from ..serving.views import CompiledView
+    from .memory import remember_view
 
     view = CompiledView(compile_spec(args.spec, args))
     code = print_request(args, view)
@@ -105,7 +104,7 @@ def run_request(args) -> int:
 
 def print_request(args, view) -> int:
     """One request (with what its cached prefix saves) or a conversation, of a model view."""
-    from ..serving import conversation, prefix_reuse
+    from ..serving.capacity import conversation, prefix_reuse
 
     if args.turns:
         result = conversation(view, args.turns, batch=args.B, cached=args.S)
@@ -143,14 +142,14 @@ def speculate_arguments(parser) -> None:
 
 
 def run_speculate(args) -> int:
-    from ..serving import speculate
+    from ..serving.capacity import speculate
 
     round_s = None if args.round_ms is None else args.round_ms / 1000
     decode_s = None if args.decode_ms is None else args.decode_ms / 1000
     if args.spec is not None:
-        from ..hardware import device
-        from ..scenario import Scenario
-        from ..serving import draft_timing
+        from ..front.hardware import device
+        from ..terms.scenario import Scenario
+        from ..serving.capacity import draft_timing
 
         if args.device is None:
             raise bad_value("`speculate SPEC` needs --device to time its steps")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..render import tables
-from ..letters import PHASES, bad_value
+from ..terms.letters import PHASES, bad_value
 from .common import Command, byte_size, cache_flag, compile_spec, counting_flags, output_file, whole
 
 FIGURES = ("state", "flops", "step", "roofline", "capacity")
@@ -23,7 +23,7 @@ def state_arguments(parser) -> None:
 
 
 def run_state(args) -> int:
-    from ..state import profile
+    from ..serving.state import profile
 
     profiles = [profile(compile_spec(path, args), args.H, args.budget) for path in args.specs]
     if args.json:
@@ -58,7 +58,7 @@ def run_plot(args) -> int:
         against_context = plot.state_vs_context if args.figure == "state" else plot.flops_vs_context
         against_context(models, args.output, args.shortest, args.longest)
     else:
-        from ..hardware import device
+        from ..front.hardware import device
 
         draw = {"step": plot.step_vs_batch, "roofline": plot.roofline_chart, "capacity": plot.capacity_vs_context}
         draw[args.figure](models, device(args.device), args.output)
@@ -78,8 +78,8 @@ def sweep_arguments(parser) -> None:
 
 
 def run_sweep(args) -> int:
-    from ..sweep import check_axes, check_size, grid, write
-    from .cached import remember
+    from ..serving.sweep import check_axes, check_size, grid, write
+    from .memory import remember
 
     output_file(args.output, args.spec)
     values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}

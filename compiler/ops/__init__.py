@@ -27,6 +27,19 @@ def discover() -> dict[str, OpSpec]:
 REGISTRY: dict[str, OpSpec] = discover()
 
 
+def shown(value) -> str:
+    """A shape's size as printed: `—` for none, else sympy's text in the order written."""
+    import sympy as sp
+
+    return "—" if value is None else sp.sstr(value, order="none")
+
+
+def shape_text(op) -> str:
+    """An op's shape as the chapter's tables write it: `7168×1536`, `96 × 128×512`, `128 heads · qk 192 · v 128`."""
+    shape = REGISTRY[op.kind].shape
+    return shape(op.args, shown) if shape else f"{shown(op.in_width)} → {shown(op.out_width)}"
+
+
 @contextlib.contextmanager
 def registered(spec: OpSpec) -> Iterator[OpSpec]:
     """Register an op defined outside this package (a test's, a plugin's) for the duration of a block."""
@@ -39,4 +52,4 @@ def registered(spec: OpSpec) -> Iterator[OpSpec]:
         del REGISTRY[spec.kind]
 
 
-__all__ = ["REGISTRY", "COST_FIELDS", "Arg", "Cost", "CostContext", "Figures", "OpSpec", "discover", "registered"]
+__all__ = ["REGISTRY", "COST_FIELDS", "Arg", "Cost", "CostContext", "Figures", "OpSpec", "discover", "registered", "shape_text", "shown"]

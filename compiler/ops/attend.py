@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
+from ..terms.symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms, unequal_groups
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import sympy as sp
 
 
-from ..symbols import B, H, Min, S, m
+from ..terms.symbols import B, H, Min, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms
 
-from ..quantities import STATE_KINDS
+from ..terms.quantities import STATE_KINDS
 
 
 def widths(a: SimpleNamespace):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .. import symbols
+from ..terms import symbols
 from .base import Arg, Cost, CostContext, OpSpec
 
 

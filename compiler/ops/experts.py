@@ -12,7 +12,7 @@ import sympy as sp
 
 from pydantic import BaseModel, Field
 
-from ..symbols import Min, m
+from ..terms.symbols import Min, m
 from .base import Arg, Cost, CostContext, Figures, OpSpec
 from .sharding import Share, share
 

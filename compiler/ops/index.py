@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..symbols import B, H, Max, Min, P, S, m
+from ..terms.symbols import B, H, Max, Min, P, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .cache import entry_bytes
 

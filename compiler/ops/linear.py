@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from types import SimpleNamespace
 
-from .. import symbols
+from ..terms import symbols
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 from .sharding import Share, share
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from ..symbols import B, P, m
+from ..terms.symbols import B, P, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec
 
 SOFTMAX_FLOPS_PER_SCORE = 5

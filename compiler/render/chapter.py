@@ -6,18 +6,10 @@ compiled models (views.CompiledView) or the formula cache (warm.CachedView) alik
 
 from __future__ import annotations
 
+from ..serving.views import view_of
 from .tables import Table, params_table
 
 GiB = 2**30
-
-
-def view_of(model):
-    """A model as the tables read it: a view passes through, a compiled model is wrapped."""
-    if hasattr(model, "report"):
-        return model
-    from ..views import CompiledView
-
-    return CompiledView(model)
 
 
 def architecture_table(models: list) -> Table:

@@ -15,10 +15,10 @@ import sympy as sp
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from ..ir import Cluster, OpNode, ancestors
+from ..graph.ir import Cluster, OpNode, ancestors
 from ..ops import REGISTRY
 from ..pipeline import Compiled
-from .files import atomic_write
+from ..outputs import atomic_write
 from .patterns import runs
 from .units import grouped
 

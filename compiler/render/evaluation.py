@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from .table import Table
 from .units import grouped, human_bytes, human_count, human_flops
 
@@ -63,3 +65,13 @@ def report_text(report) -> str:
         if value:
             lines.append(f"    {name:<20} {grouped(value):>26}   {human_count(value)}")
     return "\n".join(lines) + "\n"
+
+
+def print_report(data: dict, style: str) -> None:
+    """An evaluation as text, JSON, Markdown or CSV: the cold path and the cache print through here alike."""
+    if style == "json":
+        print(json.dumps(data, indent=2))
+    elif style in ("markdown", "csv"):
+        print(getattr(report_table(data, plain=style == "csv"), style)(), end="")
+    else:
+        print(report_text(data), end="")

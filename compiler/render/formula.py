@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .. import costs
+from ..graph import costs
 from ..pipeline import Compiled
-from ..quantities import COMPONENTS, FIELDS, LEVELS
-from ..scenario import at_phase
+from ..terms.quantities import COMPONENTS, FIELDS, LEVELS
+from ..terms.scenario import at_phase
 
 def _fields_of(letter: str) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, f.meaning) for f in FIELDS.values() if f.letter == letter)

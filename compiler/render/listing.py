@@ -8,7 +8,7 @@ import sympy as sp
 
 from archcost.dsl.loader import Program
 
-from ..ops import REGISTRY
+from ..ops import shape_text, shown  # noqa: F401  (shape_text: re-exported for the renderers)
 from ..pipeline import Compiled
 
 
@@ -26,15 +26,9 @@ def graph_listing(compiled: Compiled) -> str:
     return "\n".join([header, "", *lines]) + "\n"
 
 
-def shape_text(op) -> str:
-    """An op's shape as the chapter's tables write it: `7168×1536`, `96 × 128×512`, `128 heads · qk 192 · v 128`."""
-    shape = REGISTRY[op.kind].shape
-    return shape(op.args, _text) if shape else f"{_text(op.in_width)} → {_text(op.out_width)}"
-
-
 def ast_listing(program: Program) -> str:
     return json.dumps(program.entry.model_dump(), indent=1) + "\n"
 
 
 def _text(value) -> str:
-    return "—" if value is None else sp.sstr(value, order="none")
+    return shown(value)

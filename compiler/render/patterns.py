@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from ..ir import Cluster
+from ..graph.ir import Cluster
 
 
 @dataclass
@@ -98,7 +98,7 @@ def _inside(graph: nx.DiGraph, clusters: dict[str, Cluster]) -> tuple[dict[str, 
 
 def _form(graph: nx.DiGraph, cluster_id: str, ops_in: dict[str, list[str]]) -> tuple:
     """A block call's ops by their names inside it, with their kinds and shapes: calls of one form hold the same."""
-    from .listing import shape_text
+    from ..ops import shape_text
 
     return tuple(sorted((op.removeprefix(cluster_id), graph.nodes[op]["op"].kind, shape_text(graph.nodes[op]["op"]),
                          str(graph.nodes[op]["cost"])) for op in ops_in[cluster_id]))

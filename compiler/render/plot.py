@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from ..pipeline import Compiled
-from ..state import profile, state_curve
-from ..symbols import H
+from ..serving.state import profile, state_curve
+from ..terms.symbols import H
 
 MiB = 2**20
 
@@ -68,8 +68,8 @@ def _finish(plt, figure, axes, path: Path) -> None:
 
 def flops_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, longest: int = 2**20) -> None:
     """Matrix FLOPs of one decode step against the context it reads (seed 002 Figure 2-29's growth)."""
-    from ..evaluate import evaluate
-    from ..scenario import Scenario
+    from ..numbers.evaluate import evaluate
+    from ..terms.scenario import Scenario
 
     plt, figure, axes = _figure("One decode step against context length", "context length S (positions)",
                                 "matrix GFLOPs per step")
@@ -84,8 +84,8 @@ def flops_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
 
 def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 1024) -> None:
     """The decode step's lower bound max(F/peak, R/bandwidth) against batch size (seed 000 §02)."""
-    from ..scenario import Scenario
-    from ..serving import roofline
+    from ..terms.scenario import Scenario
+    from ..serving.capacity import roofline
 
     plt, figure, axes = _figure(f"Decode step on {device.name} at {context:,} positions of context", "batch B",
                                 "step lower bound (ms)")
@@ -99,8 +99,8 @@ def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 102
 
 def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, context: int = 8192) -> None:
     """The device's roofline with each model's decode call placed on it by its intensity."""
-    from ..scenario import Scenario
-    from ..serving import roofline
+    from ..terms.scenario import Scenario
+    from ..serving.capacity import roofline
 
     plt, figure, axes = _figure(f"Roofline of {device.name}", "arithmetic intensity (FLOP/byte)",
                                 "attainable TFLOPS")
@@ -120,7 +120,7 @@ def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, c
 
 def capacity_vs_context(models: list[Compiled], device, path: Path) -> None:
     """Requests that fit (B_max) against the context each holds (seed 002 §2.6.2)."""
-    from ..serving import capacity
+    from ..serving.capacity import capacity
 
     plt, figure, axes = _figure(f"Requests that fit on {device.name}", "context length H (positions)",
                                 "max_batch")
@@ -145,7 +145,7 @@ def _save(figure, path: Path) -> None:
     import matplotlib
 
     suffix = path.suffix.lower().lstrip(".")
-    from .files import atomic_write
+    from ..outputs import atomic_write
 
     def save(target: Path) -> None:
         with matplotlib.rc_context({"svg.hashsalt": "archcost"}):  # fixed ids: the same figure, the same bytes

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from archcost.dsl.errors import ArchError, did_you_mean
 
-from ..ir import outermost
+from ..graph.ir import outermost
 from ..pipeline import Compiled, with_path
-from ..scenario import Scenario
+from ..terms.scenario import Scenario
 from .table import Table
 
 
@@ -26,7 +26,7 @@ def _every_position(model: Compiled) -> list[str]:
 
 def stages_table(models: list[Compiled], tokens: int = 8192, across: str | None = None) -> Table:
     """Table 2-D: a B = 1 prefill's matrix TFLOPs by stage, one column per model and execution path."""
-    from ..evaluate import by_op
+    from ..numbers.evaluate import by_op
 
     variants = []
     for model in models:

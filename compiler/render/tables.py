@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..letters import COMPONENTS
+from ..terms.letters import COMPONENTS
 from .evaluation import data_of
 from .evaluation import options_text as _options
 from .evaluation import report_table, report_text  # noqa: F401  (one import for every table)
@@ -13,7 +13,7 @@ from .table import Table
 from .units import BINARY, grouped
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..numbers.report import Report
 
 
 def summary_table(reports: list) -> Table:

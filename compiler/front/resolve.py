@@ -14,13 +14,14 @@ from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
 from archcost.dsl.loader import Program
 
-from . import calls, precision, structure, symbols
+from . import calls, precision, structure
+from ..terms import symbols
 from .declarations import Declarations, declare, expanded_size
 from .expr import Env, Problem, to_sympy
-from .ir import Cluster, ModelIR, OpNode, Tensor
-from .ops import REGISTRY
+from ..graph.ir import Cluster, ModelIR, OpNode, Tensor
+from ..ops import REGISTRY
 from .arguments import MAX_VALUE
-from .quantities import COMPONENTS
+from ..terms.quantities import COMPONENTS
 from .scope import Scope
 
 MAX_NODES = 20_000  # the largest specs have a few hundred ops; repeats stay one node however deep

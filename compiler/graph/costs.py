@@ -8,12 +8,12 @@ from dataclasses import replace
 import networkx as nx
 import sympy as sp
 
-from .ops import REGISTRY, Cost, CostContext
+from ..ops import REGISTRY, Cost, CostContext
 
 # Cost fields the edges carry: a tensor read by its consumer (seed 002 §2.2.2: activations written once, read
 # by every op that consumes them). The many-devices layouts put a tensor's communication on the same edges.
 EDGE_FIELDS = ("read_activations",)
-from .symbols import B, N_pair, N_rect, P, S, S_w, Min, causal_pairs, m, rectangle_pairs
+from ..terms.symbols import B, N_pair, N_rect, P, S, S_w, Min, causal_pairs, m, rectangle_pairs
 from .ir import OpNode
 
 

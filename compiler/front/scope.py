@@ -11,8 +11,8 @@ from archcost.dsl.ast import Span
 from archcost.dsl.errors import did_you_mean
 
 from .expr import Env
-from .ir import Tensor
-from .ops import OpSpec
+from ..graph.ir import Tensor
+from ..ops import OpSpec
 
 
 @dataclass

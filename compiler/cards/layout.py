@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
-from .evaluate import _Evaluator
-from .hardware import Device, Link
+from ..numbers.evaluate import _Evaluator
+from ..front.hardware import Device, Link
 from .placement import Degrees, Placement, placed, stage_cost
-from .scenario import Scenario
+from ..terms.scenario import Scenario
 
 Degree = Field(1, ge=1, le=100_000)
 

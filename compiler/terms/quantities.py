@@ -22,7 +22,7 @@ class Field:
 @cache
 def cost_fields() -> dict[str, Field]:
     """The fields `Cost` declares, read when first asked: the table itself imports no op (nor sympy)."""
-    from .ops.base import Cost
+    from .cost import Cost
 
     return {f.name: Field(f.name, **f.metadata) for f in fields(Cost)}
 

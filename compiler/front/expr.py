@@ -9,7 +9,7 @@ import sympy as sp
 from archcost.dsl import ast
 from archcost.dsl.errors import Diagnostic, did_you_mean
 
-from . import symbols
+from ..terms import symbols
 
 MAX_DEPTH = 200
 MAX_DIGITS = 40          # integers beyond 10^40 are typos or attacks, not model dimensions
@@ -27,7 +27,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
 def mode_words() -> tuple[str, ...]:
     """Words with arguments that name how state grows or which entries an attention reads (`window(128)`):
     every `mode` argument's calls, from the op definitions. They stay unevaluated until that argument reads them."""
-    from .ops import REGISTRY
+    from ..ops import REGISTRY
 
     calls = (choice.partition("/")[0] for spec in REGISTRY.values() for arg in spec.args if arg.kind == "mode"
              for choice in arg.choices if "/" in choice)

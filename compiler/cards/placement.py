@@ -19,10 +19,10 @@ import sympy as sp
 from archcost.dsl.errors import ArchError
 
 from .collectives import Collective
-from .ir import OpNode
-from .ops import REGISTRY, Cost
-from .ops.base import COST_FIELDS
-from .ops.sharding import HELD, ONE, Share, share
+from ..graph.ir import OpNode
+from ..ops import REGISTRY, Cost
+from ..ops.base import COST_FIELDS
+from ..ops.sharding import HELD, ONE, Share, share
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
 

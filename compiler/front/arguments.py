@@ -11,9 +11,9 @@ from archcost.dsl.errors import did_you_mean
 from archcost.dsl.printer import format_expr
 
 from .expr import to_sympy
-from .ops import Arg, OpSpec
+from ..ops import Arg, OpSpec
 from .scope import Scope
-from .symbols import SCENARIO
+from ..terms.symbols import SCENARIO
 
 REQUEST_SYMBOLS = frozenset(SCENARIO.values())
 # Costs are polynomials of low degree in the request (N_pair ~ P², a request's decodes add one): an

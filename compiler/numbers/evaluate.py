@@ -11,15 +11,15 @@ from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import costs
+from ..graph import costs
 from .assemble import Evaluator, Fallback, Numbers, assemble
 from .leaves import leaves, phase_forms
-from .pipeline import Compiled
-from .quantities import LEVELS, MOVED
+from ..graph.compiled import Compiled
+from ..terms.quantities import LEVELS, MOVED
 from .report import Report, report_model
-from .letters import LOWEST
-from .scenario import Scenario, at_phase, call_form
-from .symbols import B, G, H, P, S
+from ..terms.letters import LOWEST
+from ..terms.scenario import Scenario, at_phase, call_form
+from ..terms.symbols import B, G, H, P, S
 
 Number = int | float
 class WholeScenario(ArchError):
@@ -280,7 +280,7 @@ class OpCost(BaseModel):
 
 def by_op(compiled: Compiled, phase: str, scenario: Scenario) -> list[OpCost]:
     """Every op with its shape and costs, for `archcost eval --by-op` (Tables 2-1 to 2-6 row by row)."""
-    from .render.listing import shape_text
+    from ..ops import shape_text
 
     _check(scenario)
     value = _Evaluator(compiled, phase, scenario)

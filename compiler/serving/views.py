@@ -6,14 +6,14 @@ from collections import Counter
 
 import sympy as sp
 
-from . import forms
-from .evaluate import evaluate, state_bytes_at
-from .ir import Cluster
-from .leaves import NAMES
-from .ops import REGISTRY
-from .pipeline import Compiled
-from .scenario import Scenario
-from .symbols import H, S
+from ..numbers import forms
+from ..numbers.evaluate import evaluate, state_bytes_at
+from ..graph.ir import Cluster
+from ..numbers.leaves import NAMES
+from ..ops import REGISTRY
+from ..graph.compiled import Compiled
+from ..terms.scenario import Scenario
+from ..terms.symbols import H, S
 
 FFN = ("dense_ffn", "routed_experts")
 
@@ -98,7 +98,7 @@ def _arm(cluster: Cluster, clusters: dict[str, Cluster]) -> str | None:
 
 def _form(cluster: Cluster, graph) -> tuple:
     """What a block instance holds: its ops' kinds and shapes, each under its name inside the block."""
-    from .render.listing import shape_text
+    from ..ops import shape_text
 
     inside = cluster.id + "."
     return tuple(sorted((node_id.removeprefix(inside), data["op"].kind, shape_text(data["op"]))
@@ -118,3 +118,10 @@ def _model_width(model: Compiled):
     """d: the width of the first op that reads the token ids (the embedding)."""
     return next((data["op"].out_width for _, data in model.graph.nodes(data=True)
                  if REGISTRY[data["op"].kind].token_input), "—")
+
+
+def view_of(model):
+    """A model as the tables read it: a view passes through, a compiled model is wrapped."""
+    if hasattr(model, "report"):
+        return model
+    return CompiledView(model)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sympy as sp
 from pydantic import BaseModel
 
-from .evaluate import number_of, substituted
-from .pipeline import Compiled
-from .symbols import B, H
+from ..numbers.evaluate import number_of, substituted
+from ..graph.compiled import Compiled
+from ..terms.symbols import B, H
 
 LONGEST_CONTEXT = 2**40  # positions searched when a budget is given: far beyond any model
 

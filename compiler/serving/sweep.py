@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import forms
-from .assemble import Evaluator
-from .letters import LOWEST, MAX_COUNT, bad_value
-from .quantities import SWEPT
+from ..numbers import forms
+from ..numbers.assemble import Evaluator
+from ..terms.letters import LOWEST, MAX_COUNT, bad_value
+from ..terms.quantities import SWEPT
 
 QUANTITIES = tuple(q.name for q in SWEPT)
 MAX_POINTS = 10_000_000  # streamed in chunks: time grows with the grid, memory does not
@@ -133,14 +133,14 @@ def evaluator(compiled, phase: str):
 
 def _forms_of(compiled, phase: str) -> dict:
     """The phase's forms, or the E400 that names a dimension the spec left unbound."""
-    from .leaves import phase_forms
+    from ..numbers.leaves import phase_forms
 
     found = phase_forms(compiled, phase)
     if found is None:
         from archcost.dsl.errors import ArchError, Diagnostic
 
-        from .evaluate import evaluate
-        from .scenario import Scenario
+        from ..numbers.evaluate import evaluate
+        from ..terms.scenario import Scenario
 
         evaluate(compiled, phase, Scenario())  # names the unbound dimension, where it is used
         raise ArchError([Diagnostic(code="E400", message="cannot sweep: a dimension of this model has no value")])
@@ -253,7 +253,7 @@ def write_forms(phase_forms: dict, phase: str, values: dict[str, list[int]], pat
         stream(stdout_bytes())
         sys.stdout.flush()
     else:
-        from .render.files import atomic_write
+        from ..outputs import atomic_write
 
         def fill(target: Path) -> None:
             with open(target, "wb") as handle:

@@ -11,14 +11,14 @@ import sympy as sp
 from archcost.dsl import ast
 
 from .expr import to_sympy
-from .ir import Cluster, Tensor
+from ..graph.ir import Cluster, Tensor
 from .scope import Scope, differs
 
 if TYPE_CHECKING:
-    from .resolve import Resolution
+    from .resolution import Resolving
 
 
-def resolve_structure(res: Resolution, stmt: ast.Repeat | ast.Select | ast.If, scope: Scope) -> None:
+def resolve_structure(res: Resolving, stmt: ast.Repeat | ast.Select | ast.If, scope: Scope) -> None:
     match stmt:
         case ast.Repeat():
             repeat(res, stmt, scope)
@@ -28,7 +28,7 @@ def resolve_structure(res: Resolution, stmt: ast.Repeat | ast.Select | ast.If, s
             branch(res, stmt, scope)
 
 
-def repeat(res: Resolution, stmt: ast.Repeat, scope: Scope) -> None:
+def repeat(res: Resolving, stmt: ast.Repeat, scope: Scope) -> None:
     """`repeat N as label { ... }`: one body standing for N layers; it must end at the width it began with."""
     count = res.check_positive(to_sympy(stmt.count, scope.env), stmt.count, "repeat count")
     label = scope.unique(stmt.label or "layers")
@@ -44,7 +44,7 @@ def repeat(res: Resolution, stmt: ast.Repeat, scope: Scope) -> None:
     scope.tensors[label] = inner.current
 
 
-def select(res: Resolution, stmt: ast.Select, scope: Scope) -> None:
+def select(res: Resolving, stmt: ast.Select, scope: Scope) -> None:
     """`select { n as arm { ... } ... }`: the layers of the enclosing repeat divided among alternatives."""
     if scope.stack is None:
         raise res.problem("E306", "`select` divides the layers of a `repeat`, and there is none around it",
@@ -63,7 +63,7 @@ def select(res: Resolution, stmt: ast.Select, scope: Scope) -> None:
     scope.current = replace(outputs[0], producer=producers[0] if producers else None, also=producers[1:])
 
 
-def _arm(res: Resolution, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
+def _arm(res: Resolving, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
     label = scope.unique(arm.label)
     cluster_id = scope.qualify(label)
     res.clusters[cluster_id] = Cluster(cluster_id, f"{label} ({count} of {scope.stack})", "select",
@@ -73,7 +73,7 @@ def _arm(res: Resolution, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
     return inner.current
 
 
-def branch(res: Resolution, stmt: ast.If, scope: Scope) -> None:
+def branch(res: Resolving, stmt: ast.If, scope: Scope) -> None:
     condition = to_sympy(stmt.condition, scope.env)
     if condition not in (sp.true, sp.false):
         raise res.problem("E304", f"condition `{condition}` is not true or false", stmt.condition.span)

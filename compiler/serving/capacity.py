@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from . import quantities
-from .letters import causal_pairs
+from ..terms import quantities
+from ..terms.letters import causal_pairs
 
 if TYPE_CHECKING:
-    from .evaluate import Report
-    from .hardware import Device
-    from .pipeline import Compiled
-    from .scenario import Scenario
+    from ..numbers.evaluate import Report
+    from ..front.hardware import Device
+    from ..graph.compiled import Compiled
+    from ..terms.scenario import Scenario
 
 PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
 
@@ -40,7 +40,7 @@ class Capacity(BaseModel):
 def capacity(model, device: Device, context: int, workspace: float = 0, reserve: float = 0,
              batch: int | None = None) -> Capacity:
     """B_max and N_max of a model (compiled, or a view of one: see render.chapter.view_of) on a device."""
-    from .render.chapter import view_of
+    from .views import view_of
 
     view = view_of(model)
     report = view.report("decode", S=context)
@@ -82,7 +82,7 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
              activations: bool = False) -> Roofline:
     """Matrix FLOPs against the bytes a call must move: weights, rows gathered, context read and written
     (activations only when asked: fused kernels keep most of them on chip)."""
-    from .evaluate import evaluate
+    from ..numbers.evaluate import evaluate
 
     report = evaluate(compiled, phase, scenario)
     fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
@@ -111,7 +111,7 @@ class OpRoofline(BaseModel):
 def roofline_by_op(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
                    peak_format: str | None = None) -> list[OpRoofline]:
     """Each op's FLOPs against its own bytes: which ops are memory-bound and which compute-bound."""
-    from .evaluate import by_op
+    from ..numbers.evaluate import by_op
 
     fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
     rows = []
@@ -165,7 +165,7 @@ class PrefixReuse(BaseModel):
 def prefix_reuse(model, scenario) -> PrefixReuse:
     """What a cached prefix of S positions saves a prefill of P new tokens (a model or a view of one; the
     scenario anything with B, S and P)."""
-    from .render.chapter import view_of
+    from .views import view_of
 
     view, B, S, P = view_of(model), scenario.B, scenario.S, scenario.P
     whole = view.report("prefill", B=B, S=0, P=S + P)
@@ -186,7 +186,7 @@ class Turn(BaseModel):
 def conversation(model, turns: list[tuple[int, int]], batch: int = 1, cached: int = 0) -> list[Turn]:
     """Turns of (P, G): each turn's prompt follows everything kept so far; the last returned token is
     not fed back, so a turn keeps S + P + G − 1 positions for the next (seed 002 §2.2.3)."""
-    from .render.chapter import view_of
+    from .views import view_of
 
     view = view_of(model)
     result = []
@@ -204,9 +204,9 @@ def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario,
     call, and a plain decode step is the model without it (seed 002 §2.5.3)."""
     from archcost.dsl.errors import ArchError, Diagnostic
 
-    from .evaluate import by_op
-    from .ir import ancestors
-    from .scenario import Scenario
+    from ..numbers.evaluate import by_op
+    from ..graph.ir import ancestors
+    from ..terms.scenario import Scenario
 
     def bound(phase: str, shape: Scenario, keep) -> float:
         ops = [o for o in by_op(compiled, phase, shape) if keep(o.op)]

@@ -6,8 +6,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, create_model
 
-from .ops import REGISTRY
-from .quantities import QUANTITIES, Quantity
+from ..ops import REGISTRY
+from ..terms.quantities import QUANTITIES, Quantity
 
 Number = int | float
 

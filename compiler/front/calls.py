@@ -12,18 +12,18 @@ from archcost.dsl import ast
 from archcost.dsl.errors import did_you_mean
 from archcost.dsl.printer import format_expr
 
-from . import symbols
+from ..terms import symbols
 from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_flow
 from .expr import to_sympy
-from .ir import Cluster, OpNode, Tensor
-from .ops import REGISTRY, OpSpec
+from ..graph.ir import Cluster, OpNode, Tensor
+from ..ops import REGISTRY, OpSpec
 from .scope import Scope, bind_output, block_input, check_widths, sources
 
 if TYPE_CHECKING:
-    from .resolve import Resolution
+    from .resolution import Resolving
 
 
-def block_call(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> None:
+def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
     """`name(args) as label`: the block's body in a scope of its own, drawn as one cluster."""
     block = _find_block(res, stmt, scope)
     if block.name in scope.call_chain:
@@ -44,7 +44,7 @@ def block_call(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> None:
     bind_output(flow, scope, label, inner.current)
 
 
-def _find_block(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:
+def _find_block(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:
     visible = res.declarations.blocks[scope.module]
     passed = scope.env.values.get(stmt.name)
     if isinstance(passed, sp.Symbol):
@@ -60,7 +60,7 @@ def _find_block(res: Resolution, stmt: ast.BlockCall, scope: Scope) -> ast.Block
                       hint=did_you_mean(stmt.name, visible) or "is a `use` line missing?")
 
 
-def _bind_block_args(res: Resolution, block: ast.BlockDef, args: list[ast.Arg], scope: Scope,
+def _bind_block_args(res: Resolving, block: ast.BlockDef, args: list[ast.Arg], scope: Scope,
                      stmt: ast.BlockCall) -> dict[str, sp.Basic]:
     names = [p.name for p in block.params]
     given = match_args(args, names, f"block `{block.name}`", res.problem)
@@ -85,7 +85,7 @@ def _call_form(block) -> str:
     return f"`{block.name}({', '.join(required)}{more})`"
 
 
-def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
+def op(res: Resolving, stmt: ast.Op, scope: Scope) -> None:
     """`kind label: args`: one node of the graph, with its widths checked against what it reads."""
     spec = _op_spec(res, stmt, scope)
     flow, args = split_flow(stmt.args, FLOW_ARGS + OP_WIDE_ARGS)
@@ -114,7 +114,7 @@ def op(res: Resolution, stmt: ast.Op, scope: Scope) -> None:
         bind_output(flow, scope, label, Tensor(node.id, rows, out_width))
 
 
-def _op_spec(res: Resolution, stmt: ast.Op, scope: Scope) -> OpSpec:
+def _op_spec(res: Resolving, stmt: ast.Op, scope: Scope) -> OpSpec:
     spec = REGISTRY.get(stmt.op)
     if spec is not None:
         return spec
@@ -124,14 +124,14 @@ def _op_spec(res: Resolution, stmt: ast.Op, scope: Scope) -> OpSpec:
     raise res.problem("E205", f"unknown op kind `{stmt.op}`", stmt.span, hint=hint)
 
 
-def _component(res: Resolution, given: ast.Keyword | None, scope: Scope) -> str:
+def _component(res: Resolving, given: ast.Keyword | None, scope: Scope) -> str:
     if given is None:
         return scope.component
     name = given.value.id if isinstance(given.value, ast.Name) else ""
     return res.check_component(name, given.value.span)
 
 
-def _shard(res: Resolution, given: ast.Keyword | None, scope: Scope, spec: OpSpec) -> tuple:
+def _shard(res: Resolving, given: ast.Keyword | None, scope: Scope, spec: OpSpec) -> tuple:
     """`shard = column`, `shard = heads(kv_heads)`: how the op splits over the cards of a layout."""
     if given is None:
         return ("replicated", None)
@@ -149,7 +149,7 @@ def _shard(res: Resolution, given: ast.Keyword | None, scope: Scope, spec: OpSpe
     return (word, to_sympy(args[0], scope.env) if args else None)
 
 
-def _replays(res: Resolution, given: ast.Keyword | None, scope: Scope) -> bool:
+def _replays(res: Resolving, given: ast.Keyword | None, scope: Scope) -> bool:
     """`replay = false` keeps an op on every position inside a replay stage (a global KV source)."""
     if given is None:
         return True
@@ -164,7 +164,7 @@ def state_holder() -> str:
     return next(kind for kind, spec in REGISTRY.items() if spec.stores_state)
 
 
-def _states(res: Resolution, spec: OpSpec, values: SimpleNamespace, scope: Scope, stmt: ast.Op) -> tuple[str, ...]:
+def _states(res: Resolving, spec: OpSpec, values: SimpleNamespace, scope: Scope, stmt: ast.Op) -> tuple[str, ...]:
     if spec.arg("state") is None:
         return ()
     chosen = values.state or ((scope.last_cache,) if scope.last_cache else None)

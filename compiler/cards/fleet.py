@@ -8,11 +8,11 @@ from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from .cards import Layout, LayoutReport, layout_report
-from .evaluate import _Evaluator
-from .hardware import Device, Link
+from .layout import Layout, LayoutReport, layout_report
+from ..numbers.evaluate import _Evaluator
+from ..front.hardware import Device, Link
 from .placement import stage_cost
-from .scenario import Scenario
+from ..terms.scenario import Scenario
 
 
 class Capacity(BaseModel):

@@ -1,0 +1,29 @@
+"""The program's flags and its commands, assembled from the command modules' `COMMANDS`."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import Command
+
+DESCRIPTION = "The `archcost` command: check, formula, eval, compare, diagram, and the serving arithmetic."
+MODULES = ("check", "formula", "evaluate", "state", "serving", "layouts", "draw", "importing")  # `archcost --help`'s order
+
+
+def parser(commands_wanted: list[Command] | None = None, kind=argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The program's flags and its commands (all of them, or those given)."""
+    top = kind(prog="archcost", description=DESCRIPTION)
+    top.add_argument("--allow-use-outside", action="store_true",
+                     help="let `use \"PATH\"` reach files outside the spec's own folder")
+    commands = top.add_subparsers(required=True, metavar="COMMAND")
+    for command in commands_in_order() if commands_wanted is None else commands_wanted:
+        sub = commands.add_parser(command.name, help=command.help)
+        command.arguments(sub)
+        sub.set_defaults(run=command.run)
+    return top
+
+
+def commands_in_order() -> list[Command]:
+    import importlib
+
+    return [command for name in MODULES for command in importlib.import_module(f"{__package__}.{name}").COMMANDS]

@@ -1,0 +1,54 @@
+"""A compiled model: its IR, its cost graph and the options it was costed under (the graph stage's product)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+import sympy as sp
+
+from archcost.dsl.loader import Program
+
+from ..terms.scenario import Options
+from . import costs
+from .ir import ModelIR
+
+
+@dataclass
+class Compiled:
+    """A model's cost graph with the options it was costed under."""
+
+    ir: ModelIR
+    graph: nx.DiGraph
+    options: Options
+    program: Program | None = None  # every source it was compiled from, to compile again along another path
+    keep: frozenset[str] = frozenset()
+    # closed forms and their exact evaluators, built once and reused by every scenario (evaluate.py)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.ir.name
+
+    def conventions(self) -> dict[str, str]:
+        """The run-wide counting conventions these numbers were computed with (flags, API keywords)."""
+        named = self.options.model_dump(exclude={"paths", "weights"})
+        if self.options.weights:
+            named["weights"] = self.options.weights
+        return named
+
+    def execution_paths(self) -> dict[str, str]:
+        """The word each of the spec's own `option`s took (`--option NAME=WORD`)."""
+        return dict(self.ir.paths)
+
+    def options_named(self) -> dict[str, str]:
+        """Both together: the counting conventions, then the execution paths (the report's `options`)."""
+        return {**self.conventions(), **self.execution_paths()}
+
+    def total(self, field: str, keep=None) -> sp.Expr:
+        """Σ over the graph of one cost field (of the ops `keep` accepts); the whole total is built once."""
+        if keep is not None:
+            return costs.total(self.graph, field, keep)
+        if ("total", field) not in self.memo:
+            self.memo["total", field] = costs.total(self.graph, field)
+        return self.memo["total", field]
