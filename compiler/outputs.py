@@ -20,6 +20,14 @@ def refused(path: Path, why: str, hint: str | None = None) -> ArchError:
     return ArchError([Diagnostic(code="E108", message=f"cannot write `{path}`: {why}", hint=hint)])
 
 
+def unknown_format(path, allowed: tuple[str, ...]) -> ArchError:
+    """A file whose suffix names no format this output writes (E109)."""
+    from archcost.dsl.errors import ArchError, Diagnostic
+
+    choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+    return ArchError([Diagnostic(code="E109", message=f"cannot draw `{path}`: use {choices}")])
+
+
 def check_output(path: Path, inputs: Iterable[str | Path] = ()) -> Path:
     """The file a write to `path` lands in (a symlink's target); refused before any work if it is an input,
     not a regular file, read-only, or in a folder that does not exist or cannot be written."""

@@ -45,6 +45,9 @@ CODES: dict[str, ErrorKind] = {
                       "written: not a folder, device, FIFO or read-only file, in a folder that exists, and (for "
                       "`fmt --write`) not changed since it was read. The message says which; choose another "
                       "output, or run `fmt` again on the new text."),
+    "E109": ErrorKind("unknown output format",
+                      "The output file's suffix names what to write: .dot, .svg or .png for diagrams, .png or .svg "
+                      "for plots."),
     "E200": ErrorKind("unknown block",
                       "Check the spelling (the hint names the closest block) and that the file defining it "
                       "is loaded with `use`."),
@@ -72,9 +75,26 @@ CODES: dict[str, ErrorKind] = {
                       "Use a format from stdlib/formats.arch (bf16, fp8, fp4, int4, ...) or define one with "
                       "`format NAME { ... }`."),
     "E211": ErrorKind("bad argument value",
-                      "The value has the wrong kind (a word where a number goes, a tuple, a boolean), "
-                      "divides by zero or passes a numeric limit (40 digits, exponent 256). The message "
-                      "says which."),
+                      "The argument takes another kind of value: true or false, one of the words the message "
+                      "lists, a value rather than `in -> out` (or the reverse), a shard word the op knows."),
+    "E214": ErrorKind("number out of range",
+                      "A size passes a limit no model comes near (40 digits, exponent 256, a power of the request "
+                      "letters above 8) or a format's field is below its least value. Check the binding."),
+    "E215": ErrorKind("not a number",
+                      "A tuple, a boolean or a word stands where a number goes: `x = (1, 2)`, `d = true`. Write "
+                      "the number, or name a binding that holds one."),
+    "E216": ErrorKind("unknown function or wrong arity",
+                      "Expressions know min, max, floor and ceil (docs/language.md); each takes the arguments the "
+                      "message says."),
+    "E217": ErrorKind("division by zero in the spec",
+                      "A binding or argument divides by a value that is zero when the spec compiles; fix the "
+                      "divisor."),
+    "E218": ErrorKind("value not known when the spec compiles",
+                      "An exponent, or a field of a format, must be a number fixed by the spec, not a scenario "
+                      "letter or a name left unbound."),
+    "E219": ErrorKind("tied table with no owner",
+                      "`tied = true` reuses a table another op owns; when every table is tied, none owns the "
+                      "parameters. Declare the embedding without `tied`."),
     "E212": ErrorKind("duplicate definition",
                       "A block or format defined twice: in one file, in two files the same spec uses (the `use` "
                       "order would pick one), or a format the stdlib already defines. Rename one of them."),
@@ -106,8 +126,29 @@ CODES: dict[str, ErrorKind] = {
                       "A formula still holds a letter with no value. Bind it in the spec or give it on the "
                       "command line (--B, --S, --P, --G ...)."),
     "E401": ErrorKind("bad scenario value",
-                      "A command-line value is out of range (negative lengths, zero batch), or names a device, "
-                      "stage or output file the command cannot use. The message says which."),
+                      "A value given for a scenario letter, a flag or an API keyword is out of range (negative "
+                      "lengths, zero batch) or not one the command takes. The message says which."),
+    "E402": ErrorKind("division by zero at this scenario",
+                      "At these values of B, S, P and G a size of the model divides by zero (a window or block "
+                      "size that comes out 0); the message names the op. Choose other values or fix the size."),
+    "E403": ErrorKind("negative cost",
+                      "An op's cost comes out below zero in this scenario (a subtraction in the spec that the "
+                      "scenario makes negative); the message names the op."),
+    "E404": ErrorKind("work limit reached",
+                      "A request with more decode steps than are summed one by one, a sweep grid with too many "
+                      "points, or a value too large to compute. Split the request into turns or shrink the grid."),
+    "E405": ErrorKind("layout refused",
+                      "The layout string is malformed, or its degrees do not split the model evenly (heads over "
+                      "tp, experts over ep, layers over pp). docs/layouts.md lists the words."),
+    "E406": ErrorKind("unknown device or link",
+                      "The hint lists the sheets stdlib/hardware.arch defines, or the sheet has no peak for the "
+                      "format asked; define a `device` or `link` of your own in a spec's `use`d file."),
+    "E407": ErrorKind("figure the model does not have",
+                      "The command asks for something this model lacks: a crossover its attention never reaches, "
+                      "or a stage (a drafter) it does not define."),
+    "E408": ErrorKind("no single closed form",
+                      "The decode steps change form as the history grows (windows, compressed blocks), so a request "
+                      "has no one formula. Evaluate it with numbers: `archcost eval --phase request`."),
     "E500": ErrorKind("config is not a JSON object",
                       "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
                       "the JSON stops being valid (a trailing comma, a missing quote)."),
@@ -120,6 +161,13 @@ CODES: dict[str, ErrorKind] = {
     "E503": ErrorKind("config value not supported",
                       "The field is understood but this value is not (the message lists the supported ones), or "
                       "it is not a valid number. Fix the value or write that part of the spec by hand."),
+}
+
+
+# Codes that once stood for several causes, and where each cause went (docs/errors.md lists them).
+SPLIT: dict[str, tuple[str, ...]] = {
+    "E211": ("E211", "E214", "E215", "E216", "E217", "E218", "E219", "E106"),
+    "E401": ("E401", "E402", "E403", "E404", "E405", "E406", "E407", "E408", "E109"),
 }
 
 

@@ -114,13 +114,14 @@ def test_if_compares_numbers_known_when_the_spec_compiles():
 
 
 def test_an_embedding_and_a_head_both_tied_is_refused():
-    from archcost.dsl.errors import ArchError
     import pytest
+
+    from archcost.dsl.errors import ArchError
 
     text = 'use std.embedding\nmodel "T" {\n  embedding(100, 64, tied = true)\n  lm_head(64, 100, tied = true)\n}\n'
     with pytest.raises(ArchError) as refused:
         compile_text(text)
-    assert refused.value.codes == ["E211"] and "no op owns" in str(refused.value)
+    assert refused.value.codes == ["E219"] and "no op owns" in str(refused.value)
 
 
 def test_active_parameters_count_k_of_e_experts():

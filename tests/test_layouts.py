@@ -5,17 +5,18 @@ Megatron-LM (Shoeybi et al. 2019: two all-reduces per transformer layer in the f
 from __future__ import annotations
 
 import pytest
-from archcost.compiler.cards.layout import Layout, layout_report, parse_layout
-from archcost.compiler.cli import main
-from archcost.compiler.numbers.evaluate import _Evaluator, by_op, evaluate
-from archcost.compiler.cards.fleet import ranked
-from archcost.compiler.front.hardware import device, link
-from archcost.compiler.cards.placement import place
-from archcost.compiler.terms.scenario import Scenario
-from archcost.dsl.errors import ArchError
 from helpers import ROOT, compiled
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
+from archcost.compiler.cards.fleet import ranked
+from archcost.compiler.cards.layout import Layout, layout_report, parse_layout
+from archcost.compiler.cards.placement import place
+from archcost.compiler.cli import main
+from archcost.compiler.front.hardware import device, link
+from archcost.compiler.numbers.evaluate import _Evaluator, by_op, evaluate
+from archcost.compiler.terms.scenario import Scenario
+from archcost.dsl.errors import ArchError
 
 QWEN_235B = "qwen3-235b-a22b"
 DECODE_8K = Scenario(B=1, S=8191)
@@ -128,7 +129,7 @@ def test_every_card_together_holds_the_model_plus_its_replicas(spec, tp, dp, pp,
     try:
         report = layout_report(model, layout, "decode", Scenario())
     except ArchError as refused:  # heads, experts or layers that do not split evenly: refused, at the op
-        assert set(refused.codes) == {"E401"} and "evenly" in refused.diagnostics[0].message
+        assert set(refused.codes) == {"E405"} and "evenly" in refused.diagnostics[0].message
         assume(False)
     extra = 0
     for row in by_op(model, "decode", Scenario()):
@@ -143,7 +144,7 @@ def test_layout_text_is_refused_with_a_reason():
     for text, words in (("tp=8,ep=3", "ep = 3 does not divide"), ("tp=x", "whole number"), ("zz=2", "zz")):
         with pytest.raises(ArchError) as caught:
             parse_layout(text)
-        assert caught.value.codes == ["E401"] and words in caught.value.diagnostics[0].message
+        assert caught.value.codes == ["E405"] and words in caught.value.diagnostics[0].message
 
 
 def test_cli_layout_and_layouts(capsys, tmp_path):
@@ -248,7 +249,9 @@ def test_capacity_on_a_layout():
     assert held.batch_max == int((sheet.memory - card.weight_bytes) // card.state_bytes)
     wider = capacity_on(model, Layout(tp=8, ep=8), sheet, context=8192, batch=32)
     assert 8192 < wider.context_max < held.context_max
-    assert capacity_on(model, Layout(tp=2, ep=2), sheet, context=8192, batch=1).context_max == 0  # weights alone too big
+    assert (
+        capacity_on(model, Layout(tp=2, ep=2), sheet, context=8192, batch=1).context_max == 0
+    )  # weights alone too big
 
 
 def test_diagram_marks_the_collectives_on_their_edges(capsys):
@@ -279,7 +282,7 @@ def test_uneven_splits_are_refused_at_the_op():
                               ("qwen3-8b", "pp=5", "36 copies")):
         with pytest.raises(ArchError) as caught:
             layout_report(compiled(spec), parse_layout(text), "decode", Scenario())
-        assert set(caught.value.codes) == {"E401"} and words in caught.value.diagnostics[0].message
+        assert set(caught.value.codes) == {"E405"} and words in caught.value.diagnostics[0].message
 
 
 def test_layouts_plot_refuses_a_file_it_cannot_draw(capsys, tmp_path):

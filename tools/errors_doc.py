@@ -57,7 +57,7 @@ def example_for(code: str) -> Path | None:
 
 
 def render() -> str:
-    from archcost.dsl.errors import CODES
+    from archcost.dsl.errors import CODES, SPLIT
 
     out = [
         "# Error catalogue",
@@ -72,6 +72,9 @@ def render() -> str:
         "|------|---------|",
     ]
     out += [f"| [{code}](#{code.lower()}) | {kind.title} |" for code, kind in CODES.items()]
+    out += ["", "Codes that once covered several causes now keep one each; a script matching the old code finds its",
+            "causes under these:", ""]
+    out += [f"- {old} is now {', '.join(f'{c} ({CODES[c].title})' for c in new)}." for old, new in SPLIT.items()]
     for code, kind in CODES.items():
         out += ["", f"## {code}", "", f"**{kind.title[0].upper()}{kind.title[1:]}.** {kind.fix}"]
         case = example_for(code)

@@ -8,11 +8,11 @@ from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from .layout import Layout, LayoutReport, layout_report
-from ..numbers.evaluate import _Evaluator
 from ..front.hardware import Device, Link
-from .placement import stage_cost
+from ..numbers.evaluate import _Evaluator
 from ..terms.scenario import Scenario
+from .layout import Layout, LayoutReport, layout_report
+from .placement import stage_cost
 
 
 class Capacity(BaseModel):
@@ -99,11 +99,11 @@ def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch
         try:
             found.append(fit(compiled, layout, device, link, context, batch, workspace))
         except ArchError as refused:
-            if refused.codes != ["E401"] * len(refused.codes):
+            if refused.codes != ["E405"] * len(refused.codes):
                 raise
             continue  # a layout that splits heads or experts unevenly: no card layout makes it
     if not found:
-        raise ArchError([Diagnostic(code="E401", message=f"no layout of {cards} cards splits this model's heads "
+        raise ArchError([Diagnostic(code="E405", message=f"no layout of {cards} cards splits this model's heads "
                                                          "and experts evenly")])
     return sorted(found, key=lambda f: (not f.fits, f.step_no_overlap, f.layout.pp, -f.layout.ep))
 
@@ -120,7 +120,7 @@ def fewest_cards(compiled, device: Device, link: Link, context: int, batch: int,
         if best is not None and best.fits:
             return cards, best
         cards *= 2
-    raise ArchError([Diagnostic(code="E401", message=f"no layout of up to {most} × {device.name} holds this model "
+    raise ArchError([Diagnostic(code="E405", message=f"no layout of up to {most} × {device.name} holds this model "
                                                      f"at context {context:,} and batch {batch:,}")])
 
 

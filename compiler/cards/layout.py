@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
-from ..numbers.evaluate import _Evaluator
 from ..front.hardware import Device, Link
-from .placement import Degrees, Placement, placed, stage_cost
+from ..numbers.evaluate import _Evaluator
 from ..terms.scenario import Scenario
+from .placement import Degrees, Placement, placed, stage_cost
 
 Degree = Field(1, ge=1, le=100_000)
 
@@ -37,7 +37,7 @@ class Layout(BaseModel):
     imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
 
     @model_validator(mode="after")
-    def _expert_groups(self) -> "Layout":
+    def _expert_groups(self) -> Layout:
         if (self.tp * self.dp) % self.ep:
             raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
                              "pipeline stage")
@@ -56,7 +56,7 @@ class Layout(BaseModel):
         dispatch = None
         if self.dispatch is not None:
             if self.dispatch not in (formats or {}):
-                raise ArchError([Diagnostic(code="E401", message=f"layout: unknown dispatch format `{self.dispatch}`",
+                raise ArchError([Diagnostic(code="E405", message=f"layout: unknown dispatch format `{self.dispatch}`",
                                             hint=did_you_mean(self.dispatch, formats or {}) or "e.g. fp8, bf16")])
             dispatch = formats[self.dispatch]
         return Degrees(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
@@ -196,7 +196,10 @@ def _every_card_params(compiled, degrees: Degrees, layout: Layout, evaluate) -> 
     """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica."""
     def params(stage: str) -> int:
         return int(evaluate(stage_cost(compiled, degrees, stage).params, "params"))
-    positions = params("whole") if layout.pp == 1 else params("first") + params("last") + (layout.pp - 2) * params("middle")
+
+    positions = (
+        params("whole") if layout.pp == 1 else params("first") + params("last") + (layout.pp - 2) * params("middle")
+    )
     return positions * layout.tp * layout.dp * layout.cp
 
 
@@ -231,13 +234,13 @@ def parse_layout(text: str) -> Layout:
         elif value.isdigit() and len(value) <= 6:
             values[name] = int(value)
         else:
-            raise ArchError([Diagnostic(code="E401", message=f"layout `{part}`: give NAME=whole number, e.g. tp=8")])
+            raise ArchError([Diagnostic(code="E405", message=f"layout `{part}`: give NAME=whole number, e.g. tp=8")])
     try:
         return Layout(**values)
     except ValueError as error:
         first = error.errors()[0] if hasattr(error, "errors") else {"msg": str(error), "loc": ()}
         where = ".".join(str(p) for p in first["loc"])
-        raise ArchError([Diagnostic(code="E401", message=f"layout {where + ': ' if where else ''}{first['msg']}",
+        raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
                                     hint="degrees: tp, ep, pp, dp, cp; mb (micro-batches), sp (sequence parallel), "
                                          "node (cards per server), limit (servers per token), dispatch (a format), "
                                          "imb (expert load imbalance)")]) from None

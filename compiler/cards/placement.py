@@ -18,11 +18,11 @@ import sympy as sp
 
 from archcost.dsl.errors import ArchError
 
-from .collectives import Collective
 from ..graph.ir import OpNode
 from ..ops import REGISTRY, Cost
 from ..ops.base import COST_FIELDS
 from ..ops.sharding import HELD, ONE, Share, share
+from .collectives import Collective
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
 
@@ -61,7 +61,7 @@ def placed(compiled, degrees: Degrees) -> Placement:
         compiled.memo[key] = place(compiled.graph, degrees)
     placement = compiled.memo[key]
     if placement.problems:
-        raise ArchError([compiled.ir.sources.diagnostic("E401", f"`{op.id}`: {message}", op.span,
+        raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span,
                                                         hint="choose degrees that divide the model's heads "
                                                              "and experts")
                          for op, message in placement.problems[:3]])
@@ -117,9 +117,9 @@ def _uneven(op: OpNode, degrees: Degrees) -> list[str]:
     layers = op.multiplicity
     if pp.is_Integer and layers.is_Integer and layers != 1 and layers % pp:
         return [f"its {layers} copies cannot be split evenly over pp = {pp} stages"]
-    if word == "heads" and heads is not None and heads.is_Integer and tp.is_Integer:
-        if (heads % tp if tp <= heads else tp % heads) != 0:
-            return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
+    if (word == "heads" and heads is not None and heads.is_Integer and tp.is_Integer
+            and (heads % tp if tp <= heads else tp % heads) != 0):
+        return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
     count = getattr(op.args, "count", None)
     if word == "ep" and ep.is_Integer and getattr(count, "is_Integer", False) and count % ep:
         return [f"{count} experts cannot be split evenly over ep = {ep} cards"]

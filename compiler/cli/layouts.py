@@ -102,7 +102,9 @@ def run_layouts(args) -> int:
 
         from .common import output_file
         if Path(args.plot).suffix.lower() not in (".png", ".svg"):
-            raise bad_value(f"cannot draw `{args.plot}`: use .png or .svg")
+            from ..outputs import unknown_format
+
+            raise unknown_format(args.plot, (".png", ".svg"))
         output_file(Path(args.plot), args.spec)
     count, _, name = args.devices.partition("x")
     if not count.isdigit() or not 1 <= int(count) <= 4096 or not name:

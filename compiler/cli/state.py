@@ -40,8 +40,12 @@ def plot_arguments(parser) -> None:
     parser.add_argument("--device", default="rtx-4090", help="for step, roofline and capacity (default rtx-4090)")
     parser.add_argument("specs", nargs="+", metavar="SPEC")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
-    parser.add_argument("--from", dest="shortest", type=whole(1, name="from"), default=1024, help="shortest context (default 1K)")
-    parser.add_argument("--to", dest="longest", type=whole(1, name="to"), default=2**20, help="longest context (default 1M)")
+    parser.add_argument(
+        "--from", dest="shortest", type=whole(1, name="from"), default=1024, help="shortest context (default 1K)"
+    )
+    parser.add_argument(
+        "--to", dest="longest", type=whole(1, name="to"), default=2**20, help="longest context (default 1M)"
+    )
     counting_flags(parser)
 
 
@@ -49,7 +53,9 @@ def run_plot(args) -> int:
     from ..render import plot
 
     if args.output.suffix.lower() not in (".png", ".svg"):
-        raise bad_value(f"cannot draw `{args.output}`: use .png or .svg")
+        from ..outputs import unknown_format
+
+        raise unknown_format(args.output, (".png", ".svg"))
     output_file(args.output, *args.specs)
     if args.shortest >= args.longest:
         raise bad_value(f"`--from {args.shortest}` must be shorter than `--to {args.longest}`")

@@ -8,12 +8,12 @@ import sympy as sp
 
 from archcost.dsl import ast
 from archcost.dsl.errors import did_you_mean
-from archcost.dsl.printer import format_expr
+from archcost.dsl.text import format_expr
 
-from .expr import to_sympy
 from ..ops import Arg, OpSpec
-from .scope import Scope
 from ..terms.symbols import SCENARIO
+from .expr import to_sympy
+from .scope import Scope
 
 REQUEST_SYMBOLS = frozenset(SCENARIO.values())
 # Costs are polynomials of low degree in the request (N_pair ~ P², a request's decodes add one): an
@@ -128,12 +128,12 @@ def _value(arg: Arg, expr, scope: Scope, spec: OpSpec):
 def _number(value, expr, scope: Scope) -> sp.Expr:
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
         shown = "true" if value else "false"  # as the language writes them, not sympy's `True`
-        raise scope.env.problem("E211", f"expected a number, got `{shown}`", expr.span)
+        raise scope.env.problem("E215", f"expected a number, got `{shown}`", expr.span)
     if value.is_number and abs(value) >= MAX_VALUE:
-        raise scope.env.problem("E211", f"`{format_expr(expr)}` has more than 40 digits; no model size comes near",
+        raise scope.env.problem("E214", f"`{format_expr(expr)}` has more than 40 digits; no model size comes near",
                                 expr.span)
     if request_degree(value) > MAX_REQUEST_DEGREE:
-        raise scope.env.problem("E211", f"`{format_expr(expr)}` grows like a power above {MAX_REQUEST_DEGREE} of "
+        raise scope.env.problem("E214", f"`{format_expr(expr)}` grows like a power above {MAX_REQUEST_DEGREE} of "
                                 "the request sizes; costs here are low-degree polynomials in B, S, P, G", expr.span)
     return value
 

@@ -115,11 +115,11 @@ def _format_number(name: str, key: str, expr: ast.Expr, env: Env, problem) -> sp
     least (`block` and `align` whole numbers)."""
     value = to_sympy(expr, env)
     if not (isinstance(value, sp.Expr) and value.is_number):
-        raise problem("E211", f"`{key}` of format `{name}` must be a number known when the spec compiles",
+        raise problem("E218", f"`{key}` of format `{name}` must be a number known when the spec compiles",
                       expr.span)
     if value < LOWEST[key] or (key in ("block", "align") and not value.is_integer):
         least = "a whole number of at least 1" if key in ("block", "align") else f"{LOWEST[key]} or more"
-        raise problem("E211", f"`{key}` of format `{name}` is {value}; it must be {least}", expr.span)
+        raise problem("E214", f"`{key}` of format `{name}` is {value}; it must be {least}", expr.span)
     return value
 
 

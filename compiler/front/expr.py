@@ -52,14 +52,14 @@ class Env:
         self.first_use = first_use
         self.nearby = {} if nearby is None else nearby  # unbound symbol -> names its scope had, for hints
 
-    def child(self, values: Mapping[str, sp.Basic]) -> "Env":
+    def child(self, values: Mapping[str, sp.Basic]) -> Env:
         return Env(values, self.problem, self.first_use, self.nearby)
 
     def lookup(self, name: ast.Name) -> sp.Basic:
         if name.id in self.values:
             return self.values[name.id]
         if name.id.lower() in ("true", "false"):  # `True`: Python's spelling, not the language's
-            raise self.problem("E211", f"`{name.id}` is not a value of the language", name.span,
+            raise self.problem("E215", f"`{name.id}` is not a value of the language", name.span,
                                hint=f"booleans are written `{name.id.lower()}`")
         if name.id in symbols.SCENARIO:
             return symbols.SCENARIO[name.id]
@@ -87,20 +87,20 @@ def to_sympy(expr: ast.Expr, env: Env, depth: int = 0) -> sp.Basic:
         case ast.Call():
             return _call(expr, env, depth)
         case ast.Tuple():
-            raise env.problem("E211", "a tuple is not a number", expr.span)
+            raise env.problem("E215", "a tuple is not a number", expr.span)
     raise AssertionError(expr)
 
 
 def _number(expr: ast.Num, env: Env) -> sp.Rational:
     if len(expr.text.split(".")[0]) > MAX_DIGITS:
-        raise env.problem("E211", f"number longer than {MAX_DIGITS} digits", expr.span)
+        raise env.problem("E214", f"number longer than {MAX_DIGITS} digits", expr.span)
     return sp.Rational(expr.text)  # exact: "0.5" -> 1/2, never a float
 
 
 def _numeric(expr: ast.Expr, env: Env, depth: int) -> sp.Expr:
     value = to_sympy(expr, env, depth + 1)
     if isinstance(value, sp.logic.boolalg.BooleanAtom):
-        raise env.problem("E211", "a boolean is not a number", expr.span)
+        raise env.problem("E215", "a boolean is not a number", expr.span)
     return value
 
 
@@ -112,7 +112,7 @@ def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
     left = _numeric(expr.left, env, depth)
     right = _numeric(expr.right, env, depth)
     if expr.op in ("/", "//") and right == 0:
-        raise env.problem("E211", "division by zero", expr.right.span)
+        raise env.problem("E217", "division by zero", expr.right.span)
     match expr.op:
         case "+":
             return left + right
@@ -126,10 +126,10 @@ def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
             return sp.floor(left / right)
         case "^":
             if not right.is_number:  # 10^10^H would be evaluated at H = 10^6: refuse it here, not hang then
-                raise env.problem("E211", "an exponent must be a number known when the spec compiles",
+                raise env.problem("E218", "an exponent must be a number known when the spec compiles",
                                   expr.right.span)
             if abs(right) > MAX_EXPONENT:
-                raise env.problem("E211", f"exponent larger than {MAX_EXPONENT}", expr.right.span)
+                raise env.problem("E214", f"exponent larger than {MAX_EXPONENT}", expr.right.span)
             return left**right
     raise AssertionError(expr.op)
 
@@ -174,9 +174,9 @@ def _call(expr: ast.Call, env: Env, depth: int) -> sp.Expr:
         return sp.Function(expr.func)(*(_numeric(a, env, depth) for a in expr.args))
     if expr.func not in FUNCTIONS:
         known = f"functions: {', '.join(sorted(FUNCTIONS))}; mode words: {', '.join(sorted(modes))}"
-        raise env.problem("E211", f"unknown function `{expr.func}`", expr.span,
+        raise env.problem("E216", f"unknown function `{expr.func}`", expr.span,
                           hint=did_you_mean(expr.func, [*FUNCTIONS, *modes]) or known)
     func, arity = FUNCTIONS[expr.func]
     if arity is not None and len(expr.args) != arity or not expr.args:
-        raise env.problem("E211", f"`{expr.func}` takes {arity or 'one or more'} argument(s)", expr.span)
+        raise env.problem("E216", f"`{expr.func}` takes {arity or 'one or more'} argument(s)", expr.span)
     return func(*(_numeric(a, env, depth) for a in expr.args))

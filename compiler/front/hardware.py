@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+import contextlib
 import hashlib
 import json
 from importlib import resources
@@ -24,7 +24,7 @@ class Device(BaseModel):
 
     def peak_for(self, fmt: str) -> float:
         if fmt not in self.peak:
-            raise ArchError([Diagnostic(code="E401", message=f"the `{self.name}` sheet gives no peak for `{fmt}`",
+            raise ArchError([Diagnostic(code="E406", message=f"the `{self.name}` sheet gives no peak for `{fmt}`",
                                         hint=f"it gives: {', '.join(self.peak)}")])
         return self.peak[fmt]
 
@@ -51,10 +51,8 @@ def devices() -> dict[str, Device]:
         pass  # none kept yet, or not a sheet: compile them
     found = _compiled_devices()
     if kept is not None:
-        try:
+        with contextlib.suppress(OSError):  # a cache folder that says no is no error
             kept.write_text(json.dumps({name: sheet.model_dump() for name, sheet in found.items()}))
-        except OSError:
-            pass
     return found
 
 
@@ -82,7 +80,7 @@ def link(name: str) -> Link:
     known = links()
     key = name.replace("-", "_")
     if key not in known:
-        raise ArchError([Diagnostic(code="E401", message=f"unknown link `{name}`",
+        raise ArchError([Diagnostic(code="E406", message=f"unknown link `{name}`",
                                     hint=did_you_mean(key, known) or f"one of {', '.join(known)}")])
     return known[key]
 
@@ -93,7 +91,7 @@ def device(name: str) -> Device:
     key = name.replace("-", "_")
     if key not in known:
         shown = [k.replace("_", "-") for k in known]
-        raise ArchError([Diagnostic(code="E401", message=f"unknown device `{name}`",
+        raise ArchError([Diagnostic(code="E406", message=f"unknown device `{name}`",
                                     hint=did_you_mean(name, shown) or f"one of {', '.join(shown)}")])
     return known[key]
 

@@ -14,14 +14,14 @@ from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
 from archcost.dsl.loader import Program
 
-from . import calls, precision, structure
-from ..terms import symbols
-from .declarations import Declarations, declare, expanded_size
-from .expr import Env, Problem, to_sympy
 from ..graph.ir import Cluster, ModelIR, OpNode, Tensor
 from ..ops import REGISTRY
-from .arguments import MAX_VALUE
+from ..terms import symbols
 from ..terms.quantities import COMPONENTS
+from . import calls, precision, structure
+from .arguments import MAX_VALUE
+from .declarations import Declarations, declare, expanded_size
+from .expr import Env, Problem, to_sympy
 from .scope import Scope
 
 MAX_NODES = 20_000  # the largest specs have a few hundred ops; repeats stay one node however deep
@@ -113,10 +113,12 @@ class Resolution:
         """A `tied` op reuses a table another op owns; when every table is tied, its parameters belong to no one
         (an embedding and a head both declared tied)."""
         tied = [node for node in self.nodes if getattr(node.args, "tied", False)]
-        owners = [node for node in self.nodes if REGISTRY[node.kind].token_input and not getattr(node.args, "tied", False)]
+        owners = [
+            node for node in self.nodes if REGISTRY[node.kind].token_input and not getattr(node.args, "tied", False)
+        ]
         if tied and not owners:
             self.problems.append(self.sources.diagnostic(
-                "E211", f"`{tied[0].label}` is tied to a table that no op owns: every table here is tied", tied[0].span,
+                "E219", f"`{tied[0].label}` is tied to a table that no op owns: every table here is tied", tied[0].span,
                 hint="declare the embedding without `tied = true`; the head reuses its table"))
 
     def _the_model(self) -> ast.ModelDef:
@@ -199,7 +201,7 @@ class Resolution:
             return  # --keep: leave this dimension symbolic
         value = to_sympy(stmt.value, scope.env)
         if isinstance(value, sp.Expr) and value.is_number and abs(value) >= MAX_VALUE:
-            raise self.problem("E211", f"`{stmt.name}` has more than 40 digits; no model size comes near", stmt.span)
+            raise self.problem("E214", f"`{stmt.name}` has more than 40 digits; no model size comes near", stmt.span)
         scope.env.values[stmt.name] = value
 
     def _option(self, stmt: ast.Option, scope: Scope, model_level: bool) -> None:
@@ -239,7 +241,7 @@ class Resolution:
 
     def add_node(self, node: OpNode, span) -> None:
         if len(self.nodes) >= MAX_NODES:
-            raise self.problem("E211", f"more than {MAX_NODES} ops", span)
+            raise self.problem("E106", f"more than {MAX_NODES} ops", span)
         self.nodes.append(node)
         self.kinds[node.id] = node.kind
         self.labels[node.id] = node.label

@@ -6,20 +6,20 @@ import math
 from fractions import Fraction
 
 import sympy as sp
-from sympy.core.function import AppliedUndef
 from pydantic import BaseModel
+from sympy.core.function import AppliedUndef
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from ..graph import costs
-from .assemble import Evaluator, Fallback, Numbers, assemble
-from .leaves import leaves, phase_forms
 from ..graph.compiled import Compiled
-from ..terms.quantities import LEVELS, MOVED
-from .report import Report, report_model
 from ..terms.letters import LOWEST
+from ..terms.quantities import LEVELS, MOVED
 from ..terms.scenario import Scenario, at_phase, call_form
 from ..terms.symbols import B, G, H, P, S
+from .assemble import Evaluator, Fallback, Numbers, assemble
+from .leaves import leaves, phase_forms
+from .report import Report, report_model
 
 Number = int | float
 class WholeScenario(ArchError):
@@ -87,7 +87,7 @@ def substituted(expr: sp.Expr, values: dict) -> sp.Expr:
         return expr.xreplace(values)
     except (ValueError, TypeError, ZeroDivisionError):
         shown = ", ".join(f"{k} = {v}" for k, v in sorted(values.items(), key=lambda kv: str(kv[0])))
-        raise ArchError([Diagnostic(code="E401", message=f"at {shown} a size of this model divides by zero")]) from None
+        raise ArchError([Diagnostic(code="E402", message=f"at {shown} a size of this model divides by zero")]) from None
 
 
 def number_of(compiled: Compiled, value: sp.Expr) -> Number:
@@ -108,7 +108,7 @@ def attention_crossover(compiled: Compiled) -> float:
     balance = sp.expand((attention - rest).xreplace({B: 1, S: 0}))
     roots = [r for r in sp.Poly(balance, P).nroots(n=30) if r.is_real and r > 0] if balance.has(P) else []
     if not roots:
-        raise ArchError([Diagnostic(code="E401", message="query-context FLOPs never catch up with the "
+        raise ArchError([Diagnostic(code="E407", message="query-context FLOPs never catch up with the "
                                     "other matrix FLOPs in this model")])
     return float(min(roots))
 
@@ -143,8 +143,8 @@ class _Evaluator:
             own = self(self.compiled.total(field, lambda other, op=op: other is op), field)
             if own < 0:
                 message = f"`{op.label}` gives {own:,} for {field} in this scenario; costs cannot be negative"
-                return ArchError([self.compiled.ir.sources.diagnostic("E401", message, op.span)])
-        return ArchError([Diagnostic(code="E401", message=f"{field} comes out negative in this scenario")])
+                return ArchError([self.compiled.ir.sources.diagnostic("E403", message, op.span)])
+        return ArchError([Diagnostic(code="E403", message=f"{field} comes out negative in this scenario")])
 
     def _locate(self, field: str) -> ArchError | None:
         """The first op whose own `field` fails to evaluate, as an error pointing at its line."""
@@ -152,9 +152,9 @@ class _Evaluator:
             try:
                 self(self.compiled.total(field, lambda other, op=op: other is op), field)
             except ArchError as error:
-                if error.codes == ["E401"]:
+                if error.codes == ["E402"]:
                     message = f"`{op.label}`: {error.diagnostics[0].message}"
-                    return ArchError([self.compiled.ir.sources.diagnostic("E401", message, op.span)])
+                    return ArchError([self.compiled.ir.sources.diagnostic("E402", message, op.span)])
         return None
 
     def each(self, exprs: dict[str, sp.Expr], field: str) -> dict[str, Number]:
@@ -202,21 +202,28 @@ class _Evaluator:
         if step.is_polynomial(j):
             return first + self._number(sp.summation(step, (j, 0, sc.G - 2)))
         if sc.G - 1 > MAX_DECODE_STEPS:
-            raise WholeScenario([Diagnostic(code="E401", message=f"G = {sc.G:,}: this model's decode steps are summed one "
-                                        f"by one, at most {MAX_DECODE_STEPS:,} of them",
-                                        hint="a request of that length is better split into turns")])
+            raise WholeScenario(
+                [
+                    Diagnostic(
+                        code="E404",
+                        message=f"G = {sc.G:,}: this model's decode steps are summed one "
+                        f"by one, at most {MAX_DECODE_STEPS:,} of them",
+                        hint="a request of that length is better split into turns",
+                    )
+                ]
+            )
         decode = exact_function(step, j)
         try:
             return first + _plain(sum((decode(k) for k in range(sc.G - 1)), Fraction(0)))
         except (ZeroDivisionError, ValueError, TypeError):
-            raise ArchError([Diagnostic(code="E401", message="a decode step of this request divides by "
+            raise ArchError([Diagnostic(code="E402", message="a decode step of this request divides by "
                                         "zero")]) from None
 
     def _number(self, value: sp.Expr) -> Number:
         if value.free_symbols:
             raise self._unbound(value.free_symbols)
         if not (value.is_number and value.is_finite and value.is_real):
-            raise ArchError([Diagnostic(code="E401", message="this scenario gives no finite number: a size "
+            raise ArchError([Diagnostic(code="E402", message="this scenario gives no finite number: a size "
                                         "divides by zero here")])
         return _plain(value)
 

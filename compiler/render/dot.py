@@ -13,12 +13,10 @@ import graphviz
 import networkx as nx
 import sympy as sp
 
-from archcost.dsl.errors import ArchError, Diagnostic
-
 from ..graph.ir import Cluster, OpNode, ancestors
 from ..ops import REGISTRY
+from ..outputs import atomic_write, unknown_format
 from ..pipeline import Compiled
-from ..outputs import atomic_write
 from .patterns import runs
 from .units import grouped
 
@@ -189,10 +187,10 @@ def write(compiled: Compiled, path: Path, traffic: dict[tuple[str, str], str] | 
 
 
 def drawable(path: Path) -> str:
-    """The format a diagram file's suffix asks for: dot, svg or png (anything else is E401)."""
+    """The format a diagram file's suffix asks for: dot, svg or png (anything else is E109)."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix not in ("dot", "svg", "png"):
-        raise ArchError([Diagnostic(code="E401", message=f"cannot draw `{path}`: use .dot, .svg or .png")])
+        raise unknown_format(path, (".dot", ".svg", ".png"))
     return suffix
 
 

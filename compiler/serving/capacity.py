@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -12,9 +11,9 @@ from ..terms import quantities
 from ..terms.letters import causal_pairs
 
 if TYPE_CHECKING:
-    from ..numbers.evaluate import Report
     from ..front.hardware import Device
     from ..graph.compiled import Compiled
+    from ..numbers.evaluate import Report
     from ..terms.scenario import Scenario
 
 PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
@@ -204,8 +203,8 @@ def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario,
     call, and a plain decode step is the model without it (seed 002 §2.5.3)."""
     from archcost.dsl.errors import ArchError, Diagnostic
 
-    from ..numbers.evaluate import by_op
     from ..graph.ir import ancestors
+    from ..numbers.evaluate import by_op
     from ..terms.scenario import Scenario
 
     def bound(phase: str, shape: Scenario, keep) -> float:
@@ -219,7 +218,7 @@ def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario,
     main = lambda op: not in_drafter(op)  # noqa: E731
     draft = k * bound("decode", scenario, in_drafter)
     if draft == 0:
-        raise ArchError([Diagnostic(code="E401", message=f"`{compiled.name}` has no `{drafter}` stage to draft with",
+        raise ArchError([Diagnostic(code="E407", message=f"`{compiled.name}` has no `{drafter}` stage to draft with",
                                     hint="compile it with its drafter switched on, e.g. --option mtp=on")])
     verify = bound("call", Scenario(B=scenario.B, S=scenario.S, P=k + 1), main)
     return draft + verify, bound("decode", scenario, main), draft

@@ -56,7 +56,11 @@ def _part(part: str, text: str, letter: str) -> range:
     if not 1 <= len(bounds) <= 3 or not all(b.strip().replace("_", "").isdigit() and len(b) <= 16 for b in bounds):
         raise _bad(letter, text, "write numbers like 1,8,64 or start:stop:step")
     numbers = [int(b.replace("_", "")) for b in bounds]
-    start, stop, step = numbers[0], numbers[1] if len(numbers) > 1 else numbers[0], numbers[2] if len(numbers) > 2 else 1
+    start, stop, step = (
+        numbers[0],
+        numbers[1] if len(numbers) > 1 else numbers[0],
+        numbers[2] if len(numbers) > 2 else 1,
+    )
     if not LOWEST[letter] <= start <= stop <= MAX_COUNT or step < 1:
         raise _bad(letter, text, f"values run from {LOWEST[letter]} to {MAX_COUNT:,}, each range upward with a "
                                  "step of at least 1")
@@ -83,7 +87,7 @@ def check_size(values: dict[str, list[int]]) -> None:
     if points > MAX_POINTS:
         from archcost.dsl.errors import ArchError, Diagnostic
 
-        raise ArchError([Diagnostic(code="E401", message=f"the grid has {points:,} points; the most a sweep "
+        raise ArchError([Diagnostic(code="E404", message=f"the grid has {points:,} points; the most a sweep "
                                     f"evaluates is {MAX_POINTS:,}", hint="sweep a coarser grid, or in parts")])
 
 
@@ -211,7 +215,7 @@ def _chunk_text(columns: list[np.ndarray], pieces: list[str]) -> bytes:
     if not all(bool(np.all(np.isfinite(c))) for c in columns):
         from archcost.dsl.errors import ArchError, Diagnostic
 
-        raise ArchError([Diagnostic(code="E401", message="a value of this grid is too large to compute")])
+        raise ArchError([Diagnostic(code="E404", message="a value of this grid is too large to compute")])
     if _whole(columns):
         return _rows(pieces, columns)
     template = "%s".join(piece.replace("%", "%%") for piece in pieces)
