@@ -4,6 +4,7 @@ exactly what the compiler prints, imports no sympy, and an entry that is stale, 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -95,8 +96,10 @@ def test_a_warm_eval_imports_neither_sympy_nor_the_compiler(capsys):
     argv = ["eval", str(ROOT / "specs" / "deepseek-v4-flash.arch"), "--phase", "request", "--G", "1000000"]
     assert main(argv) == 0
     cold = capsys.readouterr().out
-    script = ("import sys\nfrom archcost.compiler.cli.cached import served\nassert served(sys.argv[1:]) == 0\n"
-              "print(sorted(m for m in ('sympy', 'networkx', 'lark', 'pydantic') if m in sys.modules), file=sys.stderr)")
+    script = (
+        "import sys\nfrom archcost.compiler.cli.cached import served\nassert served(sys.argv[1:]) == 0\n"
+        "print(sorted(m for m in ('sympy', 'networkx', 'lark', 'pydantic') if m in sys.modules), file=sys.stderr)"
+    )
     done = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, check=True)
     assert done.stdout == cold and done.stderr.strip() == "[]"
 
@@ -155,3 +158,20 @@ def test_a_relative_cache_home_is_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_folder("forms") == tmp_path / "home" / ".cache" / "archcost" / "forms"
     assert not (tmp_path / "relative").exists()
+
+
+def test_the_api_evaluates_a_cached_spec_without_sympy(tmp_path):
+    """`archcost.load(spec).evaluate(...)` in a fresh process reads the formula cache (the same entry the CLI
+    writes: its key is data, not flag names) and imports none of sympy, networkx or lark."""
+    script = ("import sys, json, archcost\n"
+              "m = archcost.load(sys.argv[1]); r = m.evaluate('decode', S=8192)\n"
+              "print(json.dumps([r.to_dict(), sorted(k for k in ('sympy', 'networkx', 'lark') if k in sys.modules)]))")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script, spec], env=env, capture_output=True, text=True,
+                                      check=True).stdout) for _ in range(2)]
+    (cold, cold_modules), (warm_data, warm_modules) = runs
+    assert "sympy" in cold_modules and warm_modules == []
+    assert warm_data == cold == json.loads(subprocess.run(
+        [sys.executable, "-m", "archcost.compiler.cli", "eval", spec, "--phase", "decode", "--S", "8192", "--json"],
+        env=env, capture_output=True, text=True, check=True).stdout)

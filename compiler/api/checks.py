@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archcost.dsl.errors import did_you_mean
-
 from archcost.compiler.terms.letters import MAX_COUNT, bad_value
+from archcost.dsl.errors import did_you_mean
 
 
 def word(name: str, value, choices, optional: bool = False):

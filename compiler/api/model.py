@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from archcost.compiler import pipeline
-from archcost.compiler.numbers.evaluate import by_op, evaluate
-from archcost.compiler.render import formula as formula_render
-from archcost.compiler.render import tables
-from archcost.compiler.render.tables import Table as _Table
+from archcost import checks
+from archcost.compiler.numbers import cache
 from archcost.compiler.terms.letters import LEDGERS, PHASES
-from archcost.compiler.terms.scenario import Options, Scenario, counting
+from archcost.compiler.terms.options import Options, Scenario, counting
 from archcost.dsl.errors import ArchError
 
-from archcost import checks
+from .results import Diagram, Formula, Result, Table
 
 __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
 
@@ -70,24 +66,42 @@ class _Source:
     path: Path | None
     allow_outside: bool = False
 
-    def build(self, options: Options, keep: frozenset[str] = frozenset()) -> pipeline.Compiled:
+    def build(self, options: Options, keep: frozenset[str] = frozenset()):
+        from archcost.compiler import pipeline
+
         if self.path is not None:
             return pipeline.compile_file(self.path, options, keep, self.allow_outside)
         return pipeline.compile_text(self.text, options, keep)
 
+    def key(self, options: Options) -> dict | None:
+        """The formula cache's key for this source (the CLI's, for the same file and flags); None for text."""
+        if self.path is None or not cache.enabled():
+            return None
+        return cache.key(self.path, options.model_dump(), self.allow_outside)
+
 
 class Model:
     """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `compare`, `layout`, `diagram`; shows a
-    summary in a notebook."""
+    summary in a notebook. A spec file whose forms the formula cache holds is compiled only when something
+    beyond those forms is asked for."""
 
     def __init__(self, source: _Source, options: Options):
         self._source = source
         self.options = options
-        self.compiled = source.build(options)
+        self._key = source.key(options)
+        self._entry = cache.load(self._key) if self._key is not None else None
+        self._compiled = None if self._entry is not None else source.build(options)
+
+    @property
+    def compiled(self):
+        """The compiled model (graph.compiled.Compiled), compiled on first use."""
+        if self._compiled is None:
+            self._compiled = self._source.build(self.options)
+        return self._compiled
 
     @property
     def name(self) -> str:
-        return self.compiled.name
+        return self._entry["head"]["model"] if self._compiled is None else self._compiled.name
 
     def __repr__(self) -> str:
         return f"<archcost.Model {self.name!r}: {self.evaluate('decode')['params']:,} parameters>"
@@ -117,8 +131,16 @@ class Model:
         P = (1 if phase == "decode" else 8192) if P is None else P
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
+        if self._entry is not None and not ops:
+            data = cache.report(self._entry, phase, scenario.model_dump())
+            if data is not None:
+                return Result(data)
+        from archcost.compiler.numbers.evaluate import by_op, evaluate
+
         report = evaluate(self.compiled, phase, scenario)
-        return Result(report, by_op(self.compiled, phase, scenario) if ops else None)
+        if self._key is not None:  # the next process evaluates this phase from the cache
+            cache.remember(self._key, self.compiled, [phase])
+        return Result(report.model_dump(exclude_none=True), by_op(self.compiled, phase, scenario) if ops else None)
 
     eval = evaluate  # the CLI's word; no call to the builtin of that name anywhere in the package
 
@@ -134,7 +156,9 @@ class Model:
             scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                                 G=checks.count("G", G, 1))
             phase = checks.word("phase", phase, PHASES)
-            return Table(tables.summary_table([evaluate(m.compiled, phase, scenario) for m in models]))
+            from archcost.compiler.render import tables
+
+            return Table(tables.summary_table([m.evaluate(phase, **scenario.model_dump()).data for m in models]))
         return Table(chapter_table(table, [m.compiled for m in models]))
 
     def layout(self, layout: str | None = None, phase: str = "decode", *, B: int = 1, S: int = 0, P: int | None = None,
@@ -163,124 +187,9 @@ class Model:
         return Diagram(dot.to_dot(self.compiled))
 
 
-def _dimension_names(compiled: pipeline.Compiled) -> set[str]:
+def _dimension_names(compiled) -> set[str]:
     """Names a spec binds at model level: what `keep` may leave symbolic."""
     from archcost.dsl import ast
 
     body = compiled.program.entry.models[0].body if compiled.program else []
     return {stmt.name for stmt in body if isinstance(stmt, ast.Binding)}
-
-
-@dataclass
-class Formula:
-    """Closed forms; `str()` is the CLI's text, Jupyter shows LaTeX."""
-
-    compiled: pipeline.Compiled
-    quantities: list[str]
-    phase: str
-
-    def __str__(self) -> str:
-        return formula_render.render(self.compiled, self.quantities, self.phase)
-
-    def latex(self) -> str:
-        return formula_render.latex(self.compiled, self.quantities, self.phase)
-
-    def markdown(self) -> str:
-        return formula_render.markdown(self.compiled, self.quantities, self.phase)
-
-    def expressions(self) -> dict:
-        """{field: sympy expression} for the chosen quantities."""
-        return {name: expr for q in self.quantities
-                for name, _, expr in formula_render.formulas(self.compiled, q, self.phase)}
-
-    def _repr_latex_(self) -> str:
-        return "$$" + self.latex() + "$$"
-
-    def _repr_markdown_(self) -> str:
-        return self.markdown()
-
-
-@dataclass
-class Result:
-    """One evaluation: index it by quantity (`result["flops_matrix"]`), or print it as a table."""
-
-    report: object
-    ops: list | None = None
-
-    def __getitem__(self, key: str):
-        return self.to_dict()[key]
-
-    def to_dict(self) -> dict:
-        data = self.report.model_dump(exclude_none=True)
-        if self.ops is not None:
-            data["by_op"] = [op.model_dump() for op in self.ops]
-        return data
-
-    def json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
-
-    def table(self) -> Table:
-        return Table(tables.report_table(self.report))
-
-    def csv(self) -> str:
-        return tables.report_table(self.report, plain=True).csv()
-
-    def markdown(self) -> str:
-        return self.table().markdown()
-
-    def __str__(self) -> str:
-        return tables.report_text(self.report)
-
-    def _repr_markdown_(self) -> str:
-        return self.markdown()
-
-
-@dataclass
-class Table:
-    """A table of rows; text, Markdown (Jupyter's view) or CSV."""
-
-    table: _Table = field(repr=False)
-
-    def text(self) -> str:
-        return self.table.text()
-
-    def markdown(self) -> str:
-        return self.table.markdown()
-
-    def csv(self) -> str:
-        return self.table.csv()
-
-    def rows(self) -> list[dict[str, str]]:
-        return [dict(zip(self.table.header, row, strict=True)) for row in self.table.rows]
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def _repr_markdown_(self) -> str:
-        return self.markdown()
-
-
-@dataclass
-class Diagram:
-    """The graph as DOT; Jupyter shows it as SVG, laid out by the Graphviz bundled with pygraphviz."""
-
-    dot: str
-
-    def svg(self) -> str:
-        from archcost.compiler.render.dot import render
-
-        return render(self.dot, "svg").decode("utf-8")
-
-    def save(self, path: str | Path) -> Path:
-        """Write .dot, .svg or .png (atomically, as the CLI does)."""
-        from archcost.compiler.render.dot import write_source
-
-        target = checks.path("path", path)
-        write_source(self.dot, target)
-        return target
-
-    def __str__(self) -> str:
-        return self.dot
-
-    def _repr_svg_(self) -> str:
-        return self.svg()

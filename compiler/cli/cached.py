@@ -7,9 +7,9 @@ returns None, and the program runs the compiler as usual, which prints the same 
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..numbers import cache as warm
+from .common import cache_key, caching
 
 
 class _Refused(Exception):
@@ -37,13 +37,13 @@ def served(argv: list[str]) -> int | None:
         args = parser([*evaluate.COMMANDS, *state.COMMANDS, *serving.COMMANDS], kind=_Quiet).parse_args(argv)
     except Exception:  # noqa: BLE001  (a flag's parser refuses with an ArchError: the full program says it)
         return None
-    if not warm.enabled(args):
+    if not caching(args):
         return None
     if argv[0] != "eval":
         return {"compare": _compared, "sweep": _swept}.get(argv[0], _served_view)(args)
     if args.by_op:
         return None
-    entry = warm.load(args.spec, args)
+    entry = warm.load(cache_key(args.spec, args))
     data = warm.report(entry, args.phase, {"B": args.B, "S": args.S, "P": args.P, "G": args.G}) if entry else None
     if data is None:
         return None
@@ -55,7 +55,6 @@ def served(argv: list[str]) -> int | None:
 
 def _compared(args) -> int | None:
     """`compare` from the cache entries of every spec."""
-    from ..render.evaluation import print_report
     from .evaluate import print_compare, told_apart, unused_flags
 
     if args.table == "stages":
@@ -63,7 +62,7 @@ def _compared(args) -> int | None:
 
     def answer() -> bool:
         unused_flags(args)
-        entries = [warm.load(spec, args) for spec in args.specs]
+        entries = [warm.load(cache_key(spec, args)) for spec in args.specs]
         if any(entry is None for entry in entries):
             return False
         print_compare(args, told_apart([warm.CachedView(entry) for entry in entries], args.specs))
@@ -76,7 +75,7 @@ def _served_view(args) -> int | None:
     from .serving import print_capacity, print_request, run_capacity
 
     def answer() -> bool:
-        entry = warm.load(args.spec, args)
+        entry = warm.load(cache_key(args.spec, args))
         if entry is None:
             return False
         if args.run is run_capacity:
@@ -123,7 +122,7 @@ def _swept(args) -> int | None:
         values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
         check_axes(values, args.phase)
         check_size(values)
-        entry = warm.load(args.spec, args)
+        entry = warm.load(cache_key(args.spec, args))
         phase_forms = entry["phases"].get(args.phase) if entry else None
         if phase_forms is None or (args.output is None and math.prod(map(len, values.values())) > SMALL_GRID):
             return None

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the compiler is imported by the commands that compile, not 
     from pydantic import BaseModel
 
     from ..pipeline import Compiled
-    from ..terms.scenario import Options, Scenario
+    from ..terms.options import Options, Scenario
 
 
 class Command(NamedTuple):
@@ -90,7 +90,7 @@ def counting_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def options(args) -> Options:
-    from ..terms.scenario import counting
+    from ..terms.options import counting
 
     return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
                     paths=execution_paths(args.option), weights=getattr(args, "weights", None))
@@ -113,9 +113,25 @@ def scenario(args) -> Scenario:
     return Scenario(B=args.B, S=args.S, P=args.P, G=args.G)
 
 
+def cache_key(path: str, args) -> dict:
+    """The formula cache's key for a spec under these flags: data, the same the API builds from its keywords."""
+    from ..numbers import cache
+    from ..terms.letters import conventions
+
+    chosen = conventions(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
+                         paths=execution_paths(args.option), weights=getattr(args, "weights", None))
+    return cache.key(path, chosen, bool(getattr(args, "allow_use_outside", False)))
+
+
+def caching(args) -> bool:
+    from ..numbers import cache
+
+    return cache.enabled(bool(getattr(args, "no_cache", False)))
+
+
 def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
     from ..pipeline import compile_file
-    from ..terms.scenario import Options
+    from ..terms.options import Options
 
     chosen = options(args) if args is not None and hasattr(args, "logits") else Options()
     allow = bool(getattr(args, "allow_use_outside", False))

@@ -1,10 +1,11 @@
 """The compiled-formula cache: a spec's report forms on disk, so a later run on the same sources reads no sympy.
 
-An entry is JSON in the user cache folder, named by the hash of the spec's path and the run's counting flags,
-and holding the hash of every source file the compile read (stdlib included) and a fingerprint of archcost's
-own code. It is used only when all of those still match and every part of it checks out (forms.check, the plan's
-shape); anything else is ignored and rebuilt. Nothing in it is executed: evaluators are closures built from checked
-forms (forms.py).
+An entry is JSON in the user cache folder, named by the hash of its key, which is data: the spec's resolved path,
+whether `use` may leave its folder, and the counting conventions (terms.options.Options) — the same key from the
+CLI's flags and from the API's keywords. It holds that key, the hash of every source file the compile read
+(stdlib included) and a fingerprint of archcost's own code, and is used only when all of those still match and
+every part of it checks out (forms.check, the plan's shape); anything else is ignored and rebuilt. Nothing in it
+is executed: evaluators are closures built from checked forms (forms.py).
 """
 
 from __future__ import annotations
@@ -19,14 +20,20 @@ from archcost.dsl.cachedir import cache_folder
 from . import forms
 from .assemble import Evaluator, Numbers, assemble, dumped, plain
 
-FORMAT = 1
-FLAGS = ("ledger", "attention", "vector_params", "logits", "routing", "option", "weights")
+FORMAT = 2
 PACKAGE = Path(__file__).resolve().parent
 MAX_ENTRY_BYTES = 64 * 2**20
 
 
-def enabled(args) -> bool:
-    return not getattr(args, "no_cache", False) and not os.environ.get("ARCHCOST_NO_CACHE")
+def enabled(no_cache: bool = False) -> bool:
+    return not no_cache and not os.environ.get("ARCHCOST_NO_CACHE")
+
+
+def key(spec: str | Path, conventions: dict, allow_outside: bool = False) -> dict:
+    """What an entry is for, as data: the spec file, the `use` policy and the counting conventions (as
+    letters.conventions gives them, or an Options' model_dump())."""
+    chosen = {**conventions, "paths": [list(pair) for pair in conventions["paths"]]}
+    return {"spec": str(Path(spec).resolve()), "allow_outside": bool(allow_outside), "conventions": chosen}
 
 
 def fingerprint() -> str:
@@ -40,14 +47,11 @@ def fingerprint() -> str:
     return hashlib.sha256("\n".join(["archcost 0.1.0", *stats]).encode()).hexdigest()
 
 
-def entry_path(spec: str, args) -> Path | None:
+def entry_path(key: dict) -> Path | None:
     base = cache_folder("forms")
     if base is None:
         return None
-    flags = {name: getattr(args, name, None) for name in FLAGS}
-    text = json.dumps([os.getcwd(), str(Path(spec).resolve()), bool(getattr(args, "allow_use_outside", False)),
-                       flags], sort_keys=True)
-    return base / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.json"
+    return base / f"{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]}.json"
 
 
 def source_file(name: str) -> Path:
@@ -63,14 +67,15 @@ def digest(name: str) -> str:
     return hashlib.sha256(source_file(name).read_bytes()).hexdigest()
 
 
-def load(spec: str, args) -> dict | None:
-    """The entry for this spec and flags, when every source and archcost itself are as they were."""
-    path = entry_path(spec, args)
+def load(key: dict) -> dict | None:
+    """The entry for this key, when it was written for this key and every source and archcost itself are as
+    they were."""
+    path = entry_path(key)
     try:
         if path is None or path.stat().st_size > MAX_ENTRY_BYTES:
             return None
         entry = json.loads(path.read_text(encoding="utf-8"))
-        if not _valid(entry) or entry["fingerprint"] != fingerprint():
+        if not _valid(entry) or entry["key"] != key or entry["fingerprint"] != fingerprint():
             return None
         if any(digest(name) != hashed for name, hashed in entry["sources"]):
             return None
@@ -79,14 +84,14 @@ def load(spec: str, args) -> dict | None:
     return entry
 
 
-def store(spec: str, args, head: dict, sources: list[str], phases: dict[str, dict], extras: dict | None = None) -> None:
+def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], extras: dict | None = None) -> None:
     """Add these phases' forms (and `extras`: facts, state_at) to the entry, written whole and atomically; a
     folder that says no is no error."""
-    path = entry_path(spec, args)
+    path = entry_path(key)
     if path is None:
         return
     try:
-        entry = load(spec, args) or {"format": FORMAT, "fingerprint": fingerprint(),
+        entry = load(key) or {"format": FORMAT, "key": key, "fingerprint": fingerprint(),
                                      "sources": [[name, digest(name)] for name in sources], "head": head, "phases": {}}
         entry["phases"].update(phases)
         entry.update(extras or {})
@@ -98,6 +103,18 @@ def store(spec: str, args, head: dict, sources: list[str], phases: dict[str, dic
             temporary.unlink(missing_ok=True)
     except OSError:
         return
+
+
+def remember(key: dict, compiled, phases: list[str], name: str | None = None, extras: dict | None = None) -> None:
+    """Keep a compiled model's forms of these phases (and `extras`: the architecture facts and M(H) the chapter's
+    tables read) under `key`; a model whose forms are not plain is not kept."""
+    from .evaluate import head
+    from .leaves import phase_forms
+
+    found = {phase: phase_forms(compiled, phase) for phase in phases}
+    if compiled.program is None or any(forms is None for forms in found.values()):
+        return
+    store(key, {**head(compiled), "model": name or compiled.name}, list(compiled.program.modules), found, extras)
 
 
 def report(entry: dict, phase: str, scenario: dict) -> dict | None:
@@ -146,6 +163,7 @@ class CachedView:
 def _valid(entry) -> bool:
     try:
         return (type(entry) is dict and entry.get("format") == FORMAT and type(entry.get("fingerprint")) is str
+                and type(entry.get("key")) is dict
                 and _pairs(entry["sources"]) and _head(entry["head"]) and type(entry["phases"]) is dict
                 and all(type(k) is str and _phase(v) for k, v in entry["phases"].items())
                 and _facts(entry.get("facts")) and ("state_at" not in entry or forms.check(entry["state_at"])))

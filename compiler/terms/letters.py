@@ -22,6 +22,21 @@ LEDGERS: dict[str, dict[str, str]] = {
 }
 
 
+# The counting conventions a run selects and their defaults (terms.options.Options holds them as a model).
+CONVENTION_DEFAULTS = {"logits": "last", "attention": "as_written", "vector_params": "nonmatrix",
+                       "routing": "uniform", "weights": None, "paths": ()}
+
+
+def conventions(ledger: str = "chapter", attention: str | None = None, vector_params: str | None = None,
+                **rest) -> dict:
+    """The conventions as data: a ledger's, overridden by any explicitly chosen attention or vector_params and
+    by the rest given (the CLI's flags and the API's keywords both come through here; no pydantic)."""
+    chosen = {**CONVENTION_DEFAULTS, **rest, **LEDGERS[ledger]}
+    chosen.update({k: v for k, v in (("attention", attention), ("vector_params", vector_params)) if v})
+    chosen["paths"] = tuple(sorted(dict(chosen["paths"]).items()))  # the last word for a name wins
+    return chosen
+
+
 def causal_pairs(batch, cached, new):
     """N_pair = B(PS + P(P+1)/2): each new query sees the cache and the new tokens up to itself."""
     return batch * (new * cached + new * (new + 1) / 2)
