@@ -7,11 +7,11 @@ from pathlib import Path
 from archcost.dsl import ast
 from archcost.dsl.loader import Program, load_file, load_text
 
+from .front.resolve import resolve
 from .graph import costs
 from .graph.compiled import Compiled
 from .graph.lower import lower
 from .ops import REGISTRY
-from .front.resolve import resolve
 from .terms.scenario import Options
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,27 +47,27 @@ class Bool(Node):
 class BinOp(Node):
     kind: Literal["binop"] = "binop"
     op: Literal["+", "-", "*", "/", "//", "^", "==", "!=", "<", "<=", ">", ">="]
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
 
 class Neg(Node):
     kind: Literal["neg"] = "neg"
-    operand: "Expr"
+    operand: Expr
 
 
 class Call(Node):
     kind: Literal["call"] = "call"
     func: str
-    args: list["Expr"]
+    args: list[Expr]
 
 
 class Tuple(Node):
     kind: Literal["tuple"] = "tuple"
-    items: list["Expr"]
+    items: list[Expr]
 
 
-Expr = Annotated[Union[Num, Name, Bool, BinOp, Neg, Call, Tuple], Field(discriminator="kind")]
+Expr = Annotated[Num | Name | Bool | BinOp | Neg | Call | Tuple, Field(discriminator="kind")]
 
 
 # --- arguments ---------------------------------------------------------------------------
@@ -92,7 +92,7 @@ class Signature(Node):
     target: Expr
 
 
-Arg = Annotated[Union[Positional, Keyword, Signature], Field(discriminator="kind")]
+Arg = Annotated[Positional | Keyword | Signature, Field(discriminator="kind")]
 
 
 # --- statements --------------------------------------------------------------------------
@@ -139,13 +139,13 @@ class Repeat(Node):
     kind: Literal["repeat"] = "repeat"
     count: Expr
     label: str | None = None
-    body: list["Stmt"]
+    body: list[Stmt]
 
 
 class Arm(Node):
     count: Expr
     label: str
-    body: list["Stmt"]
+    body: list[Stmt]
 
 
 class Select(Node):
@@ -156,8 +156,8 @@ class Select(Node):
 class If(Node):
     kind: Literal["if"] = "if"
     condition: Expr
-    body: list["Stmt"]
-    orelse: list["Stmt"] = []
+    body: list[Stmt]
+    orelse: list[Stmt] = []
 
 
 class BlockCall(Node):
@@ -175,7 +175,7 @@ class Op(Node):
 
 
 Stmt = Annotated[
-    Union[Binding, Option, Precision, Component, Replay, Repeat, Select, If, BlockCall, Op],
+    Binding | Option | Precision | Component | Replay | Repeat | Select | If | BlockCall | Op,
     Field(discriminator="kind")
 ]
 

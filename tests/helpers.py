@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ def spec_path(name: str) -> Path:
     return SPECS / f"{name}.arch"
 
 
-@lru_cache(maxsize=None)
+@cache
 def compiled(name: str, edits: tuple[tuple[str, str], ...] = (), options: Options = Options()) -> Compiled:
     """A spec compiled once per test session; `edits` rewrite its text first (what-if variants)."""
     path = spec_path(name)
@@ -54,4 +54,6 @@ def check_golden(path: Path, actual: str, update: bool) -> None:
         if not update:
             pytest.fail(f"golden file {path.name} was missing and has been written; review and commit it")
         return
-    assert actual == path.read_text(), f"output differs from {path.name}; rerun with --update-golden and review the diff"
+    assert actual == path.read_text(), (
+        f"output differs from {path.name}; rerun with --update-golden and review the diff"
+    )

@@ -7,9 +7,9 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from helpers import ROOT, compiled
 
 import archcost
-from helpers import ROOT, compiled
 
 QWEN = ROOT / "specs" / "qwen3-8b.arch"
 

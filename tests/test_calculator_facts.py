@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import compiled
 
 from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
 from archcost.compiler.terms.scenario import Scenario
-from helpers import compiled
 
 FACTS = yaml.safe_load((Path(__file__).parent / "calculator_facts.yaml").read_text())["facts"]
 GROUPS = {"params_embedding_head": "embedding_output", "params_attention_projection": "attention",

@@ -64,7 +64,9 @@ def test_crossing_a_boundary_adds_the_ledgers_per_chunk_terms():
     for algorithm in ("gated_delta", "kda"):
         whole = chunk_by_hand(algorithm, 64, 128, 128)
         assert prefill(algorithm, "pad", 65) - prefill(algorithm, "pad", 64) == whole
-        assert prefill(algorithm, "exact", 65) - prefill(algorithm, "exact", 64) == chunk_by_hand(algorithm, 1, 128, 128)
+        assert prefill(algorithm, "exact", 65) - prefill(algorithm, "exact", 64) == chunk_by_hand(
+            algorithm, 1, 128, 128
+        )
         assert prefill(algorithm, "average", 65) - prefill(algorithm, "average", 64) == whole // 64
     assert chunk_by_hand("kda", 64, 128, 128) == 64 * 139_136        # conventions.md: 139,136 per token
     assert chunk_by_hand("gated_delta", 64, 128, 128) == 64 * 147_456  # and 147,456 for the gated delta rule

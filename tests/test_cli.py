@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from helpers import ROOT, SPECS
 
 from archcost.compiler.cli import main
-from helpers import ROOT, SPECS
 
 QWEN = str(SPECS / "qwen3-8b.arch")
 

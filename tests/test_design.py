@@ -8,15 +8,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import ROOT, check_golden, load_tool
 
-from archcost.compiler.terms import symbols
 from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.ops import REGISTRY, Arg, Cost, CostContext, OpSpec, registered
 from archcost.compiler.pipeline import compile_text, with_path
 from archcost.compiler.render import dot, listing
+from archcost.compiler.terms import symbols
 from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
-from helpers import ROOT, check_golden, load_tool
 
 language_doc = load_tool("language_doc")
 code_size = load_tool("code_size")
@@ -121,8 +121,9 @@ def test_a_spec_compiled_from_text_evaluates_along_another_path():
 def test_activation_reads_live_on_the_edges():
     """Each tensor edge carries its size and its consumer's read of it; R's activation reads sum the edges
     (plus ops that read only token ids), the writes stay on their producers, once each."""
-    from archcost.compiler.graph import costs
     from helpers import compiled
+
+    from archcost.compiler.graph import costs
 
     graph = compiled("qwen3-8b").graph
     tensors = [(u, v, e) for u, v, e in graph.edges(data=True) if e["kind"] == "tensor"]

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import GOLDEN, check_golden, load_tool
 
 from archcost.compiler.cli import main
 from archcost.dsl.errors import CODES
-from helpers import GOLDEN, check_golden, load_tool
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

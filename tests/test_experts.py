@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import compiled
 
 from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Options, Scenario
 from archcost.dsl.errors import ArchError
-from helpers import compiled
 
 GRANULARITIES = {  # §2.5.1: the same expert parameters and work, cut into different shapes
     "128 × 1536, top 8": "experts = 128, top = 8, f = 1536",

@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
 from archcost.compiler.cli import main
 from archcost.dsl.errors import ArchError
 from archcost.dsl.parser import parse
 from archcost.dsl.printer import canonical, comments
-from helpers import ROOT
 
 SOURCES = sorted([*ROOT.glob("specs/*.arch"), *ROOT.glob("stdlib/**/*.arch")])
 CORPUS = sorted([*ROOT.glob("tests/errors/*.arch"), *ROOT.glob("tests/fuzz_corpus/*.arch")])
@@ -42,8 +42,10 @@ def test_shipped_sources_are_canonical(path):
 
 
 def test_layout():
-    messy = ('use std.embedding   # the table\n\n\n\nmodel "M" {  # top\n d=4096\n'
-             '  # a layer\n  repeat 2 as layers { lookup embed: 1000 -> d # inline\n  }\n\n\n  x = 2^10 + 1\n}\n# end\n')
+    messy = (
+        'use std.embedding   # the table\n\n\n\nmodel "M" {  # top\n d=4096\n'
+        "  # a layer\n  repeat 2 as layers { lookup embed: 1000 -> d # inline\n  }\n\n\n  x = 2^10 + 1\n}\n# end\n"
+    )
     assert canonical(messy) == ('use std.embedding  # the table\n\nmodel "M" {  # top\n  d = 4096\n  # a layer\n'
                                 '  repeat 2 as layers {\n    lookup embed: 1000 -> d  # inline\n  }\n\n'
                                 '  x = 2^10 + 1\n}\n# end\n')

@@ -1,5 +1,6 @@
-"""Plain-data forms (compiler/numbers/forms.py) and their decode sums (compiler/numbers/sums.py): the generated evaluators equal
-sympy, a sum over histories equals the step-by-step sum, and a malformed form is refused before any code."""
+"""Plain-data forms (compiler/numbers/forms.py) and their decode sums (compiler/numbers/sums.py): the generated
+evaluators equal sympy, a sum over histories equals the step-by-step sum, and a malformed form is refused before any
+code."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def x_forms():
     floor = st.builds(lambda u, c: sp.floor(u / c), linear, st.integers(1, 600))
     window = st.builds(lambda u, w: sp.Min(w, u), linear | floor, st.integers(0, 300))
     lower = st.builds(lambda u, k: sp.Max(0, u - k), linear | floor, st.integers(0, 300))
-    condition = st.builds(lambda u, k, v: sp.Piecewise((u, X > k), (v, True)), linear | floor,
+    condition = st.builds(lambda u, k, v: sp.Piecewise((u, k < X), (v, True)), linear | floor,
                           st.integers(0, 200), st.integers(0, 9))
     atom = linear | floor | window | lower | condition
     return st.builds(lambda a, b, k: a * b * B ** k, atom, atom | st.just(sp.Integer(1)), st.integers(0, 1))
@@ -68,7 +69,7 @@ def test_long_periods_are_cut_at_their_steps():
 def test_generated_evaluators_equal_sympy(c, s, p, b, g):
     S, P, G = (sp.Symbol(n, integer=True, nonnegative=True) for n in "SPG")
     expr = (sp.Rational(3, c) * B * S + sp.floor((S + P) / c) * G + sp.Min(c, P) * sp.ceiling(S / (c + 1))
-            + sp.Max(0, S - c) ** 2 + sp.Mod(S + P, c) + sp.Piecewise((P, S > c), (2 * P, True)))
+            + sp.Max(0, S - c) ** 2 + sp.Mod(S + P, c) + sp.Piecewise((P, c < S), (2 * P, True)))
     tree = forms.from_sympy(expr, {B: "B", S: "S", P: "P", G: "G"})
     assert forms.check(tree)
     assert forms.function([tree])(b, s, p, g)[0] == expr.subs({B: b, S: s, P: p, G: g})

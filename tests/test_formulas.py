@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
+from helpers import compiled, spec_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +13,6 @@ from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.render import formula
 from archcost.compiler.terms.scenario import Options, Scenario, at_phase
 from archcost.compiler.terms.symbols import B, G, N_pair, P, S, m, m_out
-from helpers import compiled, spec_path
 
 
 def test_qwen3_8b_matrix_flops_is_the_chapters_formula():

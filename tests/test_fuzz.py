@@ -9,10 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import load_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from helpers import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE, LONG = 600, 4_000  # mutations: the default run's bounded sample, and the `long` run's (.ci/run)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import GOLDEN, SPECS, check_golden, compiled
 
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.render import dot, formula
 from archcost.compiler.terms.scenario import Scenario
-from helpers import GOLDEN, SPECS, check_golden, compiled
 
 NAMES = sorted(p.stem for p in SPECS.glob("*.arch"))
 

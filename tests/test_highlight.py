@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from helpers import ROOT, load_tool
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Comment, Error, Keyword, Name, Number, String
 
 from archcost.dsl.highlight import ArchLexer, textmate_grammar
-from helpers import ROOT, load_tool
 
 GRAMMAR_WORDS = sorted(set(re.findall(r'"([a-z]+)"', (ROOT / "dsl" / "grammar.lark").read_text())))
 SOURCES = sorted([*ROOT.glob("specs/*.arch"), *ROOT.glob("stdlib/**/*.arch")])

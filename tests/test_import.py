@@ -13,13 +13,14 @@ import json
 import os
 
 import pytest
+from helpers import GOLDEN, ROOT, check_golden, compiled, load_tool
+
 from archcost.compiler.cli import main
-from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config, read_config
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Options, Scenario
 from archcost.dsl.errors import ArchError
-from helpers import GOLDEN, ROOT, check_golden, compiled, load_tool
 
 CONFIGS = ROOT / "tests" / "configs"
 PUBLIC = {"qwen3-8b": "Qwen3-8B", "llama-3.1-8b": "Llama-3.1-8B", "mistral-7b-v0.3": "Mistral-7B-v0.3",
@@ -192,7 +193,9 @@ def test_absurd_sizes_are_refused_at_their_field():
         config = small("mistral", **{field: 10**50})
         with pytest.raises(ArchError) as caught:
             import_config(parse_config(json.dumps(config, indent=2), "config.json"))
-        assert caught.value.codes == ["E503"] and caught.value.diagnostics[0].source_line.strip().startswith(f'"{field}"')
+        assert caught.value.codes == ["E503"] and caught.value.diagnostics[0].source_line.strip().startswith(
+            f'"{field}"'
+        )
 
 
 PUBLISHED = sorted((CONFIGS / "published").glob("*.json"))

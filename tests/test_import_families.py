@@ -11,14 +11,15 @@ import warnings
 
 import pytest
 import transformers
-from archcost.compiler.numbers.evaluate import evaluate
+from helpers import ROOT, check_golden, compiled, load_tool
+
 from archcost.compiler.importer import FAMILIES, MULTIMODAL, Multimodal, import_config, parse_config, read_config
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Options, Scenario
 from archcost.dsl.errors import ArchError
 from archcost.dsl.parser import parse
 from archcost.dsl.printer import canonical
-from helpers import ROOT, check_golden, compiled, load_tool
 
 PUBLISHED = ROOT / "tests" / "configs" / "published"
 
@@ -47,17 +48,22 @@ def test_defaults_are_the_config_class_defaults(model_type):
     a value takes that value here too; None here is the value transformers derives (head_dim = d / heads,
     MHA without num_key_value_heads), and Jamba's "auto" the rank the class works out."""
     schema, defaults = FAMILIES[model_type].schema, class_fields(model_type)
-    derived = {"num_key_value_heads": defaults.get("num_attention_heads"), "word_embed_proj_dim": defaults.get("hidden_size"),
-               "head_dim": defaults.get("hidden_size", 0) // defaults.get("num_attention_heads", 1)}
+    derived = {
+        "num_key_value_heads": defaults.get("num_attention_heads"),
+        "word_embed_proj_dim": defaults.get("hidden_size"),
+        "head_dim": defaults.get("hidden_size", 0) // defaults.get("num_attention_heads", 1),
+    }
     rope = defaults.get("rope_parameters") or {}
-    assert schema.ROTARY == rope.get("partial_rotary_factor", 1) if hasattr(schema, "ROTARY") else True
+    assert rope.get("partial_rotary_factor", 1) == schema.ROTARY if hasattr(schema, "ROTARY") else True
     for name, info in schema.model_fields.items():
         key = info.alias or name
         if isinstance(defaults.get(key), (list, dict)):
             continue  # per-layer lists the builders derive by the class's own rule (the parity cases check them)
         if key in defaults and defaults[key] is not None:
             assert not info.is_required(), key
-            assert info.default in ("auto", defaults[key]) or (info.default is None and derived.get(key) == defaults[key]), key
+            assert info.default in ("auto", defaults[key]) or (
+                info.default is None and derived.get(key) == defaults[key]
+            ), key
 
 
 @pytest.mark.parametrize("path", sorted(PUBLISHED.glob("*.json")), ids=lambda p: p.stem)

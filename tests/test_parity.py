@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-from archcost.compiler.numbers.evaluate import evaluate
+from torch.utils.flop_counter import FlopCounterMode
+
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config
+from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Options, Scenario
-from torch.utils.flop_counter import FlopCounterMode
 
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=500)
@@ -102,7 +103,9 @@ def test_every_supported_type_has_a_case():
 def build(case: str):
     model_type, fields = CASES[case]
     if model_type in MULTIMODAL:
-        config = transformers.AutoConfig.for_model(model_type, text_config=dict(fields, model_type=f"{model_type}_text"))
+        config = transformers.AutoConfig.for_model(
+            model_type, text_config=dict(fields, model_type=f"{model_type}_text")
+        )
         text = config.text_config
     else:
         config = text = transformers.AutoConfig.for_model(model_type, **fields)
@@ -282,7 +285,12 @@ def spec_models():
             with warnings.catch_warnings(), torch.device("meta"):
                 warnings.simplefilter("ignore")
                 model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-            if model_type in ("gpt_oss", "jamba", "minimax", "phimoe"):  # the default grouped_mm wants bf16, the meta run is fp32
+            if model_type in (
+                "gpt_oss",
+                "jamba",
+                "minimax",
+                "phimoe",
+            ):  # the default grouped_mm wants bf16, the meta run is fp32
                 model.set_experts_implementation("batched_mm")
             spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
             cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle", paths=paths),

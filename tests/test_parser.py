@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from helpers import SPECS, STDLIB, load_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 
 from archcost.dsl.parser import grammar, keywords, parse
 from archcost.dsl.printer import format_module
-from helpers import SPECS, STDLIB, load_tool
 
 fuzz = load_tool("fuzz")
 

@@ -7,17 +7,16 @@ from pathlib import Path
 import pytest
 import sympy as sp
 import yaml
+from helpers import compiled
 
-from archcost.compiler.graph import costs
-from archcost.compiler.terms import symbols
-from archcost.compiler.numbers.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
-from archcost.compiler.terms.letters import LEDGERS
-from archcost.compiler.terms.scenario import Options, Scenario, call_form
 from archcost.compiler.front.hardware import device
+from archcost.compiler.graph import costs
+from archcost.compiler.numbers.evaluate import attention_crossover, by_op, evaluate, state_bytes_at
 from archcost.compiler.serving.capacity import capacity, prefix_reuse, roofline, speculate
 from archcost.compiler.serving.state import profile
-
-from helpers import compiled
+from archcost.compiler.terms import symbols
+from archcost.compiler.terms.letters import LEDGERS
+from archcost.compiler.terms.scenario import Options, Scenario, call_form
 
 FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 

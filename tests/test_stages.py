@@ -11,7 +11,6 @@ import ast
 from pathlib import Path
 
 import networkx as nx
-
 from helpers import ROOT
 
 COMPILER = ROOT / "compiler"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
+from helpers import STDLIB
 
 from archcost.compiler.pipeline import compile_text
 from archcost.dsl.parser import parse
-from helpers import STDLIB
 
 BLOCKS = [(path, block) for path in sorted(STDLIB.rglob("*.arch")) for block in parse(path.read_text()).blocks]
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from helpers import compiled
 
 from archcost.compiler.numbers.evaluate import by_op
 from archcost.compiler.terms.scenario import Options, Scenario
-from helpers import compiled
 
 P = 8192
 N_PAIR = P * (P + 1) // 2  # causal pairs of a prefill from S = 0

@@ -81,9 +81,9 @@ def whole_processes(env: dict) -> None:
 
 
 def in_process() -> None:
-    from archcost.compiler.evaluate import evaluate
+    from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.pipeline import compile_file
-    from archcost.compiler.scenario import Scenario
+    from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.parser import _parser
 
     _parser()  # the grammar tables are built once per process, like an import
@@ -91,7 +91,8 @@ def in_process() -> None:
         compiled = compile_file(ROOT / "specs" / f"{name}.arch")
         evaluate(compiled, "prefill", Scenario(P=100))  # closed forms and evaluators built once
         shapes = iter(range(10**9))
-        one_report = median_seconds(lambda: evaluate(compiled, "prefill", Scenario(P=1000 + next(shapes))), 500)
+        one_report = median_seconds(lambda compiled=compiled, shapes=shapes: evaluate(
+            compiled, "prefill", Scenario(P=1000 + next(shapes))), 500)
         print(f"one exact scenario, every quantity, {name + ':':<20}{one_report * 1e6:9.0f} µs")
     flash = compile_file(ROOT / "specs" / "deepseek-v4-flash.arch")
     evaluate(flash, "request", Scenario(P=128, G=4))
@@ -107,7 +108,7 @@ SWEEP = """
 import resource, sys, time
 from pathlib import Path
 from archcost.compiler.pipeline import compile_file
-from archcost.compiler.sweep import write
+from archcost.compiler.serving.sweep import write
 model = compile_file(sys.argv[1])
 start = time.perf_counter()
 write(model, "decode", {"B": range(1, 101), "S": range(0, 1_000_000, 100), "P": [1], "G": [1]}, Path(sys.argv[2]))
@@ -142,9 +143,9 @@ def hostile_limits() -> None:
     """How long each limit takes to refuse its hostile input (issue 8: each well under a second)."""
     import tempfile
 
-    from archcost.compiler.evaluate import evaluate
+    from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.pipeline import compile_file, compile_text
-    from archcost.compiler.scenario import Scenario
+    from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.errors import ArchError
 
     def refused(action, code: str):
@@ -165,11 +166,15 @@ def hostile_limits() -> None:
             (root / f"f{index}.arch").write_text(f'use "f{index + 1}.arch"\n' if index < 999 else "")
         (root / "chain.arch").write_text('use "f0.arch"\n' + SMALL)
         deep = 'model "Deep" {\n  d = ' + "(" * 10_000 + "64" + ")" * 10_000 + "\n}\n"
-        tall = 'model "Tall" {\n  lookup embed: 1000 -> 64\n  repeat 10^12 as layers {\n    linear up: 64 -> 64\n  }\n}\n'
-        cases = [("10.9 MB spec (E106)", refused(lambda: compile_file(huge), "E106")),
-                 ("expression nested 10,000 deep (E106)", refused(lambda: compile_text(deep), "E106")),
-                 ("1,000-file `use` chain (E106 at depth 64)", refused(lambda: compile_file(root / "chain.arch"), "E106")),
-                 ("`repeat 10^12`, compiled and evaluated", lambda: evaluate(compile_text(tall), "decode", Scenario()))]
+        tall = (
+            'model "Tall" {\n  lookup embed: 1000 -> 64\n  repeat 10^12 as layers {\n    linear up: 64 -> 64\n  }\n}\n'
+        )
+        cases = [
+            ("10.9 MB spec (E106)", refused(lambda: compile_file(huge), "E106")),
+            ("expression nested 10,000 deep (E106)", refused(lambda: compile_text(deep), "E106")),
+            ("1,000-file `use` chain (E106 at depth 64)", refused(lambda: compile_file(root / "chain.arch"), "E106")),
+            ("`repeat 10^12`, compiled and evaluated", lambda: evaluate(compile_text(tall), "decode", Scenario())),
+        ]
         for label, action in cases:
             print(f"limit: {label:<45} {median_seconds(action, 5) * 1e3:8.1f} ms")
 

@@ -43,7 +43,9 @@ def distribution(values: list[int]) -> dict[str, float]:
 def too_long() -> list[str]:
     """Every function and file over its limit."""
     over = [f"{place} ({n} lines)" for path in sources() for place, n in functions(path) if n > MAX_FUNCTION_LINES]
-    return over + [f"{p.relative_to(ROOT)} ({file_lines(p)} lines)" for p in sources() if file_lines(p) > MAX_FILE_LINES]
+    return over + [
+        f"{p.relative_to(ROOT)} ({file_lines(p)} lines)" for p in sources() if file_lines(p) > MAX_FILE_LINES
+    ]
 
 
 def report() -> str:

@@ -13,8 +13,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "docs" / "conventions.md"
-SCENARIOS = (("prefill", dict(P=8192), "prefill 8K"), ("prefill", dict(P=1000), "prefill 1000"),
-             ("decode", dict(S=8191), "decode at 8K"), ("request", dict(S=2000, P=500, G=64), "request S 2000 P 500 G 64"))
+SCENARIOS = (
+    ("prefill", dict(P=8192), "prefill 8K"),
+    ("prefill", dict(P=1000), "prefill 1000"),
+    ("decode", dict(S=8191), "decode at 8K"),
+    ("request", dict(S=2000, P=500, G=64), "request S 2000 P 500 G 64"),
+)
 
 # option -> (what it chooses, who chooses which way)
 REASONS = {
@@ -128,8 +132,8 @@ def rewritten(spec: str, written: str, other: str) -> list[str]:
 
 
 def _compared(base, other) -> list[str]:
-    from archcost.compiler.evaluate import evaluate, state_bytes_at
-    from archcost.compiler.scenario import Scenario
+    from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
+    from archcost.compiler.terms.scenario import Scenario
 
     cells = []
     for phase, shape, label in SCENARIOS:

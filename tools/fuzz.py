@@ -103,11 +103,11 @@ ACCEPTED = "accepted"
 def run_one(text: str) -> str | None:
     """None when the input is rejected with an ArchError, ACCEPTED when it compiles and evaluates,
     else the traceback of an escape."""
-    from archcost.compiler.evaluate import by_op, evaluate
+    from archcost.compiler.numbers.evaluate import by_op, evaluate
     from archcost.compiler.pipeline import compile_text
     from archcost.compiler.render import dot, formula, listing
-    from archcost.compiler.scenario import Scenario
-    from archcost.compiler.state import profile
+    from archcost.compiler.serving.state import profile
+    from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.errors import ArchError
 
     try:
@@ -167,10 +167,10 @@ def mutate_config(text: str, rng: random.Random) -> str:
 def run_config(text: str) -> str | None:
     """As run_one, for a config.json: refused at a line of the config, or imported into a spec that
     compiles and evaluates; anything else is an escape."""
-    from archcost.compiler.evaluate import evaluate
     from archcost.compiler.importer import import_config, parse_config
+    from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.pipeline import compile_text
-    from archcost.compiler.scenario import Scenario
+    from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.errors import ArchError
 
     try:
@@ -207,21 +207,84 @@ model "Tiny" {
   lm_head(d, vocab)
 }
 """
-COMMANDS = [["check"], ["formula", "--phase", "request"], ["eval", "--phase", "prefill"], ["eval", "--phase", "request"],
-            ["compare", "--table", "chapter"], ["state"], ["capacity", "--device", "rtx-4090", "--context", "64"],
-            ["roofline", "--device", "h100-sxm"], ["request"], ["sweep"], ["diagram", "-o", "-"],
-            ["speculate", "--k", "4", "--alpha", "0.5"], ["layout", "--layout", "tp=2"],
-            ["layouts", "--devices", "2xh100-sxm", "--context", "64"], ["diagram", "-o", "-", "--layout", "tp=2"]]
+COMMANDS = [
+    ["check"],
+    ["formula", "--phase", "request"],
+    ["eval", "--phase", "prefill"],
+    ["eval", "--phase", "request"],
+    ["compare", "--table", "chapter"],
+    ["state"],
+    ["capacity", "--device", "rtx-4090", "--context", "64"],
+    ["roofline", "--device", "h100-sxm"],
+    ["request"],
+    ["sweep"],
+    ["diagram", "-o", "-"],
+    ["speculate", "--k", "4", "--alpha", "0.5"],
+    ["layout", "--layout", "tp=2"],
+    ["layouts", "--devices", "2xh100-sxm", "--context", "64"],
+    ["diagram", "-o", "-", "--layout", "tp=2"],
+]
 FLAGS = ["--B", "--S", "--P", "--G", "--H", "--budget", "--workspace", "--reserve", "--batch", "--alpha", "--k",
          "--turns", "--from", "--to", "--phase", "--option", "--attention", "--keep", "--table", "--across",
          "--round-ms", "--decode-ms", "--context", "--device", "--format", "--weights", "-o", "--layout", "--devices",
          "--link", "--network", "--top", "--plot"]
-FLAG_VALUES = ["0", "-1", "1", "7", "1.5", "nan", "inf", "-inf", "1e400", "9" * 400, "", "x", "5:1", "0:10:-1",
-               "1:2:3:4", "512:128,", "a:b", "2^53", "9007199254740993", "1_000", "24GB", "1e400GiB", "-0",
-               "decode", "Decode", "request", "mla_cache=expanded", "=x", "out.csv", "out.json", "spec.arch",
-               "folder", "folder/x.csv", "missing/x.svg", "fifo", "d,vocab", "chapter", "execution", "tp=2", "tp=0",
-               "ep=3", "tp=2,ep=2,pp=2,mb=4", "imb=0.5", "imb=1e400", "dispatch=zz", "dispatch=fp8", "tp=4,ep=4,node=3,limit=2",
-               "cp=2,sp", "2xh100-sxm", "0xa100", "3xrtx-4090", "nvlink4", "ib_ndr", "tp,ep", "x.png"]
+FLAG_VALUES = [
+    "0",
+    "-1",
+    "1",
+    "7",
+    "1.5",
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    "9" * 400,
+    "",
+    "x",
+    "5:1",
+    "0:10:-1",
+    "1:2:3:4",
+    "512:128,",
+    "a:b",
+    "2^53",
+    "9007199254740993",
+    "1_000",
+    "24GB",
+    "1e400GiB",
+    "-0",
+    "decode",
+    "Decode",
+    "request",
+    "mla_cache=expanded",
+    "=x",
+    "out.csv",
+    "out.json",
+    "spec.arch",
+    "folder",
+    "folder/x.csv",
+    "missing/x.svg",
+    "fifo",
+    "d,vocab",
+    "chapter",
+    "execution",
+    "tp=2",
+    "tp=0",
+    "ep=3",
+    "tp=2,ep=2,pp=2,mb=4",
+    "imb=0.5",
+    "imb=1e400",
+    "dispatch=zz",
+    "dispatch=fp8",
+    "tp=4,ep=4,node=3,limit=2",
+    "cp=2,sp",
+    "2xh100-sxm",
+    "0xa100",
+    "3xrtx-4090",
+    "nvlink4",
+    "ib_ndr",
+    "tp,ep",
+    "x.png",
+]
 
 
 def flag_seeds() -> list[tuple[str, str]]:

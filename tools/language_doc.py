@@ -99,7 +99,7 @@ def op_section(spec) -> list[str]:
 def stdlib_blocks() -> list[tuple[str, str, str]]:
     """(file, signature, comment above) for every block in the stdlib, files in name order."""
     from archcost.dsl.loader import load_file
-    from archcost.dsl.printer import format_expr
+    from archcost.dsl.text import format_expr
 
     found = []
     for file in sorted(STDLIB.rglob("*.arch")):
@@ -134,8 +134,8 @@ def _use_name(file: str) -> str:
 
 
 def render() -> str:
-    from archcost.compiler.arguments import FLOW_ARGS, OP_WIDE_ARGS
-    from archcost.compiler.expr import FUNCTIONS, mode_words
+    from archcost.compiler.front.arguments import FLOW_ARGS, OP_WIDE_ARGS
+    from archcost.compiler.front.expr import FUNCTIONS, mode_words
     from archcost.compiler.ops import REGISTRY
 
     out = ["# The .arch language", "",

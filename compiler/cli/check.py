@@ -9,9 +9,9 @@ from archcost.dsl.loader import display_name, load_file, read_source
 from archcost.dsl.printer import canonical
 
 from ..numbers.evaluate import evaluate
+from ..outputs import atomic_write
 from ..pipeline import check_library
 from ..render import listing
-from ..outputs import atomic_write
 from ..render.units import grouped, human_bytes, human_count
 from ..terms.scenario import Scenario
 from .common import Command, compile_spec

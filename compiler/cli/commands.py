@@ -7,7 +7,16 @@ import argparse
 from .common import Command
 
 DESCRIPTION = "The `archcost` command: check, formula, eval, compare, diagram, and the serving arithmetic."
-MODULES = ("check", "formula", "evaluate", "state", "serving", "layouts", "draw", "importing")  # `archcost --help`'s order
+MODULES = (
+    "check",
+    "formula",
+    "evaluate",
+    "state",
+    "serving",
+    "layouts",
+    "draw",
+    "importing",
+)  # `archcost --help`'s order
 
 
 def parser(commands_wanted: list[Command] | None = None, kind=argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..pipeline import compile_text
 from ..outputs import atomic_write
+from ..pipeline import compile_text
 from ..render.units import human_count
 from .common import Command, output_file
 

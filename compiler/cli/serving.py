@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import json
 
-from ..terms.letters import PHASES, bad_value
 from ..render import tables
-from .common import Command, byte_size, cache_flag, compile_spec, counting_flags, print_result, real, scenario, scenario_flags, show, whole
+from ..terms.letters import PHASES, bad_value
+from .common import (
+    Command,
+    byte_size,
+    cache_flag,
+    compile_spec,
+    counting_flags,
+    print_result,
+    real,
+    scenario,
+    scenario_flags,
+    show,
+    whole,
+)
 
 DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
 
@@ -14,10 +26,19 @@ DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, 
 def capacity_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--device", required=True, help=DEVICES_HELP)
-    parser.add_argument("--context", type=whole(1, name="context"), required=True, metavar="H", help="positions each request holds")
+    parser.add_argument(
+        "--context", type=whole(1, name="context"), required=True, metavar="H", help="positions each request holds"
+    )
     parser.add_argument("--workspace", type=byte_size, default=0, metavar="BYTES", help="kept free, e.g. 2GiB")
-    parser.add_argument("--reserve", type=real(0, 1, high_open=True, name="reserve"), default=0.0, help="fraction of device memory kept free, e.g. 0.1")
-    parser.add_argument("--batch", type=whole(1, name="batch"), default=None, help="for N_max: the parameters that fit with B requests")
+    parser.add_argument(
+        "--reserve",
+        type=real(0, 1, high_open=True, name="reserve"),
+        default=0.0,
+        help="fraction of device memory kept free, e.g. 0.1",
+    )
+    parser.add_argument(
+        "--batch", type=whole(1, name="batch"), default=None, help="for N_max: the parameters that fit with B requests"
+    )
     parser.add_argument("--weights", default=None, metavar="FORMAT",
                         help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
     parser.add_argument("--json", action="store_true")
@@ -85,8 +106,13 @@ def turns(text: str) -> list[tuple[int, int]]:
 def request_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     scenario_flags(parser, P=128)
-    parser.add_argument("--turns", type=turns, default=None, metavar="P:G,P:G,…", help="a conversation: prompt and returned "
-                        "tokens per turn, each turn after everything kept so far")
+    parser.add_argument(
+        "--turns",
+        type=turns,
+        default=None,
+        metavar="P:G,P:G,…",
+        help="a conversation: prompt and returned tokens per turn, each turn after everything kept so far",
+    )
     parser.add_argument("--json", action="store_true")
     cache_flag(parser)
     counting_flags(parser)
@@ -129,9 +155,18 @@ def print_request(args, view) -> int:
 
 def speculate_arguments(parser) -> None:
     parser.add_argument("--k", type=whole(1, 1000, name="k"), required=True, help="drafted tokens per round")
-    parser.add_argument("--alpha", type=real(0, 1, name="alpha"), required=True, help="probability a drafted token is accepted")
-    parser.add_argument("--round-ms", type=real(0, 1e9, low_open=True, name="round-ms"), default=None, help="draft plus verification time, T_s + T_v")
-    parser.add_argument("--decode-ms", type=real(0, 1e9, low_open=True, name="decode-ms"), default=None, help="a plain decode step, T_d")
+    parser.add_argument(
+        "--alpha", type=real(0, 1, name="alpha"), required=True, help="probability a drafted token is accepted"
+    )
+    parser.add_argument(
+        "--round-ms",
+        type=real(0, 1e9, low_open=True, name="round-ms"),
+        default=None,
+        help="draft plus verification time, T_s + T_v",
+    )
+    parser.add_argument(
+        "--decode-ms", type=real(0, 1e9, low_open=True, name="decode-ms"), default=None, help="a plain decode step, T_d"
+    )
     parser.add_argument("spec", nargs="?", metavar="SPEC", help="time the round from this spec's roofline instead")
     parser.add_argument("--device", default=None, help="with SPEC: the device the steps run on")
     parser.add_argument("--drafter", default="mtp", help="with SPEC: the stage that drafts (default mtp)")
@@ -148,8 +183,8 @@ def run_speculate(args) -> int:
     decode_s = None if args.decode_ms is None else args.decode_ms / 1000
     if args.spec is not None:
         from ..front.hardware import device
-        from ..terms.scenario import Scenario
         from ..serving.capacity import draft_timing
+        from ..terms.scenario import Scenario
 
         if args.device is None:
             raise bad_value("`speculate SPEC` needs --device to time its steps")

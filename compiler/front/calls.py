@@ -10,13 +10,13 @@ import sympy as sp
 
 from archcost.dsl import ast
 from archcost.dsl.errors import did_you_mean
-from archcost.dsl.printer import format_expr
+from archcost.dsl.text import format_expr
 
+from ..graph.ir import Cluster, OpNode, Tensor
+from ..ops import REGISTRY, OpSpec
 from ..terms import symbols
 from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_flow
 from .expr import to_sympy
-from ..graph.ir import Cluster, OpNode, Tensor
-from ..ops import REGISTRY, OpSpec
 from .scope import Scope, bind_output, block_input, check_widths, sources
 
 if TYPE_CHECKING:

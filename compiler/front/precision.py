@@ -26,7 +26,7 @@ class Format:
     scale_bits: sp.Integer = sp.Integer(0)
     block: sp.Integer = sp.Integer(1)
     align: sp.Integer = sp.Integer(1)
-    parts: tuple[tuple["Format", sp.Integer], ...] = ()
+    parts: tuple[tuple[Format, sp.Integer], ...] = ()
 
     @property
     def values(self) -> sp.Integer | None:

@@ -10,9 +10,9 @@ from archcost.dsl import ast
 from archcost.dsl.ast import Span
 from archcost.dsl.errors import did_you_mean
 
-from .expr import Env
 from ..graph.ir import Tensor
 from ..ops import OpSpec
+from .expr import Env
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Scope:
 
     def child(self, label: str, cluster: str, *, times: sp.Expr = sp.Integer(1), stack: sp.Expr | None = None,
               values: dict | None = None, tensors: dict[str, Tensor] | None = None, module: str | None = None,
-              block: str | None = None, site: Span | None = None) -> "Scope":
+              block: str | None = None, site: Span | None = None) -> Scope:
         """The scope of a repeated body, a select arm (`times` layers of every one outside) or a block call
         (its own `values` and `tensors`, defined in `module`): new names, labels and caches, shared formats."""
         inherited = self.env.values if values is None else values

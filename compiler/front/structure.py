@@ -10,8 +10,8 @@ import sympy as sp
 
 from archcost.dsl import ast
 
-from .expr import to_sympy
 from ..graph.ir import Cluster, Tensor
+from .expr import to_sympy
 from .scope import Scope, differs
 
 if TYPE_CHECKING:

@@ -9,12 +9,12 @@ import networkx as nx
 import sympy as sp
 
 from ..ops import REGISTRY, Cost, CostContext
+from ..terms.symbols import B, Min, N_pair, N_rect, P, S, S_w, causal_pairs, m, rectangle_pairs
+from .ir import OpNode
 
 # Cost fields the edges carry: a tensor read by its consumer (seed 002 §2.2.2: activations written once, read
 # by every op that consumes them). The many-devices layouts put a tensor's communication on the same edges.
 EDGE_FIELDS = ("read_activations",)
-from ..terms.symbols import B, N_pair, N_rect, P, S, S_w, Min, causal_pairs, m, rectangle_pairs
-from .ir import OpNode
 
 
 def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGraph:
@@ -25,7 +25,8 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
         context = CostContext(act_bytes=act_format, states=states, options=options)
         cost = REGISTRY[op.kind].cost(op.args, context)
-        data["cost"] = cost.map(lambda e, subs=_stage(data["tail"]): e.xreplace(subs))
+        subs = _stage(data["tail"])
+        data["cost"] = cost.map(lambda e, subs=subs: e.xreplace(subs))
     for node_id in graph.nodes:
         _onto_edges(graph, node_id)
     return graph
@@ -64,7 +65,7 @@ def _stage(tail) -> dict:
     q = Min(P, tail)
     before = S + P - q
     return {m: B * q, N_pair: causal_pairs(B, before, q), N_rect: rectangle_pairs(B, before, q),
-            P: q, S: before, S_w: sp.Piecewise((S, P <= tail), (0, True))}
+            P: q, S: before, S_w: sp.Piecewise((S, tail >= P), (0, True))}
 
 
 def ops(graph: nx.DiGraph) -> list[OpNode]:

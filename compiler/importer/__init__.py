@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
-from . import dense, hybrid, llama4, moe
+from . import deepseek, dense, hybrid, llama4, moe
 from .config import Config, parse_config, read_config
 from .quantization import precision
 from .schema import COMMON_NEUTRAL, Schema
@@ -44,8 +44,8 @@ FAMILIES: dict[str, Family] = {
     "opt": Family(dense.Opt, dense.opt), "olmo2": Family(dense.Olmo2, dense.olmo2),
     "mixtral": Family(moe.Mixtral, moe.mixtral), "qwen2_moe": Family(moe.Qwen2Moe, moe.qwen2_moe),
     "qwen3_moe": Family(moe.Qwen3Moe, moe.qwen3_moe), "phimoe": Family(moe.PhiMoe, moe.phimoe),
-    "gpt_oss": Family(moe.GptOss, moe.gpt_oss), "deepseek_v2": Family(moe.DeepseekV2, moe.deepseek),
-    "deepseek_v3": Family(moe.DeepseekV3, moe.deepseek), "glm4_moe": Family(moe.Glm4Moe, moe.glm4_moe),
+    "gpt_oss": Family(moe.GptOss, moe.gpt_oss), "deepseek_v2": Family(deepseek.DeepseekV2, deepseek.deepseek),
+    "deepseek_v3": Family(deepseek.DeepseekV3, deepseek.deepseek), "glm4_moe": Family(moe.Glm4Moe, moe.glm4_moe),
     "llama4_text": Family(llama4.Llama4Text, llama4.llama4), "ernie4_5_moe": Family(moe.Ernie45Moe, moe.ernie4_5_moe),
     "gemma2": Family(hybrid.Gemma2, hybrid.gemma2), "gemma3_text": Family(hybrid.Gemma3Text, hybrid.gemma3_text),
     "qwen3_next": Family(hybrid.QwenNext, hybrid.qwen3_next), "jamba": Family(hybrid.Jamba, hybrid.jamba),

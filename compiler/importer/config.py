@@ -23,7 +23,7 @@ class Config:
     file: str
     start: int = 0  # where this object begins in `text`: a nested `text_config` is located inside its parent
 
-    def section(self, name: str) -> "Config":
+    def section(self, name: str) -> Config:
         """The object under `name` (a multimodal config's `text_config`), located inside this file."""
         match = re.search(r'"' + re.escape(name) + r'"\s*:', self.text[self.start:])
         return Config(values=self.values[name], text=self.text, file=self.file,
@@ -85,14 +85,26 @@ def parse_config(text: str, file: str = "<config>") -> Config:
         values = json.loads(text, object_pairs_hook=_no_duplicates)
     except _Duplicate as duplicate:
         raise Config(values={}, text=text, file=file).error(
-            "E500", f"`{duplicate.key}` is given twice; which value is meant?", duplicate.key, occurrence=-1,
-            hint="keep one of them") from None
+            "E500",
+            f"`{duplicate.key}` is given twice; which value is meant?",
+            duplicate.key,
+            occurrence=-1,
+            hint="keep one of them",
+        ) from None
     except (ValueError, RecursionError) as error:  # JSONDecodeError, or a number of more than 4,300 digits
         line, column = getattr(error, "lineno", 1), getattr(error, "colno", 1)
         lines = text.split("\n")
         span = Span(file=file, line=line, column=column, end_line=line, end_column=column + 1)
-        raise ArchError([Diagnostic(code="E500", message=f"not valid JSON: {getattr(error, 'msg', error)}",
-                                    span=span, source_line=lines[line - 1] if 0 < line <= len(lines) else "")]) from None
+        raise ArchError(
+            [
+                Diagnostic(
+                    code="E500",
+                    message=f"not valid JSON: {getattr(error, 'msg', error)}",
+                    span=span,
+                    source_line=lines[line - 1] if 0 < line <= len(lines) else "",
+                )
+            ]
+        ) from None
     if not isinstance(values, dict):
         raise ArchError([Diagnostic(code="E500", message="a config.json holds one JSON object `{...}`",
                                     span=Span(file=file, line=1, column=1, end_line=1, end_column=2),

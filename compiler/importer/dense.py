@@ -193,5 +193,22 @@ def _projected(cfg: Opt, spec: Spec) -> None:
                        head.model_copy(update={"args": [ast.Positional(value=value("e")), *head.args[1:]]})]
 
 
-__all__ = ["Gemma", "Granite", "Llama", "Mistral", "Olmo2", "Opt", "olmo2", "Qwen2", "Qwen3", "embed_scale", "gemma", "granite",
-           "llama", "mistral", "opt", "qwen2", "qwen3"]
+__all__ = [
+    "Gemma",
+    "Granite",
+    "Llama",
+    "Mistral",
+    "Olmo2",
+    "Opt",
+    "olmo2",
+    "Qwen2",
+    "Qwen3",
+    "embed_scale",
+    "gemma",
+    "granite",
+    "llama",
+    "mistral",
+    "opt",
+    "qwen2",
+    "qwen3",
+]

@@ -9,8 +9,8 @@ from pydantic import Field
 from archcost.dsl import ast
 
 from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option, swiglu
-from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .dense import embed_scale
+from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .schema import Count, Fraction, Gelu, Layers, Scale, Silu, Size
 from .spec import Layer, Spec, call, op, times
 
@@ -59,8 +59,16 @@ def gemma2(cfg: Gemma2, period: int = 2, qk_norm: bool = False) -> Spec:
     spec = decoder(cfg, [layer(kind) for kind in kinds], before=[embed_scale()], stack_note=cfg.cite("layer_types"),
                    header=["Gemma 2/3: banded (sliding) and full attention layers, sandwich norms, a GeGLU MLP."])
     if cfg.final_logit_softcapping:
-        spec.after.append(op("elementwise", "logit_softcap", cfg.cite("final_logit_softcapping")
-                             + ": tanh(logits / c)·c on every logit", width="vocab", flops=times(3, "vocab"), rows="m_out"))
+        spec.after.append(
+            op(
+                "elementwise",
+                "logit_softcap",
+                cfg.cite("final_logit_softcapping") + ": tanh(logits / c)·c on every logit",
+                width="vocab",
+                flops=times(3, "vocab"),
+                rows="m_out",
+            )
+        )
     return spec
 
 

@@ -54,9 +54,15 @@ def llama4(cfg: Llama4Text) -> Spec:
     layers = [Layer(_llama4_kind(kind, rope, i in moe_layers),
                     (_llama4_attention(cfg, h, kind, rope), moe if i in moe_layers else dense))
               for i, (kind, rope) in enumerate(zip(kinds, ropes))]
-    paths = [option("experts", "routed", "dense", note="dense: every expert on every token, as Llama4TextExperts "
-                                                       "computes them in transformers"),
-             ast.Binding(name="dense", value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense")))]
+    paths = [
+        option(
+            "experts",
+            "routed",
+            "dense",
+            note="dense: every expert on every token, as Llama4TextExperts computes them in transformers",
+        ),
+        ast.Binding(name="dense", value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense"))),
+    ]
     return decoder(cfg, layers, options=paths, stack_note=cfg.cite("layer_types", "no_rope_layers", "moe_layers"),
                    header=["Llama 4 (the text model; a multimodal checkpoint's vision tower is not counted): chunked "
                            "local attention with RoPE, global layers without, a shared expert beside the routed."])
@@ -69,6 +75,12 @@ def _llama4_kind(kind: str, rope: int, moe: bool) -> str:
 
 def _llama4_attention(cfg: Llama4Text, h: Heads, kind: str, rope: int) -> ast.BlockCall:
     chunk = cfg.attention_chunk_size if kind == "chunked_attention" else None
-    return gqa(h, qk_norm=on(cfg.use_qk_norm and bool(rope)), qk_norm_weights=False if cfg.use_qk_norm and rope else None,
-               rope=None if rope else False, temperature=on(cfg.attn_temperature_tuning and not rope), chunk=chunk,
-               cited=cfg.cite("attention_chunk_size", "use_qk_norm", "attn_temperature_tuning"))
+    return gqa(
+        h,
+        qk_norm=on(cfg.use_qk_norm and bool(rope)),
+        qk_norm_weights=False if cfg.use_qk_norm and rope else None,
+        rope=None if rope else False,
+        temperature=on(cfg.attn_temperature_tuning and not rope),
+        chunk=chunk,
+        cited=cfg.cite("attention_chunk_size", "use_qk_norm", "attn_temperature_tuning"),
+    )

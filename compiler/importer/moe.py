@@ -1,4 +1,5 @@
-"""Mixture-of-experts decoders: Mixtral, Qwen2/3-MoE, Phi-MoE, gpt-oss, DeepSeek-V2/V3, GLM-4-MoE, Llama 4."""
+"""Mixture-of-experts decoders: Mixtral, Qwen2/3-MoE, Phi-MoE, gpt-oss, GLM-4-MoE, ERNIE-4.5-MoE (DeepSeek in
+deepseek.py, Llama 4 in llama4.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,13 @@ from typing import ClassVar, Literal
 
 from archcost.dsl import ast
 
-from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option, swiglu, uniform
+from .common import Decoder, decoder, gqa, heads, layer_kinds, on, swiglu, uniform
 from .dense import Mistral, Qwen2
 from .schema import Count, Fraction, Layers, Schema, Silu, Size
 from .spec import Layer, Spec, call
 
 MTP = {"num_nextn_predict_layers": "multi-token-prediction layers ship with the checkpoint but are not part of "
                                    "the model transformers builds; left out"}
-
 
 def routing(cfg: Schema, experts_field: str, top_field: str = "num_experts_per_tok",
             default: int | None = None) -> dict[str, int]:
@@ -182,63 +182,6 @@ def gpt_oss(cfg: GptOss) -> Spec:
                    header=["gpt-oss: alternating banded and full attention with sinks, biased experts."])
 
 
-class DeepseekV3(Stack):
-    hidden_size: Size = 7168
-    num_hidden_layers: Layers = 61
-    vocab_size: Size = 129_280
-    num_attention_heads: Size = 128
-    intermediate_size: Size = 18_432
-    NEUTRAL: ClassVar[dict[str, str]] = {
-        **MTP, "num_key_value_heads": "MLA: every head reads the shared latent; no K, V heads of their own",
-        "head_dim": "MLA: the head widths are qk_nope_head_dim, qk_rope_head_dim and v_head_dim",
-        "qk_head_dim": "the same: qk_nope_head_dim + qk_rope_head_dim", "ep_size": "an expert-parallel layout"}
-    hidden_act: Silu = "silu"
-    attention_bias: Literal[False] = False
-    q_lora_rank: Size | None = 1536
-    kv_lora_rank: Size = 512
-    qk_nope_head_dim: Size = 128
-    qk_rope_head_dim: Size = 64
-    v_head_dim: Size = 128
-    n_routed_experts: Size = 256
-    num_experts_per_tok: Size = 8
-    moe_intermediate_size: Size = 2048
-    n_shared_experts: Count = 1
-    first_k_dense_replace: Count = 3
-    moe_layer_freq: Literal[1] = 1
-
-
-class DeepseekV2(DeepseekV3):
-    hidden_size: Size = 4096
-    num_hidden_layers: Layers = 32
-    vocab_size: Size = 102_400
-    num_attention_heads: Size = 32
-    intermediate_size: Size = 11_008
-    mlp_bias: Literal[False] = False
-    q_lora_rank: Size | None = 1536
-    n_routed_experts: Size = 64
-    num_experts_per_tok: Size
-    moe_intermediate_size: Size = 1407
-    n_shared_experts: Count = 2
-    first_k_dense_replace: Count = 0
-
-
-def deepseek(cfg: DeepseekV3) -> Spec:
-    mla = call("mla", "d", heads=cfg.num_attention_heads, q_rank=cfg.q_lora_rank or 0, kv_rank=cfg.kv_lora_rank,
-               nope_dim=cfg.qk_nope_head_dim, rope_dim=cfg.qk_rope_head_dim, v_dim=cfg.v_head_dim, cache="mla_cache",
-               label="attn", note=cfg.cite("num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-                                           "qk_rope_head_dim", "v_head_dim"))
-    f_expert, shared = cfg.moe_intermediate_size, cfg.n_shared_experts
-    moe = call("moe", "d", **routing(cfg, "n_routed_experts"), f=f_expert, shared_f=shared * f_expert or None,
-               label="ffn", note=cfg.cite("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
-                                          "n_shared_experts"))
-    dense = swiglu(cfg)
-    paths = option("mla_cache", "reexpand", "compressed", "expanded",
-                   note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
-                        "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")
-    return decoder(cfg, ffn_layers(mla, dense, moe, sparse_layers(cfg, cfg.first_k_dense_replace)), options=[paths],
-                   stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
-
-
 class Glm4Moe(Decoder):
     ROTARY: ClassVar[float] = 0.5  # partial_rotary_factor when the config leaves it out
     num_key_value_heads: Size | None = 8
@@ -325,6 +268,19 @@ def ernie4_5_moe(cfg: Ernie45Moe) -> Spec:
                    stack_note=cfg.cite("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"))
 
 
-__all__ = ["DeepseekV2", "DeepseekV3", "Ernie45Moe", "ernie4_5_moe", "Glm4Moe", "GptOss", "Mixtral", "PhiMoe", "Qwen2Moe",
-           "Qwen3Moe", "deepseek", "glm4_moe", "gpt_oss", "mixtral", "phimoe", "qwen2_moe",
-           "qwen3_moe"]
+__all__ = [
+    "Ernie45Moe",
+    "ernie4_5_moe",
+    "Glm4Moe",
+    "GptOss",
+    "Mixtral",
+    "PhiMoe",
+    "Qwen2Moe",
+    "Qwen3Moe",
+    "glm4_moe",
+    "gpt_oss",
+    "mixtral",
+    "phimoe",
+    "qwen2_moe",
+    "qwen3_moe",
+]

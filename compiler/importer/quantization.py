@@ -7,7 +7,7 @@ with one precision role per component (`precision weights = bf16, routed_experts
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -74,7 +74,7 @@ class GroupInt(_Method):
         return f"int{self.bits}_g{self.group_size}_zp"
 
 
-Method = Annotated[Union[Mxfp4, Fp8, GroupInt], Field(discriminator="quant_method")]
+Method = Annotated[Mxfp4 | Fp8 | GroupInt, Field(discriminator="quant_method")]
 
 
 class _Quantization(BaseModel):

@@ -65,7 +65,7 @@ class Schema(BaseModel):
         return {name: why for name, why in {**COMMON_NEUTRAL, **cls.NEUTRAL}.items() if name not in cls.fields()}
 
     @classmethod
-    def read(cls, config: Config) -> "Schema":
+    def read(cls, config: Config) -> Schema:
         """The schema of `config`, or every field it cannot take, each located at its line."""
         neutral = cls.neutral()
         values = {name: value for name, value in config.values.items() if name not in neutral}

@@ -11,6 +11,7 @@ from archcost.dsl.loader import stdlib_root
 from archcost.dsl.parser import parse
 from archcost.dsl.printer import format_module
 
+
 @dataclass(frozen=True)
 class Library:
     """What the standard library says of its blocks: the module a spec `use`s for each, the component its

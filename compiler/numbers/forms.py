@@ -154,7 +154,11 @@ def check(tree, depth: int = 0, budget: list | None = None) -> bool:
             if type(argument) is not int or (lowest is not None and argument < lowest) or abs(argument) > MAX_INT:
                 return False
         elif tag == "pw":
-            if type(argument) is not list or len(argument) != 2 or not all(check(a, depth + 1, budget) for a in argument):
+            if (
+                type(argument) is not list
+                or len(argument) != 2
+                or not all(check(a, depth + 1, budget) for a in argument)
+            ):
                 return False
         elif not check(argument, depth + 1, budget):
             return False

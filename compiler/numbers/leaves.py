@@ -12,12 +12,12 @@ from typing import NamedTuple
 import sympy as sp
 
 from ..graph import costs
-from . import forms
-from ..ops import REGISTRY
 from ..graph.compiled import Compiled
+from ..ops import REGISTRY
 from ..terms.quantities import COMPONENTS, LEVELS, QUANTITIES, STATE_KINDS
 from ..terms.scenario import at_phase, call_form
 from ..terms.symbols import B, G, P, S
+from . import forms
 
 PART_FLOWS = ("flops_matrix", "flops_nonmatrix", "context_flops", "read_state", "write_state")
 X = sp.Symbol("X", nonnegative=True, integer=True)  # a decode's history, in a request's decode sums

@@ -248,7 +248,9 @@ def _turns(relation, env: dict, low: int, high: int) -> set[int]:
 
 
 def _rounds(tree) -> bool:
-    return type(tree) is list and (tree[0] in ROUNDING + ("min", "max", "pw") or any(_rounds(a) for a in children(tree)))
+    return type(tree) is list and (
+        tree[0] in ROUNDING + ("min", "max", "pw") or any(_rounds(a) for a in children(tree))
+    )
 
 
 def run_sum(step, low: int, high: int, length: int, order: int):

@@ -52,4 +52,16 @@ def registered(spec: OpSpec) -> Iterator[OpSpec]:
         del REGISTRY[spec.kind]
 
 
-__all__ = ["REGISTRY", "COST_FIELDS", "Arg", "Cost", "CostContext", "Figures", "OpSpec", "discover", "registered", "shape_text", "shown"]
+__all__ = [
+    "REGISTRY",
+    "COST_FIELDS",
+    "Arg",
+    "Cost",
+    "CostContext",
+    "Figures",
+    "OpSpec",
+    "discover",
+    "registered",
+    "shape_text",
+    "shown",
+]

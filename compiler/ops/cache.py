@@ -10,11 +10,9 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-
+from ..terms.quantities import STATE_KINDS
 from ..terms.symbols import B, H, Min, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms
-
-from ..terms.quantities import STATE_KINDS
 
 
 def widths(a: SimpleNamespace):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..terms.symbols import B, P, S, Max, m
+from ..terms.symbols import B, Max, P, S, m
 from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
 
 

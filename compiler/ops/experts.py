@@ -9,7 +9,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import sympy as sp
-
 from pydantic import BaseModel, Field
 
 from ..terms.symbols import Min, m

@@ -20,11 +20,11 @@ WORDS = {
     "replicated": "every card holds the whole op and works on what reaches it (the default)",
     "column": "a linear split by output columns: each card holds in·out/tp and writes its slice (S)",
     "row": "a linear split by input rows: each card reads its slice and writes partial sums (P), added by an "
-           "all-reduce where whole values are needed",
+    "all-reduce where whole values are needed",
     "heads": "`heads(n)`: split by whole heads; with more cards than heads each head is held by tp/n cards",
     "vocab": "a table or head split by vocabulary rows: each card holds vocab/tp rows",
-    "ep": "an expert layer split over the ep cards of an expert-parallel group: each holds experts/ep; tokens travel to their experts and "
-               "back (all-to-all dispatch and combine)",
+    "ep": "an expert layer split over the ep cards of an expert-parallel group: each holds experts/ep; tokens travel "
+    "to their experts and back (all-to-all dispatch and combine)",
 }
 
 

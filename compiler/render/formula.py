@@ -9,6 +9,7 @@ from ..pipeline import Compiled
 from ..terms.quantities import COMPONENTS, FIELDS, LEVELS
 from ..terms.scenario import at_phase
 
+
 def _fields_of(letter: str) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, f.meaning) for f in FIELDS.values() if f.letter == letter)
 

@@ -25,7 +25,9 @@ def layout_text(report) -> str:
                   f"{report.replicated_params:,} more (Σ over all {report.layout.cards} cards − the model)"]
     if report.traffic:
         lines += ["", "  collectives per call (bytes one card sends):"]
-        lines += [f"    {t.kind:<15} over {t.group}  ×{t.count:<6,} {t.sent_bytes / 1e6:,.3f} MB" for t in report.traffic]
+        lines += [
+            f"    {t.kind:<15} over {t.group}  ×{t.count:<6,} {t.sent_bytes / 1e6:,.3f} MB" for t in report.traffic
+        ]
     if report.times is not None:
         t = report.times
         lines += ["", f"  bounds on {t.device} with {t.link}, one micro-batch on the most loaded card:",

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import sympy as sp
-
 from archcost.dsl.loader import Program
 
 from ..ops import shape_text, shown  # noqa: F401  (shape_text: re-exported for the renderers)

@@ -84,8 +84,8 @@ def flops_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
 
 def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 1024) -> None:
     """The decode step's lower bound max(F/peak, R/bandwidth) against batch size (seed 000 §02)."""
-    from ..terms.scenario import Scenario
     from ..serving.capacity import roofline
+    from ..terms.scenario import Scenario
 
     plt, figure, axes = _figure(f"Decode step on {device.name} at {context:,} positions of context", "batch B",
                                 "step lower bound (ms)")
@@ -99,8 +99,8 @@ def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 102
 
 def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, context: int = 8192) -> None:
     """The device's roofline with each model's decode call placed on it by its intensity."""
-    from ..terms.scenario import Scenario
     from ..serving.capacity import roofline
+    from ..terms.scenario import Scenario
 
     plt, figure, axes = _figure(f"Roofline of {device.name}", "arithmetic intensity (FLOP/byte)",
                                 "attainable TFLOPS")

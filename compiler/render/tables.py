@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..terms.letters import COMPONENTS
-from .evaluation import data_of
+from .evaluation import data_of, report_table, report_text  # noqa: F401  (one import for every table)
 from .evaluation import options_text as _options
-from .evaluation import report_table, report_text  # noqa: F401  (one import for every table)
 from .evaluation import scenario_text as _scenario_text
 from .table import Table
 from .units import BINARY, grouped

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sympy as sp
 from pydantic import BaseModel
 
-from ..numbers.evaluate import number_of, substituted
 from ..graph.compiled import Compiled
+from ..numbers.evaluate import number_of, substituted
 from ..terms.symbols import B, H
 
 LONGEST_CONTEXT = 2**40  # positions searched when a budget is given: far beyond any model

@@ -6,12 +6,12 @@ from collections import Counter
 
 import sympy as sp
 
+from ..graph.compiled import Compiled
+from ..graph.ir import Cluster
 from ..numbers import forms
 from ..numbers.evaluate import evaluate, state_bytes_at
-from ..graph.ir import Cluster
 from ..numbers.leaves import NAMES
 from ..ops import REGISTRY
-from ..graph.compiled import Compiled
 from ..terms.scenario import Scenario
 from ..terms.symbols import H, S
 
@@ -47,9 +47,14 @@ def architecture_facts(compiled: Compiled) -> dict:
     routed = evaluate(compiled, "decode", Scenario()).experts
     first = routed[0] if routed else None
     depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
-    return {"layers": str(layers), "width": sp.sstr(_model_width(compiled)), "attention": attention, "ffn": ffn,
-            "routed": None if first is None else [str(v) for v in (first.experts, first.top, first.width, first.hidden)],
-            "depth": ", ".join(depth)}
+    return {
+        "layers": str(layers),
+        "width": sp.sstr(_model_width(compiled)),
+        "attention": attention,
+        "ffn": ffn,
+        "routed": None if first is None else [str(v) for v in (first.experts, first.top, first.width, first.hidden)],
+        "depth": ", ".join(depth),
+    }
 
 
 def state_form(compiled: Compiled):

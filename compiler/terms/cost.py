@@ -59,13 +59,13 @@ class Cost:
         if self.params_active is ZERO and self.params is not ZERO:  # every parameter is active, unless said
             object.__setattr__(self, "params_active", self.params)
 
-    def __add__(self, other: "Cost") -> "Cost":
+    def __add__(self, other: Cost) -> Cost:
         return Cost(**{f: getattr(self, f) + getattr(other, f) for f in COST_FIELDS})
 
-    def scaled(self, factor: sp.Expr) -> "Cost":
+    def scaled(self, factor: sp.Expr) -> Cost:
         return Cost(**{f: getattr(self, f) * factor for f in COST_FIELDS})
 
-    def map(self, fn: Callable[[sp.Expr], sp.Expr]) -> "Cost":
+    def map(self, fn: Callable[[sp.Expr], sp.Expr]) -> Cost:
         return Cost(**{f: fn(getattr(self, f)) for f in COST_FIELDS})
 
 

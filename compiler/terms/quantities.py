@@ -67,35 +67,72 @@ WRITE_PARTS = (("state", "write_state"), ("activations", "write_activations"))
 QUANTITIES: tuple[Quantity, ...] = (
     Quantity("params", "parameters", "parameters stored", ("params",)),
     Quantity("params_by_component", "parameters", "parameters per class of Table 2-B", ("params",), "component"),
-    Quantity("params_active", "parameters", "what one token's forward pass multiplies: all but the routed experts, "
-             "plus top-k of them", ("params_active",)),
-    Quantity("params_active_no_embedding", "parameters", "params_active less the tables tokens only read rows "
-             "of (embeddings, Engram; a tied head's table goes with them), as gpt-oss counts active", ("params_active",),
-             less=("params_row_read",)),
-    Quantity("params_active_no_vocabulary", "parameters", "params_active less the embedding_output class, the "
-             "embedding and the head, as MiniMax counts active", ("params_active",), less_class="embedding_output"),
-    Quantity("params_active_by_component", "parameters", "params_active per class (embedding_output holds the "
-             "embedding and the head)", ("params_active",), "component"),
+    Quantity(
+        "params_active",
+        "parameters",
+        "what one token's forward pass multiplies: all but the routed experts, plus top-k of them",
+        ("params_active",),
+    ),
+    Quantity(
+        "params_active_no_embedding",
+        "parameters",
+        "params_active less the tables tokens only read rows "
+        "of (embeddings, Engram; a tied head's table goes with them), as gpt-oss counts active",
+        ("params_active",),
+        less=("params_row_read",),
+    ),
+    Quantity(
+        "params_active_no_vocabulary",
+        "parameters",
+        "params_active less the embedding_output class, the embedding and the head, as MiniMax counts active",
+        ("params_active",),
+        less_class="embedding_output",
+    ),
+    Quantity(
+        "params_active_by_component",
+        "parameters",
+        "params_active per class (embedding_output holds the embedding and the head)",
+        ("params_active",),
+        "component",
+    ),
     Quantity("weight_bytes", "bytes", "bytes of weights in their storage formats", ("weight_bytes",)),
     Quantity("flops", "FLOPs", "matrix and non-matrix FLOPs of the phase", ("flops_matrix", "flops_nonmatrix")),
     Quantity("flops_matrix", "FLOPs", "matrix FLOPs, 2 per multiply-add", ("flops_matrix",)),
     Quantity("flops_nonmatrix", "FLOPs", "norms, activations, softmax, routing, mixing", ("flops_nonmatrix",)),
-    Quantity("flops_by_component", "FLOPs", "all FLOPs per class of Table 2-B",
-             ("flops_matrix", "flops_nonmatrix"), "component"),
-    Quantity("context_flops", "FLOPs", "query-context interaction and index scans (part of flops_matrix)",
-             ("context_flops",)),
+    Quantity(
+        "flops_by_component",
+        "FLOPs",
+        "all FLOPs per class of Table 2-B",
+        ("flops_matrix", "flops_nonmatrix"),
+        "component",
+    ),
+    Quantity(
+        "context_flops", "FLOPs", "query-context interaction and index scans (part of flops_matrix)", ("context_flops",)
+    ),
     Quantity("state_bytes", "bytes", "context state the batch holds after the phase", ("state_bytes",)),
     Quantity("state_by_kind", "bytes", "state_bytes per kind of state", ("state_bytes",), "kind"),
-    Quantity("state_fixed_bytes", "bytes", "one request's state that does not grow with context (M_fixed)",
-             ("state_fixed",)),
-    Quantity("kv_bytes_per_token", "bytes", "one request's state growth per position (c_state)",
-             ("kv_bytes_per_token",)),
-    Quantity("temp_bytes_peak", "bytes", "the largest temporary any one op holds during the call",
-             ("temp_bytes",), "peak"),
-    Quantity("selected_expert_bytes", "bytes", "routed-expert weights one token selects, all layers (Table 2-C)",
-             ("selected_expert_bytes",)),
-    Quantity("read_bytes", "bytes", "bytes read: weights once per call, table rows, context state, activations",
-             by="parts", parts=READ_PARTS),
+    Quantity(
+        "state_fixed_bytes", "bytes", "one request's state that does not grow with context (M_fixed)", ("state_fixed",)
+    ),
+    Quantity(
+        "kv_bytes_per_token", "bytes", "one request's state growth per position (c_state)", ("kv_bytes_per_token",)
+    ),
+    Quantity(
+        "temp_bytes_peak", "bytes", "the largest temporary any one op holds during the call", ("temp_bytes",), "peak"
+    ),
+    Quantity(
+        "selected_expert_bytes",
+        "bytes",
+        "routed-expert weights one token selects, all layers (Table 2-C)",
+        ("selected_expert_bytes",),
+    ),
+    Quantity(
+        "read_bytes",
+        "bytes",
+        "bytes read: weights once per call, table rows, context state, activations",
+        by="parts",
+        parts=READ_PARTS,
+    ),
     Quantity("write_bytes", "bytes", "bytes written: context state, activations", by="parts", parts=WRITE_PARTS),
     Quantity("state_read_by_kind", "bytes", "read_bytes.state per kind of state", ("read_state",), "kind"),
     Quantity("state_write_by_kind", "bytes", "write_bytes.state per kind of state", ("write_state",), "kind"),
