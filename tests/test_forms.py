@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from archcost.compiler.numbers import forms, sums
 from archcost.compiler.numbers.assemble import Numbers, assemble
-from archcost.compiler.numbers.evaluate import _SymbolicNumbers, fast_evaluator, head
+from archcost.compiler.numbers.evaluate import fast_evaluator, head
 from archcost.compiler.numbers.leaves import leaves
+from archcost.compiler.numbers.symbolic import _SymbolicNumbers
 from archcost.compiler.pipeline import compile_file
 from archcost.compiler.terms.scenario import Scenario
 

@@ -14,7 +14,8 @@ from archcost.compiler.cards.layout import Layout, layout_report, parse_layout
 from archcost.compiler.cards.placement import place
 from archcost.compiler.cli import main
 from archcost.compiler.front.hardware import device, link
-from archcost.compiler.numbers.evaluate import _Evaluator, by_op, evaluate
+from archcost.compiler.numbers.evaluate import by_op, evaluate
+from archcost.compiler.numbers.plain import PlainEvaluator
 from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
 
@@ -180,7 +181,7 @@ def _ends(model) -> int:
 
 def test_evaluator_in_use():  # the per-card numbers come from the same exact evaluator as `eval`
     model = compiled("qwen3-8b")
-    assert _Evaluator(model, "decode", Scenario())(model.total("params"), "params") == \
+    assert PlainEvaluator(model, "decode", Scenario())(model.total("params"), "params") == \
         evaluate(model, "decode", Scenario()).params
 
 

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from ..front.hardware import Device, Link
-from ..numbers.evaluate import _Evaluator
+from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .layout import Layout, LayoutReport, layout_report
 from .placement import stage_cost
@@ -32,11 +32,12 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     degrees = layout.degrees(formats=compiled.ir.formats)
     stages = ("whole",) if layout.pp == 1 else ("first", "last")
     costs = [stage_cost(compiled, degrees, stage) for stage in stages]
-    room = [device.memory - workspace - _Evaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
+    room = [device.memory - workspace - PlainEvaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
             for c in costs]
 
     def state(cost, requests: int, positions: int) -> float:
-        return _Evaluator(compiled, "decode", Scenario(B=requests, S=positions - 1))(cost.state_bytes, "state_bytes")
+        at = PlainEvaluator(compiled, "decode", Scenario(B=requests, S=positions - 1))
+        return at(cost.state_bytes, "state_bytes")
 
     per_request = [state(c, 1, context) for c in costs]
     fits_batch = [int(r // s) if s > 0 else (10**12 if r >= 0 else 0) for r, s in zip(room, per_request)]

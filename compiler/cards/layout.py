@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
 from ..front.hardware import Device, Link
-from ..numbers.evaluate import _Evaluator
+from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .placement import Degrees, Placement, placed, stage_cost
 
@@ -137,7 +137,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
-    evaluate = _Evaluator(compiled, phase, replica)
+    evaluate = PlainEvaluator(compiled, phase, replica)
     stages = ("whole",) if layout.pp == 1 else ("first", "last")
     cards = [_card(compiled, placement, degrees, stage, evaluate) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory, card.flops_matrix))
@@ -149,7 +149,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     if device is not None and link is not None:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         card = busiest if micro.B == replica.B else _card(compiled, placement, degrees, busiest.stage,
-                                                          _Evaluator(compiled, phase, micro))
+                                                          PlainEvaluator(compiled, phase, micro))
         report.times = _times(card, layout, device, link, network or link, peak_format)
     return report
 

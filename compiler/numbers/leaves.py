@@ -18,8 +18,8 @@ from ..terms.quantities import COMPONENTS, LEVELS, QUANTITIES, STATE_KINDS
 from ..terms.scenario import at_phase, call_form
 from ..terms.symbols import B, G, P, S
 from . import forms
+from .assemble import PART_FLOWS
 
-PART_FLOWS = ("flops_matrix", "flops_nonmatrix", "context_flops", "read_state", "write_state")
 X = sp.Symbol("X", nonnegative=True, integer=True)  # a decode's history, in a request's decode sums
 NAMES = {B: "B", S: "S", P: "P", G: "G", X: "X"}
 
@@ -131,10 +131,15 @@ def phase_forms(compiled: Compiled, phase: str) -> dict | None:
 
 def _plain(compiled: Compiled, phase: str) -> dict:
     built = leaves(compiled, phase)
+    return {**forms_of(compiled, built.leaves), "plan": built.plan}
+
+
+def forms_of(compiled: Compiled, found: dict[str, Leaf]) -> dict:
+    """Leaves as plain data: {"leaves", "requests", "atoms"}; forms.NotPlain when one holds an unbound name."""
     plain: dict[str, object] = {}
     requests: dict[str, dict] = {}
     atoms: dict[sp.Expr, int] = {}
-    for leaf_key, leaf in built.leaves.items():
+    for leaf_key, leaf in found.items():
         expr = sp.Integer(leaf.expr) if isinstance(leaf.expr, int) else leaf.expr
         level = leaf.field in LEVELS
         if leaf.phase == "request" and not level:
@@ -142,7 +147,7 @@ def _plain(compiled: Compiled, phase: str) -> dict:
         else:
             plain[leaf_key] = forms.from_sympy(at_phase(expr, leaf.phase, compiled.options, level=level), NAMES)
     atom_forms = [forms.from_sympy(atom, NAMES) for atom in atoms]
-    return {"leaves": plain, "requests": requests, "atoms": atom_forms, "plan": built.plan}
+    return {"leaves": plain, "requests": requests, "atoms": atom_forms}
 
 
 def _request_form(expr: sp.Expr, compiled: Compiled, atoms: dict) -> dict:

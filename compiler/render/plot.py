@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..numbers.evaluate import state_bytes_at
 from ..pipeline import Compiled
-from ..serving.state import profile, state_curve
-from ..terms.symbols import H
+from ..serving.state import profile
 
 MiB = 2**20
 
@@ -24,9 +24,8 @@ def state_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
     lengths = np.unique(np.geomspace(shortest, longest, 200).astype(int))
     figure, axes = plt.subplots(figsize=(8, 5), dpi=120)
     for index, model in enumerate(models):
-        curve = state_curve(model)
         colour = f"C{index}"
-        sizes = [int(curve.xreplace({H: int(n)})) / MiB for n in lengths]
+        sizes = [int(state_bytes_at(model, int(n))) / MiB for n in lengths]
         axes.plot(lengths, sizes, color=colour, linewidth=2, label=model.name)
         fixed = profile(model, []).fixed_bytes / MiB
         if fixed:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sympy as sp
 from pydantic import BaseModel
 
 from ..graph.compiled import Compiled
-from ..numbers.evaluate import number_of, substituted
-from ..terms.symbols import B, H
+from ..numbers.evaluate import number_of, state_bytes_at
 
 LONGEST_CONTEXT = 2**40  # positions searched when a budget is given: far beyond any model
 
@@ -25,28 +23,22 @@ class StateProfile(BaseModel):
     budget_note: str | None = None
 
 
-def state_curve(compiled: Compiled) -> sp.Expr:
-    """Exact bytes of one request's state after H positions (floors and windows included)."""
-    return substituted(compiled.total("state_bytes"), {B: sp.Integer(1)})
-
-
 def profile(compiled: Compiled, lengths: list[int], budget: int | None = None) -> StateProfile:
-    curve = state_curve(compiled)
     fixed = int(number_of(compiled, compiled.total("state_fixed")))
     growth = number_of(compiled, compiled.total("kv_bytes_per_token"))
     result = StateProfile(
         model=compiled.name, fixed_bytes=fixed, growth_bytes_per_token=growth,
         crossover_tokens=(fixed / growth) if growth else None,
-        state_at={n: int(number_of(compiled, substituted(curve, {H: sp.Integer(n)}))) for n in lengths},
+        state_at={n: int(state_bytes_at(compiled, n)) for n in lengths},
     )
     if budget is not None:
-        result = result.model_copy(update=dict(budget_bytes=budget, **_fit(compiled, curve, budget, fixed)))
+        result = result.model_copy(update=dict(budget_bytes=budget, **_fit(compiled, budget, fixed)))
     return result
 
 
-def _fit(compiled: Compiled, curve: sp.Expr, budget: int, fixed: int) -> dict:
+def _fit(compiled: Compiled, budget: int, fixed: int) -> dict:
     """The longest H with state(H) ≤ budget; state only grows with H, so bisection is exact."""
-    at = lambda n: number_of(compiled, substituted(curve, {H: sp.Integer(n)}))  # noqa: E731
+    at = lambda n: state_bytes_at(compiled, n)  # noqa: E731
     if at(0) > budget:
         return {"max_context": None, "budget_note": f"the state that does not depend on context ({fixed:,} B) "
                                                     f"already exceeds the budget: no context length fits"}
