@@ -12,10 +12,10 @@ from .graph import costs
 from .graph.compiled import Compiled
 from .graph.lower import lower
 from .ops import REGISTRY
-from .terms.scenario import Options
+from .terms.scenario import Conventions
 
 
-def compile_file(path: str | Path, options: Options = Options(), keep: frozenset[str] = frozenset(),
+def compile_file(path: str | Path, options: Conventions = Conventions(), keep: frozenset[str] = frozenset(),
                  allow_outside: bool = False) -> Compiled:
     return _compile(load_file(path, allow_outside), options, keep)
 
@@ -27,7 +27,7 @@ def with_path(compiled: Compiled, option: str, word: str) -> Compiled:
     return _compile(compiled.program, options, compiled.keep)
 
 
-def compile_text(text: str, options: Options = Options(), keep: frozenset[str] = frozenset(),
+def compile_text(text: str, options: Conventions = Conventions(), keep: frozenset[str] = frozenset(),
                  name: str = "<text>", base: Path | None = None) -> Compiled:
     return _compile(load_text(text, name=name, base=base), options, keep)
 
@@ -43,7 +43,7 @@ def check_library(path: str | Path, allow_outside: bool = False) -> ast.Module |
     for block in program.entry.blocks:
         probe = f'use "{file.name}"\n' + probe_model(block)
         _compile(load_text(probe, name=f"<probe of {block.name}>", base=file.parent.resolve(),
-                           allow_outside=allow_outside), Options(), frozenset())
+                           allow_outside=allow_outside), Conventions(), frozenset())
     return program.entry
 
 
@@ -54,7 +54,7 @@ def probe_model(block: ast.BlockDef) -> str:
     return f'model "probe of {block.name}" {{\n  {table} embed: 1000 -> 64\n  {block.name}({required})\n}}\n'
 
 
-def _compile(program: Program, options: Options, keep: frozenset[str]) -> Compiled:
+def _compile(program: Program, options: Conventions, keep: frozenset[str]) -> Compiled:
     ir = resolve(program, keep, options.paths, options.weights)
     graph = costs.annotate(lower(ir), options.cost_options(), ir.act_format)
     return Compiled(ir=ir, graph=graph, options=options, program=program, keep=keep)

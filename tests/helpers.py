@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from archcost.compiler.pipeline import Compiled, compile_file, compile_text
-from archcost.compiler.terms.scenario import Options
+from archcost.compiler.terms.scenario import Conventions
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"
@@ -34,7 +34,7 @@ def spec_path(name: str) -> Path:
 
 
 @cache
-def compiled(name: str, edits: tuple[tuple[str, str], ...] = (), options: Options = Options()) -> Compiled:
+def compiled(name: str, edits: tuple[tuple[str, str], ...] = (), options: Conventions = Conventions()) -> Compiled:
     """A spec compiled once per test session; `edits` rewrite its text first (what-if variants)."""
     path = spec_path(name)
     if not edits:

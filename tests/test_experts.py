@@ -9,7 +9,7 @@ from helpers import compiled
 
 from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.terms.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Conventions, Scenario
 from archcost.dsl.errors import ArchError
 
 GRANULARITIES = {  # §2.5.1: the same expert parameters and work, cut into different shapes
@@ -56,7 +56,7 @@ def test_hash_routing_has_no_router_matrix():
 
 @pytest.mark.parametrize("batch", [1, 4, 64])
 def test_random_routing_expects_distinct_experts(batch):
-    model = compile_text(MOE.format(router="score"), options=Options(routing="random"))
+    model = compile_text(MOE.format(router="score"), options=Conventions(routing="random"))
     use = evaluate(model, "decode", Scenario(B=batch, S=10)).experts[0]
     # E·(1 − (1 − k/E)^m) for m = B independent tokens
     assert use.distinct_experts == pytest.approx(16 * (1 - (1 - 2 / 16) ** batch))

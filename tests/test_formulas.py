@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.render import formula
-from archcost.compiler.terms.scenario import Options, Scenario, at_phase
+from archcost.compiler.terms.scenario import Conventions, Scenario, at_phase
 from archcost.compiler.terms.symbols import B, G, N_pair, P, S, m, m_out
 
 
@@ -81,7 +81,7 @@ def test_quantities_are_non_negative(b, s, p, g):
 
 def test_rectangle_option_counts_more_pairs():
     causal = compiled("qwen3-8b")
-    rectangle = compiled("qwen3-8b", (), Options(attention="rectangle"))
+    rectangle = compiled("qwen3-8b", (), Conventions(attention="rectangle"))
     shape = Scenario(P=8192)
     a, b = evaluate(causal, "prefill", shape), evaluate(rectangle, "prefill", shape)
     # B·P·(S+P) vs B(PS + P(P+1)/2) pairs, 36 layers × 16,384 FLOPs per pair
@@ -91,7 +91,7 @@ def test_rectangle_option_counts_more_pairs():
 
 def test_all_logits_option_runs_the_head_on_every_token():
     last = evaluate(compiled("qwen3-8b"), "prefill", Scenario(P=16))
-    every = evaluate(compiled("qwen3-8b", (), Options(logits="all")), "prefill", Scenario(P=16))
+    every = evaluate(compiled("qwen3-8b", (), Conventions(logits="all")), "prefill", Scenario(P=16))
     assert every.flops_matrix - last.flops_matrix == 15 * 2 * 4096 * 151936
 
 

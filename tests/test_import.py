@@ -19,7 +19,7 @@ from archcost.compiler.cli import main
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config, read_config
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.terms.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Conventions, Scenario
 from archcost.dsl.errors import ArchError
 
 CONFIGS = ROOT / "tests" / "configs"
@@ -30,7 +30,7 @@ PATHS = {"deepseek-v3": [(("mla_cache", "compressed"),), (("mla_cache", "expande
 SHAPES = [("prefill", Scenario(P=8192)), ("decode", Scenario(B=8, S=8191)), ("request", Scenario(P=512, G=64))]
 
 
-def imported(stem: str, options: Options = Options()):
+def imported(stem: str, options: Conventions = Conventions()):
     return compile_text(import_config(read_config(CONFIGS / f"{stem}.json"), PUBLIC[stem]), options=options)
 
 
@@ -46,7 +46,7 @@ def test_imported_spec_is_golden(stem, update_golden):
 def test_imported_equals_hand_written(stem, phase, scenario):
     """Every quantity of every phase equals the hand-written spec in specs/ (on each shared path)."""
     for paths in PATHS.get(stem, [()]):
-        options = Options(paths=paths)
+        options = Conventions(paths=paths)
         ours = numbers(evaluate(imported(stem, options), phase, scenario))
         assert ours == numbers(evaluate(compiled(stem, options=options), phase, scenario))
 

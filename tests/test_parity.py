@@ -24,7 +24,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
-from archcost.compiler.terms.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Conventions, Scenario
 
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=500)
@@ -117,7 +117,7 @@ def build(case: str):
     # the spec comes from the config exactly as transformers writes it: every field it holds must be
     # understood by the importer or known to change no cost
     spec = import_config(parse_config(json.dumps(config.to_dict(), indent=2), f"{case}.json"), case)
-    options = Options(attention="rectangle", paths=PATHS.get(model_type, ()))
+    options = Conventions(attention="rectangle", paths=PATHS.get(model_type, ()))
     return model, compile_text(spec, options=options)
 
 
@@ -217,7 +217,7 @@ def test_published_configs_flops_as_transformers_runs_them(path, shape):
     """The same published configs at full size: the meta device counts FLOPs without computing, so no config
     needs shrinking; a prefill and a decode step equal the spec's matrix FLOPs."""
     model, values = published_model(path)
-    options = Options(attention="rectangle", paths=PUBLISHED_PATHS.get(values["model_type"], ()))
+    options = Conventions(attention="rectangle", paths=PUBLISHED_PATHS.get(values["model_type"], ()))
     spec = compile_text(import_config(parse_config(path.read_text(), path.name)), options=options)
     assert our_flops(spec, *shape) == counted_flops(model, *shape)
 
@@ -293,7 +293,7 @@ def spec_models():
             ):  # the default grouped_mm wants bf16, the meta run is fp32
                 model.set_experts_implementation("batched_mm")
             spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
-            cache[name] = model, compile_text(spec.read_text(), options=Options(attention="rectangle", paths=paths),
+            cache[name] = model, compile_text(spec.read_text(), options=Conventions(attention="rectangle", paths=paths),
                                               name=str(spec), base=spec.parent)
         return cache[name]
     return get

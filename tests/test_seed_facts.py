@@ -16,7 +16,7 @@ from archcost.compiler.serving.capacity import capacity, prefix_reuse, roofline,
 from archcost.compiler.serving.state import profile
 from archcost.compiler.terms import symbols
 from archcost.compiler.terms.letters import LEDGERS
-from archcost.compiler.terms.scenario import Options, Scenario, call_form
+from archcost.compiler.terms.scenario import Conventions, Scenario, call_form
 
 FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 
@@ -24,7 +24,7 @@ FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 def query(spec: str, q: dict) -> float:
     """Evaluate one query of seed_facts.yaml against the compiled spec."""
     spec = q.get("spec", spec)
-    options = Options(**LEDGERS[q.get("ledger", "chapter")], paths=tuple(q.get("paths", {}).items()),
+    options = Conventions(**LEDGERS[q.get("ledger", "chapter")], paths=tuple(q.get("paths", {}).items()),
                       routing=q.get("routing", "uniform"), weights=q.get("weights"))
     model = compiled(spec, tuple(q.get("edit", {}).items()), options)
     if "const" in q:

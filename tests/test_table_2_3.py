@@ -6,7 +6,7 @@ import pytest
 from helpers import compiled
 
 from archcost.compiler.numbers.evaluate import by_op
-from archcost.compiler.terms.scenario import Options, Scenario
+from archcost.compiler.terms.scenario import Conventions, Scenario
 
 P = 8192
 N_PAIR = P * (P + 1) // 2  # causal pairs of a prefill from S = 0
@@ -32,7 +32,7 @@ TABLE_2_3 = [
 
 @pytest.fixture(scope="module")
 def ops():
-    model = compiled("deepseek-v3", (), Options(paths=(("mla_cache", "expanded"),)))
+    model = compiled("deepseek-v3", (), Conventions(paths=(("mla_cache", "expanded"),)))
     return by_op(model, "prefill", Scenario(P=P))
 
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from archcost import checks
 from archcost.compiler.numbers import cache
+from archcost.compiler.render.table import Table
+from archcost.compiler.terms.conventions import Conventions, Scenario, counting
 from archcost.compiler.terms.letters import LEDGERS, PHASES
-from archcost.compiler.terms.options import Options, Scenario, counting
 from archcost.dsl.errors import ArchError
 
-from .results import Diagram, Formula, Result, Table
+from .results import Diagram, Formula, Result
 
 __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
 
@@ -66,14 +67,14 @@ class _Source:
     path: Path | None
     allow_outside: bool = False
 
-    def build(self, options: Options, keep: frozenset[str] = frozenset()):
+    def build(self, options: Conventions, keep: frozenset[str] = frozenset()):
         from archcost.compiler import pipeline
 
         if self.path is not None:
             return pipeline.compile_file(self.path, options, keep, self.allow_outside)
         return pipeline.compile_text(self.text, options, keep)
 
-    def key(self, options: Options) -> dict | None:
+    def key(self, options: Conventions) -> dict | None:
         """The formula cache's key for this source (the CLI's, for the same file and flags); None for text."""
         if self.path is None or not cache.enabled():
             return None
@@ -85,7 +86,7 @@ class Model:
     summary in a notebook. A spec file whose forms the formula cache holds is compiled only when something
     beyond those forms is asked for."""
 
-    def __init__(self, source: _Source, options: Options):
+    def __init__(self, source: _Source, options: Conventions):
         self._source = source
         self.options = options
         self._key = source.key(options)
@@ -158,8 +159,8 @@ class Model:
             phase = checks.word("phase", phase, PHASES)
             from archcost.compiler.render import tables
 
-            return Table(tables.summary_table([m.evaluate(phase, **scenario.model_dump()).data for m in models]))
-        return Table(chapter_table(table, [m.compiled for m in models]))
+            return tables.summary_table([m.evaluate(phase, **scenario.model_dump()).data for m in models])
+        return chapter_table(table, [m.compiled for m in models])
 
     def layout(self, layout: str | None = None, phase: str = "decode", *, B: int = 1, S: int = 0, P: int | None = None,
                G: int = 1, device: str | None = None, link: str | None = None):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from archcost import checks
@@ -71,10 +71,10 @@ class Result:
     def json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def table(self) -> Table:
+    def table(self):
         from archcost.compiler.render.evaluation import report_table
 
-        return Table(report_table(self.data))
+        return report_table(self.data)
 
     def csv(self) -> str:
         from archcost.compiler.render.evaluation import report_table
@@ -88,31 +88,6 @@ class Result:
         from archcost.compiler.render.evaluation import report_text
 
         return report_text(self.data)
-
-    def _repr_markdown_(self) -> str:
-        return self.markdown()
-
-
-@dataclass
-class Table:
-    """A table of rows; text, Markdown (Jupyter's view) or CSV."""
-
-    table: object = field(repr=False)  # render.table.Table
-
-    def text(self) -> str:
-        return self.table.text()
-
-    def markdown(self) -> str:
-        return self.table.markdown()
-
-    def csv(self) -> str:
-        return self.table.csv()
-
-    def rows(self) -> list[dict[str, str]]:
-        return [dict(zip(self.table.header, row, strict=True)) for row in self.table.rows]
-
-    def __str__(self) -> str:
-        return self.text()
 
     def _repr_markdown_(self) -> str:
         return self.markdown()

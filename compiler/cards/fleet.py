@@ -15,7 +15,7 @@ from .layout import Layout, LayoutReport, layout_report
 from .placement import stage_cost
 
 
-class Capacity(BaseModel):
+class LayoutCapacity(BaseModel):
     """What a layout's cards hold: B_max requests at a context, and the longest context a batch can reach."""
 
     layout: Layout
@@ -26,7 +26,8 @@ class Capacity(BaseModel):
     context_max: int           # positions each of `batch` requests can reach (0: the weights alone do not fit)
 
 
-def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: int, workspace: int = 0) -> Capacity:
+def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: int,
+                workspace: int = 0) -> LayoutCapacity:
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
     degrees = layout.degrees(formats=compiled.ir.formats)
@@ -49,7 +50,7 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
-    return Capacity(layout=layout, device=device.name, context=context, batch=batch,
+    return LayoutCapacity(layout=layout, device=device.name, context=context, batch=batch,
                     batch_max=max(0, min(fits_batch)) * layout.dp, context_max=low if min(room) >= 0 else 0)
 
 
@@ -149,4 +150,4 @@ def plot(fits: list[Fit], device: Device, path: str) -> None:
     plt.close(figure)
 
 
-__all__ = ["Capacity", "Fit", "LayoutReport", "capacity_on", "fewest_cards", "fit", "layouts", "plot", "ranked"]
+__all__ = ["Fit", "LayoutCapacity", "LayoutReport", "capacity_on", "fewest_cards", "fit", "layouts", "plot", "ranked"]

@@ -12,7 +12,7 @@ from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 from ..front.hardware import Device, Link
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
-from .placement import Degrees, Placement, placed, stage_cost
+from .placement import Placement, SymbolicLayout, placed, stage_cost
 
 Degree = Field(1, ge=1, le=100_000)
 
@@ -49,7 +49,7 @@ class Layout(BaseModel):
     def cards(self) -> int:
         return self.tp * self.pp * self.cp * self.dp
 
-    def degrees(self, keep: frozenset[str] = frozenset(), formats: dict | None = None) -> Degrees:
+    def degrees(self, keep: frozenset[str] = frozenset(), formats: dict | None = None) -> SymbolicLayout:
         """The degrees as sympy values; those in `keep` stay symbols (`--keep tp,ep`)."""
         def value(name: str):
             return sp.Symbol(name, positive=True, integer=True) if name in keep else sp.Integer(getattr(self, name))
@@ -59,7 +59,7 @@ class Layout(BaseModel):
                 raise ArchError([Diagnostic(code="E405", message=f"layout: unknown dispatch format `{self.dispatch}`",
                                             hint=did_you_mean(self.dispatch, formats or {}) or "e.g. fp8, bf16")])
             dispatch = formats[self.dispatch]
-        return Degrees(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
+        return SymbolicLayout(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
                        imbalance=sp.nsimplify(self.imbalance))
@@ -154,7 +154,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     return report
 
 
-def _card(compiled, placement: Placement, degrees: Degrees, stage: str, evaluate) -> Card:
+def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate) -> Card:
     cost = stage_cost(compiled, degrees, stage)
     numbers = {name: int(evaluate(getattr(cost, name), name)) for name in CARD_FIELDS}
     read = sum(int(evaluate(getattr(cost, name), name)) for name in READS)
@@ -173,7 +173,7 @@ def _on_stage(collective, placement: Placement, stage: str) -> bool:
     return stage == "whole" or where in ("stack", stage)
 
 
-def _layers(collective, placement: Placement, degrees: Degrees, stage: str):
+def _layers(collective, placement: Placement, degrees: SymbolicLayout, stage: str):
     """A stage's cards hold 1/pp of the repeated layers, and so of their collectives (not the stage send)."""
     stacked = placement.stages[collective.edge[0]] == "stack" and collective.group != "pp"
     return degrees.pp if stage != "whole" and stacked else 1
@@ -192,7 +192,7 @@ def _traffic(placement: Placement, evaluate) -> Iterator[Traffic]:
         yield Traffic(kind=kind, group=group, count=count, sent_bytes=sum(_flow(evaluate, c.sent) for c in found))
 
 
-def _every_card_params(compiled, degrees: Degrees, layout: Layout, evaluate) -> int:
+def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate) -> int:
     """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica."""
     def params(stage: str) -> int:
         return int(evaluate(stage_cost(compiled, degrees, stage).params, "params"))

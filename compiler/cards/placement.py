@@ -28,8 +28,9 @@ DEGREES = ("tp", "ep", "pp", "dp", "cp")
 
 
 @dataclass(frozen=True)
-class Degrees:
-    """The layout's parallel degrees: numbers, or symbols when a formula keeps them (`--keep tp`)."""
+class SymbolicLayout:
+    """A Layout as the placement reads it: its degrees as sympy terms (numbers, or symbols when a formula keeps
+    them: `--keep tp`) and its formats resolved."""
 
     tp: sp.Expr = ONE
     ep: sp.Expr = ONE
@@ -53,7 +54,7 @@ class Placement:
     problems: list[tuple[OpNode, str]] = field(default_factory=list)        # splits no card layout can make
 
 
-def placed(compiled, degrees: Degrees) -> Placement:
+def placed(compiled, degrees: SymbolicLayout) -> Placement:
     """`place` for a compiled model, refusing a layout that splits an op unevenly (E401 at the op's line);
     placed once per layout and kept with the model (a report, its capacity and its diagram share it)."""
     key = ("placement", degrees)
@@ -68,7 +69,7 @@ def placed(compiled, degrees: Degrees) -> Placement:
     return placement
 
 
-def place(graph: nx.DiGraph, degrees: Degrees) -> Placement:
+def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
     placement = Placement()
     for node_id in nx.topological_sort(graph):
         op: OpNode = graph.nodes[node_id]["op"]
@@ -78,7 +79,7 @@ def place(graph: nx.DiGraph, degrees: Degrees) -> Placement:
     return placement
 
 
-def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: Degrees) -> list[Collective]:
+def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:
     """Between pipeline stages the residual stream goes on: one send of the tensor entering the layers."""
     if degrees.pp == 1:
         return []
@@ -89,7 +90,7 @@ def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: Degrees) -> l
     return []
 
 
-def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: Degrees, placement: Placement) -> None:
+def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayout, placement: Placement) -> None:
     inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
     given = _given(op, laid, degrees)
@@ -109,7 +110,7 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: Degrees, pla
         placement.collectives += _expert_traffic(graph, node_id, op, inputs, degrees)
 
 
-def _uneven(op: OpNode, degrees: Degrees) -> list[str]:
+def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
     """Splits no layout makes: heads over TP cards (a whole number of heads per card, or of cards per head),
     experts over EP cards, repeated layers over pipeline stages (uneven stages are not modelled)."""
     word, heads = op.shard
@@ -126,7 +127,7 @@ def _uneven(op: OpNode, degrees: Degrees) -> list[str]:
     return []
 
 
-def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: Degrees) -> Share:
+def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout) -> Share:
     """The op's share by its shard word, with what it needs settled: an op on each feature alone keeps a
     split input split (and does that slice of the work)."""
     word, heads = op.shard
@@ -139,7 +140,7 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: Degrees) -> Sha
     return Share(hold=given.hold, work=part if given.output == "same" else given.work, output=output, needs=need)
 
 
-def _per_card(given: Share, stores: bool, degrees: Degrees) -> Share:
+def _per_card(given: Share, stores: bool, degrees: SymbolicLayout) -> Share:
     """The share on one card once context parallelism splits the positions (each card holds its positions'
     part of every cache) and the busiest expert card takes `imbalance` times its tokens."""
     work = given.work / degrees.cp * (degrees.imbalance if given.group == "ep" else ONE)
@@ -147,7 +148,7 @@ def _per_card(given: Share, stores: bool, degrees: Degrees) -> Share:
 
 
 def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, producer: OpNode,
-               degrees: Degrees) -> list[Collective]:
+               degrees: SymbolicLayout) -> list[Collective]:
     """The collectives that turn a tensor laid out as `kind` into `need`, once per copy of its producer."""
     size = edge.get("tensor_bytes")
     if size is None or degrees.tp == 1 or kind == need or (kind == "R" and need == "S"):  # R → S: a local slice
@@ -157,7 +158,8 @@ def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, prod
     return [Collective(name, edge_ids, "tp", degrees.tp, size / degrees.cp, producer.multiplicity) for name in kinds]
 
 
-def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list, degrees: Degrees) -> list[Collective]:
+def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
+                    degrees: SymbolicLayout) -> list[Collective]:
     """All-to-all dispatch of each token to the cards of its `top` experts, and the combine back: the tp cards
     of a replica share its tokens, so each card sends 1/tp of them, `top` copies each (uniform routing; the
     busiest card `imbalance` times the average). An EP group wider than a server crosses the network: a
@@ -184,7 +186,7 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list, d
     return out
 
 
-def _dispatch_ratio(edge: dict, degrees: Degrees) -> sp.Expr:
+def _dispatch_ratio(edge: dict, degrees: SymbolicLayout) -> sp.Expr:
     """Bytes of a dispatched row over bytes of the activation row (fp8 dispatch: about half of bf16)."""
     if degrees.dispatch is None or edge.get("width") is None:
         return ONE
@@ -201,7 +203,7 @@ def _stages(graph: nx.DiGraph) -> dict[str, str]:
             for i, node_id in enumerate(order)}
 
 
-def stage_cost(compiled, degrees: Degrees, stage: str) -> Cost:
+def stage_cost(compiled, degrees: SymbolicLayout, stage: str) -> Cost:
     """`card_cost` of a compiled model's placement, built once per layout and stage."""
     key = ("card", degrees, stage)
     if key not in compiled.memo:
@@ -209,7 +211,7 @@ def stage_cost(compiled, degrees: Degrees, stage: str) -> Cost:
     return compiled.memo[key]
 
 
-def card_cost(graph: nx.DiGraph, placement: Placement, degrees: Degrees, stage: str) -> Cost:
+def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str) -> Cost:
     """Σ over the ops one card of `stage` (first, last, or whole when pp = 1) holds, each scaled by its share."""
     total = Cost()
     for node_id, data in graph.nodes(data=True):

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # the compiler is imported by the commands that compile, not 
     from pydantic import BaseModel
 
     from ..pipeline import Compiled
-    from ..terms.options import Options, Scenario
+    from ..terms.conventions import Conventions, Scenario
 
 
 class Command(NamedTuple):
@@ -89,8 +89,8 @@ def counting_flags(parser: argparse.ArgumentParser) -> None:
                         "kipply (seed 000's 2N-per-token ledger); explicit flags override it")
 
 
-def options(args) -> Options:
-    from ..terms.options import counting
+def options(args) -> Conventions:
+    from ..terms.conventions import counting
 
     return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
                     paths=execution_paths(args.option), weights=getattr(args, "weights", None))
@@ -131,9 +131,9 @@ def caching(args) -> bool:
 
 def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
     from ..pipeline import compile_file
-    from ..terms.options import Options
+    from ..terms.conventions import Conventions
 
-    chosen = options(args) if args is not None and hasattr(args, "logits") else Options()
+    chosen = options(args) if args is not None and hasattr(args, "logits") else Conventions()
     allow = bool(getattr(args, "allow_use_outside", False))
     return compile_file(path, options=chosen, keep=keep, allow_outside=allow)
 

@@ -9,7 +9,7 @@ import sympy as sp
 
 from archcost.dsl.loader import Program
 
-from ..terms.scenario import Options
+from ..terms.scenario import Conventions
 from . import costs
 from .ir import ModelIR
 
@@ -20,7 +20,7 @@ class Compiled:
 
     ir: ModelIR
     graph: nx.DiGraph
-    options: Options
+    options: Conventions
     program: Program | None = None  # every source it was compiled from, to compile again along another path
     keep: frozenset[str] = frozenset()
     # closed forms and their exact evaluators, built once and reused by every scenario (evaluate.py)

@@ -8,7 +8,7 @@ from dataclasses import replace
 import networkx as nx
 import sympy as sp
 
-from ..ops import REGISTRY, Cost, CostContext
+from ..ops import REGISTRY, CostContext
 from ..terms.symbols import B, Min, N_pair, N_rect, P, S, S_w, causal_pairs, m, rectangle_pairs
 from .ir import OpNode
 
@@ -132,6 +132,3 @@ def _terms(multiplicity: sp.Expr, body: sp.Expr) -> list[sp.Expr]:
         return list(sp.Add.make_args(body))
     return [sp.Mul(multiplicity, body, evaluate=False)]
 
-
-def node_cost(graph: nx.DiGraph, node_id: str) -> Cost:
-    return graph.nodes[node_id]["cost"]

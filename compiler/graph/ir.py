@@ -72,9 +72,6 @@ class ModelIR:
     act_format: object = None  # the Format activations are stored in (the model's `act` role)
     formats: dict = field(default_factory=dict, repr=False)  # every number format it can name, by name
 
-    def node(self, node_id: str) -> OpNode:
-        return next(n for n in self.nodes if n.id == node_id)
-
 
 def ancestors(clusters: dict[str, Cluster], cluster_id: str | None) -> tuple[str, ...]:
     """The clusters around a place in the stack, innermost first (the place itself included)."""

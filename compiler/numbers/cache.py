@@ -1,7 +1,7 @@
 """The compiled-formula cache: a spec's report forms on disk, so a later run on the same sources reads no sympy.
 
 An entry is JSON in the user cache folder, named by the hash of its key, which is data: the spec's resolved path,
-whether `use` may leave its folder, and the counting conventions (terms.options.Options) — the same key from the
+whether `use` may leave its folder, and the counting conventions (terms.conventions.Conventions) — the same key from the
 CLI's flags and from the API's keywords. It holds that key, the hash of every source file the compile read
 (stdlib included) and a fingerprint of archcost's own code, and is used only when all of those still match and
 every part of it checks out (forms.check, the plan's shape); anything else is ignored and rebuilt. Nothing in it
@@ -31,7 +31,7 @@ def enabled(no_cache: bool = False) -> bool:
 
 def key(spec: str | Path, conventions: dict, allow_outside: bool = False) -> dict:
     """What an entry is for, as data: the spec file, the `use` policy and the counting conventions (as
-    letters.conventions gives them, or an Options' model_dump())."""
+    letters.conventions gives them, or an Conventions' model_dump())."""
     chosen = {**conventions, "paths": [list(pair) for pair in conventions["paths"]]}
     return {"spec": str(Path(spec).resolve()), "allow_outside": bool(allow_outside), "conventions": chosen}
 

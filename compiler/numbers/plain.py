@@ -9,7 +9,7 @@ number, the symbolic path (symbolic.py) says why; it never supplies one.
 from __future__ import annotations
 
 from ..graph.compiled import Compiled
-from ..terms.options import Scenario
+from ..terms.conventions import Scenario
 from ..terms.quantities import LEVELS
 from . import forms
 from .assemble import Evaluator, Fallback

@@ -13,11 +13,10 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..terms.symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms, unequal_groups
+from .base import SOFTMAX_FLOPS_PER_SCORE, ZERO, Arg, Cost, CostContext, OpSpec, describe_terms, unequal_groups
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum
 
-SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
 FULL = ("causal", "rectangle", "half_rectangle")
 
 

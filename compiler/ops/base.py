@@ -11,6 +11,8 @@ import sympy as sp
 
 from ..terms.cost import COST_FIELDS, ZERO, Cost  # noqa: F401  (re-exported: the ops write Costs)
 
+SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
+
 
 @dataclass(frozen=True)
 class Arg:

@@ -10,9 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..terms.symbols import B, P, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
-
-SOFTMAX_FLOPS_PER_SCORE = 5
+from .base import SOFTMAX_FLOPS_PER_SCORE, ZERO, Arg, Cost, CostContext, OpSpec
 
 
 def widths(a: SimpleNamespace):

@@ -27,7 +27,7 @@ def state_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
         colour = f"C{index}"
         sizes = [int(state_bytes_at(model, int(n))) / MiB for n in lengths]
         axes.plot(lengths, sizes, color=colour, linewidth=2, label=model.name)
-        fixed = profile(model, []).fixed_bytes / MiB
+        fixed = profile(model, []).state_fixed_bytes / MiB
         if fixed:
             axes.axhline(fixed, color=colour, linestyle="--", linewidth=1, alpha=0.7)
     axes.set_xscale("log", base=2)

@@ -57,7 +57,7 @@ def state_table(profiles) -> Table:
         header.append(f"longest context in {budget / BINARY['MiB']:,.0f} MiB")
     rows = []
     for p in profiles:
-        row = [p.model, f"{p.fixed_bytes / BINARY['MiB']:,.3f}", grouped(p.growth_bytes_per_token),
+        row = [p.model, f"{p.state_fixed_bytes / BINARY['MiB']:,.3f}", grouped(p.kv_bytes_per_token),
                "—" if p.crossover_tokens is None else f"{p.crossover_tokens:,.0f}",
                *(f"{p.state_at[n] / BINARY['MiB']:,.1f}" for n in lengths)]
         if budget is not None:

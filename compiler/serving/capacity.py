@@ -13,7 +13,6 @@ from ..terms.letters import causal_pairs
 if TYPE_CHECKING:
     from ..front.hardware import Device
     from ..graph.compiled import Compiled
-    from ..numbers.evaluate import Report
     from ..terms.scenario import Scenario
 
 PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
@@ -85,16 +84,12 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
 
     report = evaluate(compiled, phase, scenario)
     fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
-    moved = moved_bytes(report, activations)
+    moved = quantities.moved_bytes(quantities.report_fields(report), activations)
     compute, memory = report.flops_matrix / device.peak_for(fmt), moved / device.bandwidth
     return Roofline(model=compiled.name, device=device.name, phase=phase, scenario=report.scenario, peak_format=fmt,
                     flops=report.flops_matrix, bytes=moved, intensity=report.flops_matrix / moved if moved else None,
                     ridge=device.ridge(fmt), compute_seconds=compute, memory_seconds=memory,
                     step_seconds=max(compute, memory), bound="compute" if compute >= memory else "memory")
-
-
-def moved_bytes(report: Report, activations: bool = False) -> float:
-    return quantities.moved_bytes(quantities.report_fields(report), activations)
 
 
 class OpRoofline(BaseModel):

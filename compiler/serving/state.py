@@ -14,8 +14,8 @@ class StateProfile(BaseModel):
     """Seed 002 §2.3.5: M_state(H) = M_fixed + c_state·H and the crossover H* = M_fixed / c_state."""
 
     model: str
-    fixed_bytes: int
-    growth_bytes_per_token: int | float
+    state_fixed_bytes: int
+    kv_bytes_per_token: int | float
     crossover_tokens: float | None          # where the growing part equals the fixed part
     state_at: dict[int, int]                # exact state of one request after H positions
     budget_bytes: int | None = None
@@ -27,7 +27,7 @@ def profile(compiled: Compiled, lengths: list[int], budget: int | None = None) -
     fixed = int(number_of(compiled, compiled.total("state_fixed")))
     growth = number_of(compiled, compiled.total("kv_bytes_per_token"))
     result = StateProfile(
-        model=compiled.name, fixed_bytes=fixed, growth_bytes_per_token=growth,
+        model=compiled.name, state_fixed_bytes=fixed, kv_bytes_per_token=growth,
         crossover_tokens=(fixed / growth) if growth else None,
         state_at={n: int(state_bytes_at(compiled, n)) for n in lengths},
     )

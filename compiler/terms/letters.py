@@ -22,7 +22,7 @@ LEDGERS: dict[str, dict[str, str]] = {
 }
 
 
-# The counting conventions a run selects and their defaults (terms.options.Options holds them as a model).
+# The counting conventions a run selects and their defaults (terms.conventions.Conventions holds them as a model).
 CONVENTION_DEFAULTS = {"logits": "last", "attention": "as_written", "vector_params": "nonmatrix",
                        "routing": "uniform", "weights": None, "paths": ()}
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import sympy as sp
 
-from .options import Options, Phase, Scenario, counting  # noqa: F401  (re-exported: the scenario's data)
+from .conventions import Conventions, Scenario, counting  # noqa: F401  (re-exported: the scenario's data)
 from .quantities import LEVELS  # noqa: F401  (fields held at the end of a phase; re-exported)
 from .symbols import B, G, H, N_pair, N_rect, P, S, causal_pairs, m, m_out, rectangle_pairs
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
 
-def call_form(expr: sp.Expr, options: Options) -> sp.Expr:
+def call_form(expr: sp.Expr, options: Conventions) -> sp.Expr:
     """One call of B requests, each with S cached positions and P new ones."""
     logits_rows = B if options.logits == "last" else B * P
     return expr.xreplace({m: B * P, m_out: logits_rows, N_pair: causal_pairs(B, S, P),
                           N_rect: rectangle_pairs(B, S, P), H: S + P})
 
 
-def at_phase(expr: sp.Expr, phase: str, options: Options, level: bool = False) -> sp.Expr:
+def at_phase(expr: sp.Expr, phase: str, options: Conventions, level: bool = False) -> sp.Expr:
     """`expr` (per call, in m, m_out, N_pair, H) as a closed form in B, S, P, G for `phase`."""
     call = call_form(expr, options)
     if phase in ("call", "prefill"):

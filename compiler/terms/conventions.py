@@ -8,10 +8,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .letters import conventions
 
-Phase = Literal["prefill", "decode", "call", "request"]
 
-
-class Options(BaseModel):
+class Conventions(BaseModel):
     """Counting conventions a run selects; every output names them."""
 
     model_config = ConfigDict(frozen=True)
@@ -38,10 +36,10 @@ class Options(BaseModel):
 
 
 def counting(ledger: str = "chapter", attention: str | None = None, vector_params: str | None = None,
-             **rest) -> Options:
-    """Options from a ledger's conventions, overridden by any explicitly chosen attention or vector_params
+             **rest) -> Conventions:
+    """The conventions of a ledger, overridden by any explicitly chosen attention or vector_params
     (letters.conventions, as data)."""
-    return Options(**conventions(ledger, attention, vector_params, **rest))
+    return Conventions(**conventions(ledger, attention, vector_params, **rest))
 
 
 class Scenario(BaseModel):

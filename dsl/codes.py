@@ -1,0 +1,167 @@
+"""The error catalogue: every code the toolchain can raise, what it means and what usually fixes it."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ErrorKind(NamedTuple):
+    """What an error code means and what usually fixes it; docs/errors.md is generated from these."""
+
+    title: str
+    fix: str
+
+
+# Every code the toolchain can raise. tools/errors_doc.py turns this table into docs/errors.md.
+CODES: dict[str, ErrorKind] = {
+    "E100": ErrorKind("syntax error",
+                      "Read the caret: the token under it is not allowed there. The message lists what was "
+                      "expected; a missing `}` or `->` is the usual cause."),
+    "E101": ErrorKind("unreadable source file",
+                      "Check the path and that the file is UTF-8 text."),
+    "E102": ErrorKind("`use` of a missing file",
+                      "Paths in `use` are relative to the file that says `use`; `std.<name>` loads from the "
+                      "standard library. Fix the path or the spelling."),
+    "E103": ErrorKind("cyclic `use`",
+                      "Two files load each other. Move the shared blocks into a third file both of them `use`."),
+    "E104": ErrorKind("no model in file",
+                      "Commands that cost something need one `model \"Name\" { ... }`. A file of blocks only "
+                      "is a library: `archcost check` accepts it; `use` it from a spec."),
+    "E105": ErrorKind("more than one model in file",
+                      "Write one model per file; share the common part as a block."),
+    "E106": ErrorKind("input too large or too deeply nested",
+                      "The file, an expression or the chain of `use` passes a safety limit (4 MB per file, "
+                      "100,000 lines, 200 nested brackets, an operator chain of a few hundred terms, 64 "
+                      "nested `use`). Split the expression with bindings or flatten the includes."),
+    "E107": ErrorKind("`use` outside the spec's folder",
+                      "A spec may load files below its own folder and the standard library. Copy the file "
+                      "next to the spec, or pass `--allow-use-outside` if you trust it."),
+    "E108": ErrorKind("output file refused",
+                      "archcost writes only regular files that are not inputs of the command and that can be "
+                      "written: not a folder, device, FIFO or read-only file, in a folder that exists, and (for "
+                      "`fmt --write`) not changed since it was read. The message says which; choose another "
+                      "output, or run `fmt` again on the new text."),
+    "E109": ErrorKind("unknown output format",
+                      "The output file's suffix names what to write: .dot, .svg or .png for diagrams, .png or .svg "
+                      "for plots."),
+    "E200": ErrorKind("unknown block",
+                      "Check the spelling (the hint names the closest block) and that the file defining it "
+                      "is loaded with `use`."),
+    "E201": ErrorKind("unknown operation argument",
+                      "The op or block has no argument by that name; the hint names the closest one. "
+                      "`archcost check --emit ast` shows how the line was read."),
+    "E202": ErrorKind("missing argument",
+                      "Give the argument, by position or as `name = value`."),
+    "E203": ErrorKind("too many positional arguments",
+                      "Drop the extra values or name them with `name = value`."),
+    "E204": ErrorKind("argument given twice",
+                      "An argument was given by position and again by name, or twice by name; keep one."),
+    "E205": ErrorKind("unknown op kind",
+                      "The hint names the closest primitive op; docs/language.md lists them all with their "
+                      "arguments. Anything else must be a block call `name(args)`."),
+    "E207": ErrorKind("unknown tensor name",
+                      "`from` and `on` name a labelled op or cache earlier in the same block; `state` names a "
+                      "cache declared before the op or one declared `shared`."),
+    "E208": ErrorKind("reserved name",
+                      "B, S, P, G, N_pair and the other scenario letters are set per request; bind the value "
+                      "under a different name."),
+    "E209": ErrorKind("unknown component class",
+                      "Use one of the classes the hint lists (attention, ffn, experts, embedding, other, ...)."),
+    "E210": ErrorKind("unknown precision format",
+                      "Use a format from stdlib/formats.arch (bf16, fp8, fp4, int4, ...) or define one with "
+                      "`format NAME { ... }`."),
+    "E211": ErrorKind("bad argument value",
+                      "The argument takes another kind of value: true or false, one of the words the message "
+                      "lists, a value rather than `in -> out` (or the reverse), a shard word the op knows."),
+    "E214": ErrorKind("number out of range",
+                      "A size passes a limit no model comes near (40 digits, exponent 256, a power of the request "
+                      "letters above 8) or a format's field is below its least value. Check the binding."),
+    "E215": ErrorKind("not a number",
+                      "A tuple, a boolean or a word stands where a number goes: `x = (1, 2)`, `d = true`. Write "
+                      "the number, or name a binding that holds one."),
+    "E216": ErrorKind("unknown function or wrong arity",
+                      "Expressions know min, max, floor and ceil (docs/language.md); each takes the arguments the "
+                      "message says."),
+    "E217": ErrorKind("division by zero in the spec",
+                      "A binding or argument divides by a value that is zero when the spec compiles; fix the "
+                      "divisor."),
+    "E218": ErrorKind("value not known when the spec compiles",
+                      "An exponent, or a field of a format, must be a number fixed by the spec, not a scenario "
+                      "letter or a name left unbound."),
+    "E219": ErrorKind("tied table with no owner",
+                      "`tied = true` reuses a table another op owns; when every table is tied, none owns the "
+                      "parameters. Declare the embedding without `tied`."),
+    "E212": ErrorKind("duplicate definition",
+                      "A block or format defined twice: in one file, in two files the same spec uses (the `use` "
+                      "order would pick one), or a format the stdlib already defines. Rename one of them."),
+    "E213": ErrorKind("recursive block",
+                      "A block calls itself, directly or through others. Use `repeat N` for depth."),
+    "E300": ErrorKind("width mismatch",
+                      "The op reads a tensor of one width and declares another. Fix `in -> out`, or read "
+                      "another tensor with `from`."),
+    "E301": ErrorKind("non-positive dimension",
+                      "Sizes, head counts and widths must be at least 1; check the binding the message names."),
+    "E302": ErrorKind("repeat count is not a positive integer",
+                      "`repeat N` needs a whole number of layers of at least 1."),
+    "E303": ErrorKind("repeat body changes the width",
+                      "A repeated body (or each arm of a `select`) must end at the width it started with; add "
+                      "the missing projection back to the model width."),
+    "E304": ErrorKind("condition is not a known boolean",
+                      "`if` needs a condition decidable when the spec compiles: compare option words or numbers "
+                      "bound in the spec, not scenario letters."),
+    "E305": ErrorKind("select counts do not add up to the stack",
+                      "The layer counts of the arms of `select` must add up to the `repeat` count."),
+    "E306": ErrorKind("select outside a repeat",
+                      "Put `select` inside `repeat N as name { ... }`; it divides those N layers."),
+    "E307": ErrorKind("option inside a block",
+                      "Options belong to the model; pass their value into the block as an argument."),
+    "E308": ErrorKind("unknown option",
+                      "Name an option the model declares, with one of its words: `--option NAME=WORD`; "
+                      "`archcost check` lists them."),
+    "E400": ErrorKind("unbound symbol in evaluation",
+                      "A formula still holds a letter with no value. Bind it in the spec or give it on the "
+                      "command line (--B, --S, --P, --G ...)."),
+    "E401": ErrorKind("bad scenario value",
+                      "A value given for a scenario letter, a flag or an API keyword is out of range (negative "
+                      "lengths, zero batch) or not one the command takes. The message says which."),
+    "E402": ErrorKind("division by zero at this scenario",
+                      "At these values of B, S, P and G a size of the model divides by zero (a window or block "
+                      "size that comes out 0); the message names the op. Choose other values or fix the size."),
+    "E403": ErrorKind("negative cost",
+                      "An op's cost comes out below zero in this scenario (a subtraction in the spec that the "
+                      "scenario makes negative); the message names the op."),
+    "E404": ErrorKind("work limit reached",
+                      "A request with more decode steps than are summed one by one, a sweep grid with too many "
+                      "points, or a value too large to compute. Split the request into turns or shrink the grid."),
+    "E405": ErrorKind("layout refused",
+                      "The layout string is malformed, or its degrees do not split the model evenly (heads over "
+                      "tp, experts over ep, layers over pp). docs/layouts.md lists the words."),
+    "E406": ErrorKind("unknown device or link",
+                      "The hint lists the sheets stdlib/hardware.arch defines, or the sheet has no peak for the "
+                      "format asked; define a `device` or `link` of your own in a spec's `use`d file."),
+    "E407": ErrorKind("figure the model does not have",
+                      "The command asks for something this model lacks: a crossover its attention never reaches, "
+                      "or a stage (a drafter) it does not define."),
+    "E408": ErrorKind("no single closed form",
+                      "The decode steps change form as the history grows (windows, compressed blocks), so a request "
+                      "has no one formula. Evaluate it with numbers: `archcost eval --phase request`."),
+    "E500": ErrorKind("config is not a JSON object",
+                      "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
+                      "the JSON stops being valid (a trailing comma, a missing quote)."),
+    "E501": ErrorKind("unsupported model_type",
+                      "The hint lists the model types the importer knows. For another architecture, write the "
+                      "spec by hand from the stdlib blocks, starting from the closest imported one."),
+    "E502": ErrorKind("config field not understood",
+                      "A field that may change the cost is missing or unknown to the importer, which stops rather "
+                      "than guess. Write that part of the spec by hand, or remove the field if it is stale."),
+    "E503": ErrorKind("config value not supported",
+                      "The field is understood but this value is not (the message lists the supported ones), or "
+                      "it is not a valid number. Fix the value or write that part of the spec by hand."),
+}
+
+
+# Codes that once stood for several causes, and where each cause went (docs/errors.md lists them).
+SPLIT: dict[str, tuple[str, ...]] = {
+    "E211": ("E211", "E214", "E215", "E216", "E217", "E218", "E219", "E106"),
+    "E401": ("E401", "E402", "E403", "E404", "E405", "E406", "E407", "E408", "E109"),
+}
