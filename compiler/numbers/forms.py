@@ -6,7 +6,8 @@ by node (`check`) before anything is built from them; the evaluators are closure
 checked tree (integers, the letters, operators and the helpers of `HELPERS`): nothing is ever executed as code.
 
 Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["q", p, q] the rational
-p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["inv", a] (1/a); ["exact", a, D] (a/D exactly);
+p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["pow", a, b] (a to a whole power b that is itself a
+form, e.g. (1 − k/E)^B for random routing); ["inv", a] (1/a); ["exact", a, D] (a/D exactly);
 ["fdiv", a, D] and ["cdiv", a, D] (floor and ceiling of a/D); ["floor", a]; ["ceil", a]; ["min", a, ...];
 ["max", a, ...]; ["mod", a, b]; ["pw", [value, condition], ...]; conditions ["<", a, b], ["<=", a, b],
 ["==", a, b], ["!=", a, b], ["and", c, ...], ["or", c, ...], ["not", c], ["true"], ["false"].
@@ -20,7 +21,7 @@ from fractions import Fraction
 from functools import reduce
 
 LETTERS = ("B", "S", "P", "G", "X")
-ARITY = {"q": (2, 2), "+": (1, None), "*": (1, None), "^": (2, 2), "inv": (1, 1), "exact": (2, 2),
+ARITY = {"q": (2, 2), "+": (1, None), "*": (1, None), "^": (2, 2), "pow": (2, 2), "inv": (1, 1), "exact": (2, 2),
          "fdiv": (2, 2), "cdiv": (2, 2), "floor": (1, 1), "ceil": (1, 1), "min": (1, None), "max": (1, None),
          "mod": (2, 2), "pw": (1, None), "<": (2, 2), "<=": (2, 2), "==": (2, 2), "!=": (2, 2),
          "and": (1, None), "or": (1, None), "not": (1, 1), "true": (0, 0), "false": (0, 0)}
@@ -28,6 +29,7 @@ INTEGER_ARGUMENTS = {"q": (0, 1), "^": (1,), "exact": (1,), "fdiv": (1,), "cdiv"
 MAX_DEPTH = 60          # Python's compiler refuses deeper nesting; sympy's forms are far shallower
 MAX_NODES = 2_000_000   # a form larger than this is refused, never built
 MAX_INT = 10**4000      # Python prints no longer integer
+MAX_EXACT_POWER = 100_000  # a power with a larger computed exponent is taken in floating point
 
 
 class NotPlain(Exception):
@@ -71,6 +73,8 @@ def _compound(e, walk):
     if e.is_Pow and e.exp.is_Integer:
         base = walk(e.base)
         return ["^", base, int(e.exp)] if e.exp > 0 else ["^", ["inv", base], -int(e.exp)]
+    if e.is_Pow:
+        return ["pow", walk(e.base), walk(e.exp)]
     if isinstance(e, sp.floor | sp.ceiling):
         return _rounded("fdiv" if isinstance(e, sp.floor) else "cdiv", e.args[0], walk)
     if isinstance(e, sp.Min | sp.Max):
@@ -178,11 +182,23 @@ def _inverse(value):
     return Fraction(1, value) if type(value) is int else 1 / value
 
 
+def _power(base, exponent):
+    """base ** exponent for a computed exponent: exact for a whole exponent up to MAX_EXACT_POWER, in floating
+    point beyond it; anything but a whole exponent is no number a form vouches for."""
+    if type(exponent) is Fraction and exponent.denominator == 1:
+        exponent = int(exponent)
+    if type(exponent) is not int:
+        raise ValueError("a power whose exponent is not a whole number")
+    if abs(exponent) > MAX_EXACT_POWER:
+        return float(base) ** exponent
+    return Fraction(base) ** exponent if type(base) in (int, Fraction) else base ** exponent
+
+
 def _undefined():
     raise ValueError("no piece of a piecewise form holds")
 
 
-HELPERS = {"_F": Fraction, "_exact": _exact, "_inv": _inverse, "_floor": math.floor, "_ceil": math.ceil,
+HELPERS = {"_F": Fraction, "_exact": _exact, "_inv": _inverse, "_pow": _power, "_floor": math.floor, "_ceil": math.ceil,
            "_min": min, "_max": max, "_and": lambda *c: all(c), "_or": lambda *c: any(c),
            "_not": lambda c: not c, "_select": None}
 _RELATIONS = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne}
@@ -224,6 +240,9 @@ def _closure(tree, ops: dict, vector: bool):
         helper = ops[{"inv": "_inv", "floor": "_floor", "ceil": "_ceil", "not": "_not"}[tag]]
         return lambda e: helper(first(e))
     rest = [_callable(_closure(a, ops, vector)) for a in arguments[1:]]
+    if tag == "pow":
+        power, exponent = ops["_pow"], rest[0]
+        return lambda e: power(first(e), exponent(e))
     if tag in _RELATIONS or tag == "mod":
         compare, second = _RELATIONS.get(tag, operator.mod), rest[0]
         return lambda e: compare(first(e), second(e))

@@ -50,6 +50,10 @@ def value(tree, env: dict):
         return math.prod(value(a, env) for a in args)
     if tag == "^":
         return value(args[0], env) ** args[1]
+    if tag == "pow":
+        from .forms import _power
+
+        return _power(value(args[0], env), value(args[1], env))
     if tag == "inv":
         return 1 / Fraction(value(args[0], env))
     if tag in ("exact", "fdiv", "cdiv"):

@@ -97,7 +97,8 @@ def _select(conditions: list, values: list):
     return np.select([np.asarray(c, dtype=bool) for c in conditions], values, default=np.nan)
 
 
-VECTOR = {"_F": lambda p, q: p / q, "_exact": lambda a, d: a / d, "_inv": lambda a: 1 / a, "_floor": np.floor,
+VECTOR = {"_F": lambda p, q: p / q, "_exact": lambda a, d: a / d, "_inv": lambda a: 1 / a, "_pow": np.power,
+          "_floor": np.floor,
           "_ceil": np.ceil, "_min": lambda *a: functools.reduce(np.minimum, a),
           "_max": lambda *a: functools.reduce(np.maximum, a), "_and": lambda *a: functools.reduce(np.logical_and, a),
           "_or": lambda *a: functools.reduce(np.logical_or, a), "_not": np.logical_not, "_select": _select}
