@@ -27,8 +27,8 @@ def test_a_written_out_run_is_drawn_once_with_its_count():
     assert 'label="×3"' in dot
     assert '"attn0.q"' in dot and '"attn1.q"' not in dot and '"attn2.q"' not in dot
     assert '"local.kv"' in dot and '"last_ffn.up"' in dot  # another form: drawn on its own
-    assert '"ffn0.residual" -> "local.pre_norm.norm"' in dot  # the run's output, from its drawn pass
-    assert '"ffn0.residual" -> "attn0.pre_norm.norm"' not in dot  # no pass-to-pass loop
+    assert '"ffn0.residual.add" -> "local.pre_norm.norm"' in dot  # the run's output, from its drawn pass
+    assert '"ffn0.residual.add" -> "attn0.pre_norm.norm"' not in dot  # no pass-to-pass loop
 
 
 def test_calls_of_different_forms_are_not_folded():

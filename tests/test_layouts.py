@@ -260,7 +260,7 @@ def test_diagram_marks_the_collectives_on_their_edges(capsys):
     dispatch and combine are drawn on the edges that carry them."""
     assert main(["diagram", str(ROOT / "specs" / "qwen3-30b-a3b.arch"), "-o", "-", "--layout", "tp=4,ep=4"]) == 0
     dot = capsys.readouterr().out
-    assert '"layers.attn.o" -> "layers.attn.residual" [label=" m×2048\nall-reduce over tp"' in dot
+    assert '"layers.attn.o" -> "layers.attn.residual.add" [label=" m×2048\nall-reduce over tp"' in dot
     assert dot.count("all-to-all over ep") == 2
 
 

@@ -80,7 +80,7 @@ def block_input(flow: dict[str, ast.Keyword], scope: Scope) -> Tensor:
     widths = [s.width for s in inputs]
     width = None if any(w is None for w in widths) else sp.Add(*widths)
     producers = tuple(p for t in inputs for p in t.producers)
-    return Tensor(producers[0] if producers else None, inputs[-1].rows, width, producers[1:])
+    return Tensor(producers[0] if producers else None, inputs[-1].rows, width, producers[1:], parts=tuple(inputs))
 
 
 def _tensor(item: ast.Expr, scope: Scope) -> Tensor:
@@ -110,7 +110,10 @@ def check_widths(spec: OpSpec, in_width, inputs: list[Tensor], stmt: ast.Op, lab
     """An op must read the width its inputs have: side by side (concat) or each alike (each)."""
     if in_width is None or any(s.width is None for s in inputs):
         return
-    produced = [s.width for s in inputs] if spec.input_rule == "each" else [sp.Add(*(s.width for s in inputs))]
+    if spec.input_rule == "each":  # a block input of several tensors is read as those tensors, each alike
+        produced = [part.width for s in inputs for part in (s.parts or (s,))]
+    else:
+        produced = [sp.Add(*(s.width for s in inputs))]
     for width in produced:
         if differs(in_width, width):
             names = ", ".join(_producer_label(s) for s in inputs)

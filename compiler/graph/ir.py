@@ -18,6 +18,7 @@ class Tensor:
     rows: sp.Expr
     width: sp.Expr | None
     also: tuple[str, ...] = ()  # further producers: the arms of a `select` all feed what follows
+    parts: tuple = ()  # a block's input given as several tensors side by side (`from = (input, o)`): each of them
 
     @property
     def producers(self) -> tuple[str, ...]:
