@@ -159,11 +159,33 @@ def render() -> str:
               "layout (`column`, `row`, `heads(n)`, `vocab`, `ep`; replicated when absent: docs/layouts.md).", ""]
     for spec in REGISTRY.values():
         out += op_section(spec)
+    out += BLOCK_RULES + PIPELINE
     out += ["## Standard library blocks", "", "Load a file with `use std.<path>`; a block is called as "
             "`name(arguments) as label`.", ""]
     for file, signature, comment in stdlib_blocks():
         out += [f"- `{signature}` — `use {_use_name(file)}`" + (f". {comment}" if comment else "")]
     return "\n".join(out) + "\n"
+
+
+BLOCK_RULES = [
+    "## Blocks", "",
+    "- A block's output is the tensor its last statement produces; `input` names what the call reads.",
+    "- A parameter whose default is a block (`norm = rmsnorm`) is block-valued: `norm(d) as pre_norm` calls "
+    "whichever block the caller passed (`norm = layernorm`).",
+    "- A call reads the previous statement's output, or what `from` names; `from = (input, o)` passes several "
+    "tensors side by side, and an op inside that reads each input alike (`elementwise`, as `std.norm`'s "
+    "`residual`) reads them as its separate inputs.",
+    "- A precision role exists once an op's `dtype` names it (`dtype = kv`); `precision ROLE = FORMAT` sets it "
+    "for the model or a block, and a role that no op reads is a misspelling (E210).",
+    "- `repeat N` multiplies costs, it never unrolls; `select` divides a repeat's layers among arms.", "",
+]
+PIPELINE = [
+    "## Where a spec goes", "",
+    "`dsl/` parses the text (`grammar.lark`, `parser.py`, `tree.py` to the AST, `loader.py` for `use`); "
+    "`compiler/front/` resolves it into the IR, `compiler/graph/` lowers it to the cost graph whose nodes carry "
+    "each op's cost rule from `compiler/ops/`, and `compiler/numbers/` turns the closed forms into plain forms "
+    "that every printed number comes from. README.md's Layout section lists the stage packages.", "",
+]
 
 
 def main() -> int:
