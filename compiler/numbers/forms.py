@@ -1,16 +1,15 @@
 """Closed forms as plain data: built from sympy once, then evaluated exactly without importing it.
 
-A form is a tree of lists, ints and letter names (JSON as it stands), so a compiled model's formulas can be
-cached on disk and read back by a process that never imports sympy. Trees read from a file are checked node
-by node (`check`) before anything is built from them; the evaluators are closures built node by node from a
-checked tree (integers, the letters, operators and the helpers of `HELPERS`): nothing is ever executed as code.
+A form is a tree of lists, ints and letter names (JSON as it stands), so a compiled model's formulas can be cached
+on disk and read back by a process that never imports sympy. Trees read from a file are checked node by node
+(`check`) first; evaluators are closures built node by node from a checked tree: nothing is executed as code.
 
-Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["q", p, q] the rational
-p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["pow", a, b] (a to a whole power b that is itself a
-form, e.g. (1 − k/E)^B for random routing); ["inv", a] (1/a); ["exact", a, D] (a/D exactly);
-["fdiv", a, D] and ["cdiv", a, D] (floor and ceiling of a/D); ["floor", a]; ["ceil", a]; ["min", a, ...];
-["max", a, ...]; ["mod", a, b]; ["pw", [value, condition], ...]; conditions ["<", a, b], ["<=", a, b],
-["==", a, b], ["!=", a, b], ["and", c, ...], ["or", c, ...], ["not", c], ["true"], ["false"].
+Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["q", p, q] the rational p/q;
+["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["pow", a, b] (a to a computed whole power b: (1 − k/E)^B);
+["inv", a] (1/a); ["exact", a, D] (a/D exactly); ["fdiv", a, D] and ["cdiv", a, D] (floor and ceiling of a/D);
+["floor", a]; ["ceil", a]; ["min", a, ...]; ["max", a, ...]; ["mod", a, b]; ["pw", [value, condition], ...];
+conditions ["<", a, b], ["<=", a, b], ["==", a, b], ["!=", a, b], ["and", c, ...], ["or", c, ...], ["not", c],
+["true"], ["false"].
 """
 
 from __future__ import annotations
@@ -158,11 +157,8 @@ def check(tree, depth: int = 0, budget: list | None = None) -> bool:
             if type(argument) is not int or (lowest is not None and argument < lowest) or abs(argument) > MAX_INT:
                 return False
         elif tag == "pw":
-            if (
-                type(argument) is not list
-                or len(argument) != 2
-                or not all(check(a, depth + 1, budget) for a in argument)
-            ):
+            if type(argument) is not list or len(argument) != 2 or not all(check(a, depth + 1, budget)
+                                                                            for a in argument):
                 return False
         elif not check(argument, depth + 1, budget):
             return False
@@ -183,8 +179,7 @@ def _inverse(value):
 
 
 def _power(base, exponent):
-    """base ** exponent for a computed exponent: exact for a whole exponent up to MAX_EXACT_POWER, in floating
-    point beyond it; anything but a whole exponent is no number a form vouches for."""
+    """base ** exponent: exact for a whole exponent up to MAX_EXACT_POWER, in floating point beyond it."""
     if type(exponent) is Fraction and exponent.denominator == 1:
         exponent = int(exponent)
     if type(exponent) is not int:
