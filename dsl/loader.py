@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import dataclass, field
 from importlib import resources
@@ -28,6 +29,9 @@ class Program:
     modules: dict[str, ast.Module]
     imports: dict[str, list[str]]  # module path -> paths it uses directly
     sources: Sources = field(repr=False)
+    # each `use "PATH"` as written (absolute, links not followed) and the file it reached: a cache of this
+    # program is stale once a link on the way points elsewhere, though every file read is unchanged
+    links: list[tuple[str, str]] = field(default_factory=list)
 
     def visible_modules(self, path: str) -> list[str]:
         """The module itself and everything it uses, transitively, in a fixed order."""
@@ -73,7 +77,7 @@ def load_text(text: str, name: str = "<text>", base: Path | None = None, allow_o
     loader = _Loader(sources, root=None if allow_outside else (base or Path.cwd()).resolve())
     entry = loader.load(source_text(text), name, base or Path.cwd(), chain=())
     loader.load_prelude()
-    return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources)
+    return Program(entry=entry, modules=loader.modules, imports=loader.imports, sources=sources, links=loader.links)
 
 
 def display_name(path: Path) -> str:
@@ -118,6 +122,7 @@ class _Loader:
         self.root = root  # `use` paths must stay below this folder (None: anywhere)
         self.modules: dict[str, ast.Module] = {}
         self.imports: dict[str, list[str]] = {}
+        self.links: list[tuple[str, str]] = []
 
     def load(self, text: str, name: str, base: Path, chain: tuple[str, ...]) -> ast.Module:
         self.sources.add(name, text)
@@ -138,6 +143,8 @@ class _Loader:
 
     def _follow(self, use: ast.Use, base: Path, chain: tuple[str, ...]) -> str:
         target = self._locate(use, base)
+        if use.is_path:
+            self.links.append((os.path.abspath(base / use.target), str(target)))
         key = display_name(target)
         if key in chain:
             cycle = " -> ".join([*chain[chain.index(key):], key])

@@ -23,7 +23,10 @@ def entry() -> None:
     from .cached import served
 
     gc.disable()
-    code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
+    try:
+        code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
+    except BrokenPipeError:  # the reader went away (`| head`): what it read is all it wanted
+        os._exit(0)
     code = main() if code is None else code
     try:
         sys.stdout.flush()

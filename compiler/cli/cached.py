@@ -124,6 +124,8 @@ def _swept(args) -> int | None:
         check_size(values)
         entry = warm.load(cache_key(args.spec, args))
         phase_forms = entry["phases"].get(args.phase) if entry else None
+        if entry is not None:
+            output_file(args.output, args.spec, *warm.files_read(entry))
         if phase_forms is None or (args.output is None and math.prod(map(len, values.values())) > SMALL_GRID):
             return None
         buffer = io.BytesIO()

@@ -135,7 +135,10 @@ def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Co
 
     chosen = options(args) if args is not None and hasattr(args, "logits") else Conventions()
     allow = bool(getattr(args, "allow_use_outside", False))
-    return compile_file(path, options=chosen, keep=keep, allow_outside=allow)
+    compiled = compile_file(path, options=chosen, keep=keep, allow_outside=allow)
+    for flag in ("output", "plot"):  # the command's output file may be none of the files the compile read
+        output_file(getattr(args, flag, None), path, *compiled.files_read())
+    return compiled
 
 
 def print_result(as_json: bool, data: dict, text: str, ops: list | None, ops_text) -> int:

@@ -23,6 +23,7 @@ def run(args) -> int:
     output_file(args.output, args.config)
     text = import_config(read_config(args.config), args.name)
     compiled = compile_text(text, name=str(args.output or "<imported spec>"))  # a spec that does not compile is a bug
+    output_file(args.output, args.config, *compiled.files_read())
     if args.output is None:
         print(text, end="")
         return 0

@@ -30,6 +30,12 @@ class Compiled:
     def name(self) -> str:
         return self.ir.name
 
+    def files_read(self) -> list:
+        """Every file this model was compiled from (spec, `use`d files, stdlib): no output may land on one."""
+        from archcost.dsl.files import source_file
+
+        return [source_file(name) for name in self.program.modules] if self.program is not None else []
+
     def conventions(self) -> dict[str, str]:
         """The run-wide counting conventions these numbers were computed with (flags, API keywords)."""
         named = self.options.model_dump(exclude={"paths", "weights"})

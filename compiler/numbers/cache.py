@@ -16,11 +16,12 @@ import os
 from pathlib import Path
 
 from archcost.dsl.cachedir import cache_folder
+from archcost.dsl.files import source_file
 
 from . import forms
 from .assemble import Evaluator, Numbers, assemble, dumped, plain
 
-FORMAT = 2
+FORMAT = 3
 PACKAGE = Path(__file__).resolve().parent
 MAX_ENTRY_BYTES = 64 * 2**20
 
@@ -54,15 +55,6 @@ def entry_path(key: dict) -> Path | None:
     return base / f"{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]}.json"
 
 
-def source_file(name: str) -> Path:
-    """The file a module name of the loader stands for (`std/...` is the stdlib's)."""
-    if name.startswith("std/"):
-        from importlib import resources
-
-        return Path(str(resources.files("archcost.stdlib"))) / name.removeprefix("std/")
-    return Path(name)
-
-
 def digest(name: str) -> str:
     return hashlib.sha256(source_file(name).read_bytes()).hexdigest()
 
@@ -79,12 +71,15 @@ def load(key: dict) -> dict | None:
             return None
         if any(digest(name) != hashed for name, hashed in entry["sources"]):
             return None
+        if any(os.path.realpath(written) != reached for written, reached in entry["links"]):
+            return None  # a `use` as written now reaches another file
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return None
     return entry
 
 
-def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], extras: dict | None = None) -> None:
+def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], extras: dict | None = None,
+          links: list | None = None) -> None:
     """Add these phases' forms (and `extras`: facts, state_at) to the entry, written whole and atomically; a
     folder that says no is no error."""
     path = entry_path(key)
@@ -92,7 +87,8 @@ def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], ex
         return
     try:
         entry = load(key) or {"format": FORMAT, "key": key, "fingerprint": fingerprint(),
-                                     "sources": [[name, digest(name)] for name in sources], "head": head, "phases": {}}
+                                     "sources": [[name, digest(name)] for name in sources],
+                                     "links": [list(pair) for pair in links or []], "head": head, "phases": {}}
         entry["phases"].update(phases)
         entry.update(extras or {})
         temporary = path.with_name(f".{path.name}.{os.getpid()}")
@@ -114,7 +110,13 @@ def remember(key: dict, compiled, phases: list[str], name: str | None = None, ex
     found = {phase: phase_forms(compiled, phase) for phase in phases}
     if compiled.program is None or any(forms is None for forms in found.values()):
         return
-    store(key, {**head(compiled), "model": name or compiled.name}, list(compiled.program.modules), found, extras)
+    store(key, {**head(compiled), "model": name or compiled.name}, list(compiled.program.modules), found, extras,
+          compiled.program.links)
+
+
+def files_read(entry: dict) -> list[Path]:
+    """Every file the compile behind an entry read (the spec, what it `use`s, the stdlib files)."""
+    return [source_file(name) for name, _ in entry["sources"]]
 
 
 def report(entry: dict, phase: str, scenario: dict) -> dict | None:
@@ -163,8 +165,8 @@ class CachedView:
 def _valid(entry) -> bool:
     try:
         return (type(entry) is dict and entry.get("format") == FORMAT and type(entry.get("fingerprint")) is str
-                and type(entry.get("key")) is dict
-                and _pairs(entry["sources"]) and _head(entry["head"]) and type(entry["phases"]) is dict
+                and type(entry.get("key")) is dict and _pairs(entry["sources"]) and _pairs(entry["links"])
+                and _head(entry["head"]) and type(entry["phases"]) is dict
                 and all(type(k) is str and _phase(v) for k, v in entry["phases"].items())
                 and _facts(entry.get("facts")) and ("state_at" not in entry or forms.check(entry["state_at"])))
     except (KeyError, TypeError, IndexError):

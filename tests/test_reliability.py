@@ -1,0 +1,115 @@
+"""Round three of hostile use: nothing the compile read is written over, no stale number from the cache, no
+silently wrong figure, no traceback, no silent acceptance. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from archcost.compiler.cli import main
+from archcost.compiler.cli.cached import served
+
+BLOCK_A = "block tiny(d) {\n  linear up: d -> d\n}\n"
+BLOCK_B = "block tiny(d) {\n  linear up: d -> 2 * d\n  linear down: 2 * d -> d\n}\n"
+SPEC = 'use "blk.arch"\nmodel "Tiny" {\n  lookup embed: 1000 -> 64\n  tiny(64)\n}\n'
+PARAMS_A, PARAMS_B = 1000 * 64 + 64 * 64, 1000 * 64 + 2 * 64 * 128
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch) -> Path:
+    """A spec that `use`s a block file, in the working folder, with a cache of its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("ARCHCOST_NO_CACHE", raising=False)
+    (tmp_path / "a.arch").write_text(BLOCK_A)
+    (tmp_path / "b.arch").write_text(BLOCK_B)
+    (tmp_path / "tiny.arch").write_text(SPEC)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def params(capsys, *argv: str, warm: bool = False) -> int:
+    import json
+
+    capsys.readouterr()
+    assert (served(list(argv)) if warm else main(list(argv))) == 0
+    return json.loads(capsys.readouterr().out)["params"]
+
+
+@pytest.mark.parametrize("how", ["symlink", "hard link"])
+def test_an_output_never_lands_on_a_file_the_spec_uses(folder, how, capsys):
+    """`sweep -o out.csv` where out.csv is a link to the block file tiny.arch uses: refused (E108), cold and
+    warm, and the block file keeps its bytes."""
+    (folder / "blk.arch").write_text(BLOCK_A)
+    if how == "symlink":
+        (folder / "out.csv").symlink_to("blk.arch")
+    else:
+        os.link(folder / "blk.arch", folder / "out.csv")
+    argv = ["sweep", "tiny.arch", "--phase", "decode", "--S", "1:3", "-o", "out.csv"]
+    assert main(argv) == 2 and "E108" in capsys.readouterr().err
+    assert main(["sweep", "tiny.arch", "--phase", "decode", "--S", "1:3", "-o", "fine.csv"]) == 0  # warms the cache
+    assert served(argv) is None  # the cache path refuses too, and hands over to the compiler, which says why
+    assert main(argv) == 2 and "E108" in capsys.readouterr().err
+    assert (folder / "blk.arch").read_text() == BLOCK_A
+    drawn = folder / "drawn.dot"
+    drawn.symlink_to("blk.arch") if how == "symlink" else os.link(folder / "blk.arch", drawn)
+    assert main(["diagram", "tiny.arch", "-o", "drawn.dot"]) == 2
+    assert (folder / "blk.arch").read_text() == BLOCK_A
+
+
+def test_a_repointed_use_is_never_served_stale(folder, capsys):
+    """The cache records each `use` as written and the file it reached: re-pointing a symlinked block file or
+    folder, or putting a file where the link was, gives the new numbers."""
+    (folder / "blk.arch").symlink_to("a.arch")
+    argv = ["eval", "tiny.arch", "--phase", "decode", "--json"]
+    assert params(capsys, *argv) == PARAMS_A
+    assert params(capsys, *argv, warm=True) == PARAMS_A
+    (folder / "blk.arch").unlink()
+    (folder / "blk.arch").symlink_to("b.arch")
+    assert served(argv) is None
+    assert params(capsys, *argv) == PARAMS_B
+    (folder / "blk.arch").unlink()
+    (folder / "blk.arch").write_text(BLOCK_A)
+    assert served(argv) is None
+    assert params(capsys, *argv) == PARAMS_A
+
+
+def test_a_repointed_folder_is_never_served_stale(folder, capsys):
+    for name, text in (("one", BLOCK_A), ("two", BLOCK_B)):
+        (folder / name).mkdir()
+        (folder / name / "blk.arch").write_text(text)
+    (folder / "lib").symlink_to("one")
+    (folder / "tiny.arch").write_text(SPEC.replace('"blk.arch"', '"lib/blk.arch"'))
+    argv = ["eval", "tiny.arch", "--phase", "decode", "--json"]
+    assert params(capsys, *argv) == PARAMS_A
+    (folder / "lib").unlink()
+    (folder / "lib").symlink_to("two")
+    assert served(argv) is None
+    assert params(capsys, *argv) == PARAMS_B
+
+
+def test_an_entry_copied_over_another_specs_is_never_served(folder, capsys):
+    (folder / "blk.arch").write_text(BLOCK_A)
+    (folder / "other.arch").write_text(SPEC.replace('"Tiny"', '"Other"').replace("1000", "2000"))
+    one, other = (["eval", name, "--phase", "decode", "--json"] for name in ("tiny.arch", "other.arch"))
+    assert params(capsys, *one) == PARAMS_A and params(capsys, *other) == PARAMS_A + 1000 * 64
+    entries = folder / "cache" / "archcost" / "forms"
+    by_model = {("Other" in path.read_text()): path for path in entries.glob("*.json")}
+    by_model[True].write_bytes(by_model[False].read_bytes())  # Tiny's entry under Other's name
+    assert served(other) is None
+    assert params(capsys, *other) == PARAMS_A + 1000 * 64
+
+
+def test_a_broken_pipe_ends_quietly_on_the_cache_path(folder, tmp_path):
+    """`eval --json | head -1` once the answer comes from the cache: no BrokenPipeError traceback (a report
+    longer than the pipe holds: DeepSeek V4.1 Flash's prefill)."""
+    spec = Path(__file__).resolve().parents[1] / "specs" / "deepseek-v4.1-flash.arch"
+    command = [sys.executable, "-m", "archcost.compiler.cli", "eval", str(spec), "--phase", "prefill", "--json"]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for _ in range(2):  # cold, then warm
+        run = subprocess.run(f"{' '.join(command)} | head -1", shell=True, cwd=folder, env=env,
+                             capture_output=True, text=True)
+        assert run.stdout == "{\n" and "Traceback" not in run.stderr and "Error" not in run.stderr
