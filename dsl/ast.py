@@ -135,6 +135,14 @@ class Replay(Node):
     tail: Expr
 
 
+class Require(Node):
+    """`require window >= 0, "..."`: a block's check of its arguments; false at a call is an error there."""
+
+    kind: Literal["require"] = "require"
+    condition: Expr
+    message: str
+
+
 class Repeat(Node):
     kind: Literal["repeat"] = "repeat"
     count: Expr
@@ -175,7 +183,7 @@ class Op(Node):
 
 
 Stmt = Annotated[
-    Binding | Option | Precision | Component | Replay | Repeat | Select | If | BlockCall | Op,
+    Binding | Option | Precision | Component | Replay | Require | Repeat | Select | If | BlockCall | Op,
     Field(discriminator="kind")
 ]
 
@@ -235,5 +243,5 @@ class Module(Node):
     models: list[ModelDef] = []
 
 
-for _cls in (BinOp, Neg, Call, Tuple, Repeat, Arm, Select, If):
+for _cls in (BinOp, Neg, Call, Tuple, Require, Repeat, Arm, Select, If):
     _cls.model_rebuild()

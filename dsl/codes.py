@@ -118,6 +118,10 @@ CODES: dict[str, ErrorKind] = {
     "E308": ErrorKind("unknown option",
                       "Name an option the model declares, with one of its words: `--option NAME=WORD`; "
                       "`archcost check` lists them."),
+    "E309": ErrorKind("requirement not met",
+                      "A block checks its arguments with `require`; this call gives values it refuses (a negative "
+                      "window, two mechanisms that exclude each other). The message says which; the note names "
+                      "the call."),
     "E400": ErrorKind("unbound symbol in evaluation",
                       "A formula still holds a letter with no value. Bind it in the spec or give it on the "
                       "command line (--B, --S, --P, --G ...)."),

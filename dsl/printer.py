@@ -131,6 +131,8 @@ class _Layout:
                 return [f"{pad}component {stmt.name}{self._trailing(last)}"]
             case ast.Replay():
                 return [f"{pad}replay {format_expr(stmt.tail)}{self._trailing(last)}"]
+            case ast.Require():
+                return [f'{pad}require {format_expr(stmt.condition)}, "{stmt.message}"{self._trailing(last)}']
             case ast.Select():
                 return self._select(stmt, depth)
             case ast.Repeat():

@@ -105,6 +105,10 @@ class ToAst(Transformer):
     def replay(self, meta, children):
         return ast.Replay(tail=children[0], span=self._s(meta))
 
+    def require(self, meta, children):
+        condition, message = children
+        return ast.Require(condition=condition, message=str(message)[1:-1], span=self._s(meta))
+
     def repeat(self, meta, children):
         count, label, body = children
         return ast.Repeat(count=count, label=_opt(label), body=body, span=self._s(meta))

@@ -113,3 +113,49 @@ def test_a_broken_pipe_ends_quietly_on_the_cache_path(folder, tmp_path):
         run = subprocess.run(f"{' '.join(command)} | head -1", shell=True, cwd=folder, env=env,
                              capture_output=True, text=True)
         assert run.stdout == "{\n" and "Traceback" not in run.stderr and "Error" not in run.stderr
+
+
+QWEN = str(Path(__file__).resolve().parents[1] / "specs" / "qwen3-8b.arch")
+
+
+@pytest.mark.parametrize("words, says", [
+    ("tp=²", "whole number"), ("tp=2,ep=³", "whole number"),  # both pass str.isdigit, neither is ASCII
+    ("tp=2,tp=4", "gives `tp` twice"), ("sp=yes", "sp is on or off"), ("imb=1e400", "whole number"),
+])
+def test_layout_words_are_ascii_and_said_once(words, says, capsys):
+    import archcost
+
+    for argv in (["layout", QWEN, "--layout", words], ["diagram", QWEN, "-o", "-", "--layout", words]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "E405" in err and says in err and "Traceback" not in err
+    with pytest.raises(archcost.ArchError) as caught:
+        archcost.load(QWEN).layout(words)
+    assert caught.value.codes == ["E405"]
+
+
+def test_context_parallelism_leaves_every_card_a_position(capsys):
+    assert main(["layout", QWEN, "--layout", "tp=2,cp=4096", "--phase", "prefill", "--P", "512"]) == 2
+    assert "cp = 4096 splits 512 positions" in capsys.readouterr().err
+    assert main(["layout", QWEN, "--layout", "tp=2,cp=4", "--phase", "prefill", "--P", "512"]) == 0
+
+
+def test_the_card_limit_is_named(capsys):
+    assert main(["layouts", QWEN, "--devices", "8192xh100-sxm", "--context", "1024"]) == 2
+    assert "4,096 cards" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("arguments, says", [
+    ("window = -4", "`window >= 0`"), ("chunk = -8", "`chunk >= 0`"), ("softcap = -30", "`softcap >= 0`"),
+    ("window = 4, chunk = 8", "not both"),
+])
+def test_gqa_refuses_what_would_silently_mean_something_else(arguments, says):
+    """A negative window or cap used to mean none; a window beside a chunk dropped the chunk (E309)."""
+    from archcost.compiler.pipeline import compile_text
+    from archcost.dsl.errors import ArchError
+
+    spec = ('use std.attention.gqa\nmodel "G" {\n  lookup embed: 1000 -> 64\n'
+            f'  gqa(64, q_heads = 4, kv_heads = 4, head_dim = 16, {arguments})\n}}\n')
+    with pytest.raises(ArchError) as caught:
+        compile_text(spec)
+    assert caught.value.codes == ["E309"] and says in caught.value.diagnostics[0].message

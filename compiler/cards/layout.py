@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import sympy as sp
@@ -67,7 +68,8 @@ class Layout(BaseModel):
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
                                                       (f"≤ {self.limit} servers a token", self.limit)) if on)
-        return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({self.cards} cards)"
+        cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
+        return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
 
 
 class Card(BaseModel):
@@ -134,6 +136,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
                   link: Link | None = None, peak_format: str = "bf16", network: Link | None = None) -> LayoutReport:
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds."""
+    _check_positions(layout, phase, scenario)
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
@@ -152,6 +155,15 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
                                                           PlainEvaluator(compiled, phase, micro))
         report.times = _times(card, layout, device, link, network or link, peak_format)
     return report
+
+
+def _check_positions(layout: Layout, phase: str, scenario: Scenario) -> None:
+    """Context parallelism splits a call's positions over cp cards: each card needs at least one of them (the
+    new positions of a prefill, the whole history at a decode)."""
+    positions = scenario.S + 1 if phase == "decode" else scenario.P
+    if layout.cp > positions:
+        raise _refused(f"cp = {layout.cp} splits {positions:,} position{'s' if positions != 1 else ''} of this "
+                       f"{phase}: a card would hold none", "choose cp no larger than the positions split")
 
 
 def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate) -> Card:
@@ -218,23 +230,38 @@ def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link
 WORDS = {"mb": "micro_batches", "imb": "imbalance", "sp": "sequence_parallel"}
 
 
+SWITCH = {"": True, "1": True, "true": True, "on": True, "0": False, "false": False, "off": False}
+
+
+def _refused(message: str, hint: str | None = None) -> ArchError:
+    return ArchError([Diagnostic(code="E405", message=message, hint=hint)])
+
+
+def _word_value(name: str, value: str, part: str):
+    """One word's value: ASCII digits only (`²` passes str.isdigit), a switch from its words, a format's name."""
+    if name == "sequence_parallel":
+        if value not in SWITCH:
+            raise _refused(f"layout `{part}`: sp is on or off", "write sp, sp=on or sp=off")
+        return SWITCH[value]
+    if name == "dispatch":
+        return value
+    if name == "imbalance" and re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", value):
+        return float(value)
+    if re.fullmatch(r"[0-9]{1,6}", value):
+        return int(value)
+    raise _refused(f"layout `{part}`: give NAME=whole number, e.g. tp=8")
+
+
 def parse_layout(text: str) -> Layout:
     """`tp=8,ep=8,pp=2` (or spaces) as a Layout; never evaluated: whole numbers, `imb` a decimal, `dispatch`
     a format's name, `sp` a switch."""
     values: dict[str, object] = {}
     for part in text.replace(",", " ").split():
-        name, _, value = part.partition("=")
-        name = WORDS.get(name, name)
-        if name == "sequence_parallel":
-            values[name] = value in ("", "1", "true", "on")
-        elif name == "dispatch":
-            values[name] = value
-        elif name == "imbalance" and value.replace(".", "", 1).isdigit() and len(value) <= 12:
-            values[name] = float(value)
-        elif value.isdigit() and len(value) <= 6:
-            values[name] = int(value)
-        else:
-            raise ArchError([Diagnostic(code="E405", message=f"layout `{part}`: give NAME=whole number, e.g. tp=8")])
+        written, _, value = part.partition("=")
+        name = WORDS.get(written, written)
+        if name in values:  # `tp=2,tp=4`: which one was meant is not ours to guess
+            raise _refused(f"layout `{text}` gives `{written}` twice")
+        values[name] = _word_value(name, value, part)
     try:
         return Layout(**values)
     except ValueError as error:

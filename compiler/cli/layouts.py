@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 from ..terms.letters import PHASES, bad_value
 from .common import Command, byte_size, compile_spec, counting_flags, scenario, scenario_flags, whole
 
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
+
+
+MAX_CARDS = 4096  # the layouts searched grow with the divisors of the count: enough for any deployment
 
 
 def layout_arguments(parser) -> None:
@@ -107,8 +111,10 @@ def run_layouts(args) -> int:
             raise unknown_format(args.plot, (".png", ".svg"))
         output_file(Path(args.plot), args.spec)
     count, _, name = args.devices.partition("x")
-    if not count.isdigit() or not 1 <= int(count) <= 4096 or not name:
+    if not re.fullmatch(r"[0-9]{1,6}", count) or not name:
         raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
+    if not 1 <= int(count) <= MAX_CARDS:
+        raise bad_value(f"`--devices` = `{args.devices[:40]}`: from 1 to {MAX_CARDS:,} cards")
     sheet = device(name)
     wire = link(args.link or ("pcie4" if sheet.name.startswith("rtx") else "nvlink4"))
     compiled = compile_spec(args.spec, args)

@@ -186,6 +186,8 @@ class Resolution:
                 scope.component = self.check_component(stmt.name, stmt.span)
             case ast.Replay():
                 scope.tail = self.check_positive(to_sympy(stmt.tail, scope.env), stmt.tail)
+            case ast.Require():
+                structure.require(self, stmt, scope)
             case ast.Repeat() | ast.Select() | ast.If():
                 structure.resolve_structure(self, stmt, scope)
             case ast.BlockCall():

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import sympy as sp
 
 from archcost.dsl import ast
+from archcost.dsl.text import format_expr
 
 from ..graph.ir import Cluster, Tensor
 from .expr import to_sympy
@@ -71,6 +72,17 @@ def _arm(res: Resolving, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
     inner = scope.child(label, cluster_id, times=count / scope.stack, stack=count)
     res.body(arm.body, inner)
     return inner.current
+
+
+def require(res: Resolving, stmt: ast.Require, scope: Scope) -> None:
+    """A block's check of its arguments: a condition false at this call is an error at the `require` line,
+    with the call that led there (E309)."""
+    condition = to_sympy(stmt.condition, scope.env)
+    if condition not in (sp.true, sp.false):
+        raise res.problem("E304", f"condition `{condition}` is not true or false", stmt.condition.span)
+    if condition == sp.false:
+        raise res.problem("E309", f"{stmt.message}: `{format_expr(stmt.condition)}` does not hold at this call",
+                          stmt.span)
 
 
 def branch(res: Resolving, stmt: ast.If, scope: Scope) -> None:
