@@ -159,3 +159,71 @@ def test_gqa_refuses_what_would_silently_mean_something_else(arguments, says):
     with pytest.raises(ArchError) as caught:
         compile_text(spec)
     assert caught.value.codes == ["E309"] and says in caught.value.diagnostics[0].message
+
+
+# ---------------------------------------------------------------------------------------------- importer
+
+PUBLISHED = Path(__file__).resolve().parent / "configs" / "published"
+
+
+def _imported_weight_bytes(config: dict) -> tuple[str, int]:
+    import json
+
+    from archcost.compiler.importer import import_config, parse_config
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.terms.scenario import Scenario
+
+    text = import_config(parse_config(json.dumps(config, indent=2), "config.json"))
+    return text, evaluate(compile_text(text), "decode", Scenario()).weight_bytes
+
+
+def test_a_quantization_config_inside_text_config_is_honoured():
+    """Gemma 3's multimodal wrapper puts the text model's fields under text_config; a quantization_config
+    there used to be ignored (the spec stayed bf16)."""
+    import json
+
+    config = json.loads((PUBLISHED / "gemma-3-4b-it.json").read_text())
+    _, plain = _imported_weight_bytes(config)
+    config["text_config"]["quantization_config"] = {"quant_method": "fp8", "weight_block_size": [128, 128]}
+    text, quantized = _imported_weight_bytes(config)
+    assert "attention = fp8_b128x128" in text and "dense_ffn = fp8_b128x128" in text
+    assert quantized < 0.7 * plain
+
+
+def test_a_pattern_that_keeps_part_of_the_experts_is_refused():
+    """`model.layers.*.mlp.experts.*.down_proj` keeps one matrix of three unquantized: it used to keep every
+    routed expert in bf16 (twice the bytes); a format per component cannot say it, so the import stops."""
+    import json
+
+    from archcost.dsl.errors import ArchError
+
+    config = json.loads((PUBLISHED / "qwen3-30b-a3b-fp8.json").read_text())
+    config["quantization_config"]["modules_to_not_convert"].append("model.layers.*.mlp.experts.*.down_proj")
+    with pytest.raises(ArchError) as caught:
+        _imported_weight_bytes(config)
+    assert caught.value.codes == ["E503"] and "part of routed_experts" in caught.value.diagnostics[0].message
+    config["quantization_config"]["modules_to_not_convert"][-1] = "model.layers.*.mlp.experts"
+    text, _ = _imported_weight_bytes(config)  # every expert kept: that a format per component can say
+    assert "routed_experts" not in text.split("precision")[1].split("\n")[0]
+
+
+def _small(**quantization) -> dict:
+    return {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "vocab_size": 1000, "torch_dtype": "float16", "quantization_config": quantization}
+
+
+def test_gptq_quantizes_only_the_modules_it_lists():
+    listed = [["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"], ["self_attn.o_proj"]]
+    text, _ = _imported_weight_bytes(_small(quant_method="gptq", bits=4, group_size=128,
+                                            modules_in_block_to_quantize=listed))
+    line = text.split("precision")[1].split("\n")[0]
+    assert "attention = int4_g128_zp" in line and "dense_ffn" not in line
+
+
+def test_awq_without_zero_points_stores_only_scales():
+    with_zeros, zp = _imported_weight_bytes(_small(quant_method="awq", bits=4, group_size=64, zero_point=True))
+    without, no_zp = _imported_weight_bytes(_small(quant_method="awq", bits=4, group_size=64, zero_point=False))
+    assert "int4_g64_zp" in with_zeros and "int4_g64," in without.replace("int4_g64\n", "int4_g64,")
+    matrices = 2 * (4 * 64 * 64 + 3 * 64 * 128)  # two layers of attention and MLP
+    assert zp - no_zp == matrices // 64 * 4 // 8  # a 4-bit zero point per group of 64 fewer

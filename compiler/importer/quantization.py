@@ -7,6 +7,7 @@ with one precision role per component (`precision weights = bf16, routed_experts
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,11 +18,6 @@ from .config import Config, shown
 
 DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 QUANTIZED = ("attention", "dense_ffn", "routed_experts")  # components whose matrices a checkpoint quantizes
-# the module names of `modules_to_not_convert` and the component each names (routers, embedding, head and
-# norms are never quantized here)
-MODULES = {"self_attn": "attention", "attn": "attention", "experts": "routed_experts", "shared_expert": "dense_ffn",
-           "mlp": "dense_ffn"}
-KEPT = ("router", "gate", "embed_tokens", "lm_head", "norm")
 
 
 class _Method(BaseModel):
@@ -71,7 +67,9 @@ class GroupInt(_Method):
     meta: dict | None = None
 
     def format(self) -> str:
-        return f"int{self.bits}_g{self.group_size}_zp"
+        """AWQ without zero points stores only the scales; GPTQ packs zeros even when symmetric (qzeros)."""
+        zeros = "_zp" if self.zero_point or self.quant_method == "gptq" else ""
+        return f"int{self.bits}_g{self.group_size}{zeros}"
 
 
 Method = Annotated[Mxfp4 | Fp8 | GroupInt, Field(discriminator="quant_method")]
@@ -85,10 +83,11 @@ def precision(config: Config, top: Config, components: set[str]) -> ast.Precisio
     """`precision weights = …, kv = …[, <component> = <format>…]`, with a note saying where each came from."""
     dtype, note = _dtype(config, top)
     settings = [ast.Setting(role="weights", format=dtype), ast.Setting(role="kv", format=dtype)]
-    quantization = top.values.get("quantization_config")
+    holder = config if "quantization_config" in config.values else top  # a multimodal checkpoint's text_config
+    quantization = holder.values.get("quantization_config")
     if quantization not in (None, {}):
-        method = _method(top, quantization)
-        kept = _kept(top, method)
+        method = _method(holder, quantization)
+        kept = _kept(holder, method) | _unlisted(holder, method)
         quantized = [c for c in QUANTIZED if c in components and c not in kept]
         settings += [ast.Setting(role=component, format=method.format()) for component in quantized]
         note += (f"; quantization_config: {method.quant_method} ({method.format()}) for "
@@ -121,17 +120,74 @@ def _method(top: Config, quantization) -> Mxfp4 | Fp8 | GroupInt:
                              "`--weights FORMAT`") from None
 
 
+# The Linear modules of each component, named as transformers' decoders name them, in layers and experts that
+# stand for all: a pattern of `modules_to_not_convert` keeps a component when it matches every name of one of
+# its groups (and partly none). Groups: dense MLPs and shared experts; experts one by one, fused (gpt-oss's
+# `mlp.experts`), or Mixtral's.
+LAYERS, EXPERTS = (0, 1, 2, 11), (0, 1, 11)
+
+
+def groups(indices: set[int] = frozenset()) -> dict[str, list[list[str]]]:
+    """Each component's groups of Linear names, in the sample layers and experts and in every index a pattern
+    names (so `model.layers.3.self_attn` is seen to keep one layer of four, not none)."""
+    layers, experts = sorted({*LAYERS, *indices}), sorted({*EXPERTS, *indices})
+    return {
+        "attention": [[f"model.layers.{n}.self_attn.{p}_proj" for n in layers for p in "qkvo"]],
+        "dense_ffn": [[f"model.layers.{n}.mlp.{part}{p}_proj" for n in layers for p in ("gate", "up", "down")]
+                      for part in ("", "shared_expert.", "shared_experts.")],
+        "routed_experts": [[f"model.layers.{n}.mlp.experts.{e}.{p}_proj" for n in layers for e in experts
+                            for p in ("gate", "up", "down")],
+                           [f"model.layers.{n}.mlp.experts" for n in layers],
+                           [f"model.layers.{n}.block_sparse_moe.experts.{e}.w{w}" for n in layers for e in experts
+                            for w in (1, 2, 3)]],
+    }
+
+
+def matches(pattern: str, name: str) -> bool:
+    """Whether a `modules_to_not_convert` pattern names a module, by the rule of transformers 5.24's quantizers
+    (quantizers_utils.should_convert_module): the pattern as a regular expression from the start of the name,
+    ending at a module boundary (a dot or the end), or the name ending with the pattern."""
+    return bool(re.match(rf"(?:{pattern})(?:(?<=\.)|(?=\.|$))", name)) or name.endswith(pattern)
+
+
+def _unlisted(top: Config, method) -> set[str]:
+    """GPTQ's `modules_in_block_to_quantize`: only the modules it lists (named inside a layer) are quantized;
+    a component none of whose modules it lists keeps the model's dtype, one it lists in part is refused."""
+    listed = getattr(method, "modules_in_block_to_quantize", None)
+    if not listed:
+        return set()
+    names = {name for step in listed for name in (step if isinstance(step, list) else [step])}
+    unlisted = set()
+    for component, found_groups in groups().items():
+        inside = [[name.split(".", 3)[3] for name in group if name.count(".") >= 3] for group in found_groups]
+        found = [[name in names for name in group] for group in inside if group]
+        if any(any(f) and not all(f) for f in found):
+            raise top.error("E503", f"`modules_in_block_to_quantize` lists part of {component}, which a format per "
+                                    "component cannot say", "quantization_config")
+        if not any(all(f) for f in found):
+            unlisted.add(component)
+    return unlisted
+
+
 def _kept(top: Config, method) -> set[str]:
-    """The components `modules_to_not_convert` (or fp8's `ignored_layers`) keeps in the model's dtype."""
+    """The components `modules_to_not_convert` (or fp8's `ignored_layers`) keeps in the model's dtype; a pattern
+    that keeps part of a component (one layer, one matrix of the experts) is refused: a per-component format
+    cannot say it."""
+    patterns = (method.modules_to_not_convert or []) + (getattr(method, "ignored_layers", None) or [])
+    for pattern in patterns:  # module names with `.` and `*`: no groups, so no regular expression that backtracks
+        if not re.fullmatch(r"[A-Za-z0-9_.*-]{1,200}", pattern):
+            raise top.error("E503", f"`modules_to_not_convert`: {shown(pattern)} is not a module name pattern the "
+                                    "importer reads (letters, digits, `_`, `-`, `.` and `*`)", "quantization_config")
+    named = {int(number) for pattern in patterns for number in re.findall(r"(?<=\.)[0-9]{1,6}(?=\.|$)", pattern)}
     kept = set()
-    for module in (method.modules_to_not_convert or []) + (getattr(method, "ignored_layers", None) or []):
-        parts = module.replace("*", "").split(".")
-        if any(part in KEPT or part.endswith("norm") for part in parts):
-            continue  # kept in the model's dtype here anyway
-        named = [MODULES[part] for part in parts if part in MODULES]
-        if not named or any(part.isdigit() for part in parts):
-            raise top.error("E503", f"`modules_to_not_convert`: {shown(module)} is not a whole component the "
-                                    "importer can keep unquantized", "quantization_config",
-                            hint="components: self_attn, mlp, experts, shared_expert (in every layer)")
-        kept.add(named[-1])
+    for component, found in groups(named).items():
+        hits = [[any(matches(p, name) for p in patterns) for name in group] for group in found]
+        if any(any(hit) and not all(hit) for hit in hits):
+            partial = next(p for p in patterns for group in found if any(matches(p, n) for n in group))
+            raise top.error("E503", f"`modules_to_not_convert`: {shown(partial)} keeps part of {component} "
+                                    "unquantized, which a format per component cannot say", "quantization_config",
+                            hint="import the config without its quantization_config and pass `--weights FORMAT`, "
+                                 "or write the formats by hand")
+        if any(all(hit) for hit in hits):
+            kept.add(component)
     return kept
