@@ -11,7 +11,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archcost.compiler.numbers import forms, sums
+from archcost.compiler.numbers import building, forms, sums
 from archcost.compiler.numbers.assemble import Numbers, assemble
 from archcost.compiler.numbers.evaluate import fast_evaluator, head
 from archcost.compiler.numbers.leaves import leaves
@@ -42,7 +42,7 @@ def x_forms():
 @settings(max_examples=150, deadline=None)
 @given(x_forms(), st.integers(0, 3000), st.integers(0, 2500), st.integers(1, 3), st.integers(0, 2))
 def test_a_sum_over_histories_equals_the_step_by_step_sum(expr, low, count, batch, power):
-    tree = forms.from_sympy(expr, {X: "X", B: "B"})
+    tree = building.from_sympy(expr, {X: "X", B: "B"})
     function = forms.function([tree])
     env = {"B": batch, "S": 0, "P": 1, "G": 1}
     step = lambda x: function(batch, 0, 1, 1, x)[0]  # noqa: E731
@@ -55,7 +55,7 @@ def test_a_sum_over_histories_equals_the_step_by_step_sum(expr, low, count, batc
 
 def test_long_periods_are_cut_at_their_steps():
     """Llama 4's chunks of 8192: a million histories in a few hundred samples, equal to the brute force."""
-    tree = forms.from_sympy(X - 8192 * sp.floor(X / 8192) + sp.floor((X + 3) / 4), {X: "X"})
+    tree = building.from_sympy(X - 8192 * sp.floor(X / 8192) + sp.floor((X + 3) / 4), {X: "X"})
     function = forms.function([tree])
     step = lambda x: function(1, 0, 1, 1, x)[0]  # noqa: E731
     calls = []
@@ -71,7 +71,7 @@ def test_generated_evaluators_equal_sympy(c, s, p, b, g):
     S, P, G = (sp.Symbol(n, integer=True, nonnegative=True) for n in "SPG")
     expr = (sp.Rational(3, c) * B * S + sp.floor((S + P) / c) * G + sp.Min(c, P) * sp.ceiling(S / (c + 1))
             + sp.Max(0, S - c) ** 2 + sp.Mod(S + P, c) + sp.Piecewise((P, c < S), (2 * P, True)))
-    tree = forms.from_sympy(expr, {B: "B", S: "S", P: "P", G: "G"})
+    tree = building.from_sympy(expr, {B: "B", S: "S", P: "P", G: "G"})
     assert forms.check(tree)
     assert forms.function([tree])(b, s, p, g)[0] == expr.subs({B: b, S: s, P: p, G: g})
 

@@ -227,3 +227,60 @@ def test_awq_without_zero_points_stores_only_scales():
     assert "int4_g64_zp" in with_zeros and "int4_g64," in without.replace("int4_g64\n", "int4_g64,")
     matrices = 2 * (4 * 64 * 64 + 3 * 64 * 128)  # two layers of attention and MLP
     assert zp - no_zp == matrices // 64 * 4 // 8  # a 4-bit zero point per group of 64 fewer
+
+
+# ---------------------------------------------------------------------------------------------- layouts
+
+MOE = str(Path(__file__).resolve().parents[1] / "specs" / "qwen3-30b-a3b.arch")
+
+
+def _layout(spec: str, words: str, phase: str = "decode", **shape):
+    from archcost.compiler.cards.layout import layout_report, parse_layout
+    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.terms.scenario import Scenario
+
+    return layout_report(compile_file(spec), parse_layout(words), phase, Scenario(**shape))
+
+
+@pytest.mark.parametrize("words", ["ep=2,dp=2", "ep=4,dp=4", "ep=2,dp=4", "tp=2,ep=4,dp=2", "tp=4,ep=2"])
+def test_expert_parallelism_across_replicas_does_the_experts_work_once(words):
+    """Qwen3-30B-A3B decode: an EP group that spans data-parallel replicas gathers their tokens; expert work
+    used to be divided by dp a second time (ep=2,dp=2: 17.4 GFLOPs over both cards against 24.7 on one). The
+    cards together do the single card's matrix FLOPs, plus the router each tp card runs on its copy."""
+    single = _layout(MOE, "tp=1", B=8, S=100).cards[0].flops_matrix
+    report = _layout(MOE, words, B=8, S=100)
+    layout = report.layout
+    together = report.cards[0].flops_matrix * layout.tp * layout.dp
+    if layout.tp == 1:
+        assert together == single
+    else:
+        assert single < together < single * 1.02
+
+
+@pytest.mark.parametrize("words, kept", [("tp=4", "tp,ep"), ("tp=2,ep=8,dp=4", "tp,ep,dp"), ("ep=4,dp=4", "dp"),
+                                         ("tp=2,ep=2", "ep")])
+def test_kept_degree_formulas_equal_the_numbers(words, kept, capsys):
+    """`layout --keep` prints per-card formulas; at the layout's own degrees they give its numbers (at tp = 4,
+    ep = 1 the params formula divided the experts by ep: 29.39 B where the number is 7.64 B; with dp kept, B
+    stood for the requests of one replica)."""
+    import re
+
+    import sympy as sp
+
+    shape = {"B": 8, "S": 100}
+    argv = ["layout", MOE, "--layout", words, "--keep", kept, "--phase", "decode", "--B", "8", "--S", "100"]
+    assert main(argv) == 0
+    printed = dict(re.findall(r"^  (\w+) = (.+)$", capsys.readouterr().out, re.M))
+    card = _layout(MOE, words, **shape).cards[0]
+    layout = _layout(MOE, words, **shape).layout
+    letters = {sp.Symbol(k, positive=True, integer=True): getattr(layout, k) for k in ("tp", "ep", "dp", "pp")}
+    names = {**{str(k): k for k in letters}, "B": sp.Symbol("B"), "S": sp.Symbol("S")}
+    values = {**letters, names["B"]: 8, names["S"]: 100}
+    for name in ("params", "weight_bytes", "state_bytes", "flops_matrix"):
+        formula = sp.parse_expr(printed[name], local_dict=names)  # the test reads our own printed formula back
+        assert formula.xreplace(values) == getattr(card, name), name
+
+
+def test_more_micro_batches_than_requests_are_refused(capsys):
+    assert main(["layout", QWEN, "--layout", "pp=2,mb=8", "--phase", "decode"]) == 2
+    assert "mb = 8 micro-batches of the 1 request" in capsys.readouterr().err

@@ -63,7 +63,7 @@ class Layout(BaseModel):
         return SymbolicLayout(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
-                       imbalance=sp.nsimplify(self.imbalance))
+                       imbalance=sp.nsimplify(self.imbalance), expert_parallel=self.ep > 1)
 
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
@@ -136,7 +136,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
                   link: Link | None = None, peak_format: str = "bf16", network: Link | None = None) -> LayoutReport:
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds."""
-    _check_positions(layout, phase, scenario)
+    _check_splits(layout, phase, scenario)
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
@@ -157,9 +157,14 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     return report
 
 
-def _check_positions(layout: Layout, phase: str, scenario: Scenario) -> None:
-    """Context parallelism splits a call's positions over cp cards: each card needs at least one of them (the
-    new positions of a prefill, the whole history at a decode)."""
+def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
+    """Micro-batches split a replica's requests, context parallelism a call's positions over cp cards: each
+    micro-batch needs a request, each card a position (the new positions of a prefill, the history at a decode)."""
+    requests = -(-scenario.B // layout.dp)
+    if layout.micro_batches > requests:
+        raise _refused(f"mb = {layout.micro_batches} micro-batches of the {requests:,} request"
+                       f"{'s' if requests != 1 else ''} a replica serves: a micro-batch would hold none",
+                       "choose mb no larger than the requests of a replica, B / dp")
     positions = scenario.S + 1 if phase == "decode" else scenario.P
     if layout.cp > positions:
         raise _refused(f"cp = {layout.cp} splits {positions:,} position{'s' if positions != 1 else ''} of this "

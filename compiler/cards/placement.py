@@ -22,6 +22,7 @@ from ..graph.ir import OpNode
 from ..ops import REGISTRY, Cost
 from ..ops.base import COST_FIELDS
 from ..ops.sharding import HELD, ONE, Share, share
+from ..terms.symbols import m
 from .collectives import Collective
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
@@ -42,6 +43,9 @@ class SymbolicLayout:
     node_limit: sp.Expr | None = None  # the servers one token is sent to at most (DeepSeek-V3: 4)
     dispatch: object = None            # the format tokens travel in to their experts (default: activations')
     imbalance: sp.Expr = ONE           # tokens the busiest expert card gets, over the average
+    # whether the layout splits experts over cards (ep > 1): a kept `ep` letter stands for that structure only
+    # where the layout has it, so a formula at ep = 1 keeps the experts split over tp as the numbers do
+    expert_parallel: bool = True
 
 
 @dataclass
@@ -131,7 +135,8 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout)
     """The op's share by its shard word, with what it needs settled: an op on each feature alone keeps a
     split input split (and does that slice of the work)."""
     word, heads = op.shard
-    given = (REGISTRY[op.kind].shard or share)(word, heads, degrees.tp, degrees.ep)
+    ep = degrees.ep if degrees.expert_parallel else ONE
+    given = (REGISTRY[op.kind].shard or share)(word, heads, degrees.tp, ep)
     if given.needs != "same":
         return given
     need = "S" if all(kind == "S" for kind, _ in laid) else "R"
@@ -211,6 +216,18 @@ def stage_cost(compiled, degrees: SymbolicLayout, stage: str) -> Cost:
     return compiled.memo[key]
 
 
+def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
+    """An expert layer's call as its EP group makes it: the tokens of ep/tp replicas' worth of cards (a replica's
+    tp cards share its m rows; an EP group of ep of the tp·dp cards of a stage gathers ep/tp of them), of which
+    each card does 1/ep. Its costs are not linear in the rows (the distinct experts a batch touches), so the
+    rows change before the share is taken; per card that is m/tp rows, whatever ep spans."""
+    if given.group != "ep" or not degrees.expert_parallel or degrees.ep == degrees.tp:
+        return cost
+    rows = {m: m * degrees.ep / degrees.tp}
+    return Cost(**{name: getattr(cost, name) if name in HELD else getattr(cost, name).xreplace(rows)
+                   for name in COST_FIELDS})
+
+
 def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str) -> Cost:
     """Σ over the ops one card of `stage` (first, last, or whole when pp = 1) holds, each scaled by its share."""
     total = Cost()
@@ -219,13 +236,13 @@ def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, 
         if stage != "whole" and where not in ("stack", stage):
             continue
         layers = degrees.pp if where == "stack" and stage != "whole" else ONE
-        total = total + _scaled(graph, node_id, data, placement).scaled(data["op"].multiplicity / layers)
+        total = total + _scaled(graph, node_id, data, placement, degrees).scaled(data["op"].multiplicity / layers)
     return total
 
 
-def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement) -> Cost:
+def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement, degrees: SymbolicLayout) -> Cost:
     given = placement.shares[node_id]
-    cost: Cost = data["cost"]
+    cost: Cost = _group_tokens(data["cost"], given, degrees)
     values = {name: getattr(cost, name) * (given.hold if name in HELD else given.work) for name in COST_FIELDS}
     caches = [source for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "state"]
     if caches:  # a card reads the part of a cache it holds

@@ -64,6 +64,7 @@ def _formulas(compiled, layout, args) -> int:
 
     from ..cards.placement import DEGREES, placed, stage_cost
     from ..terms.scenario import at_phase
+    from ..terms.symbols import B
 
     kept = frozenset(name.strip() for name in args.keep.split(",") if name.strip())
     unknown = kept - set(DEGREES)
@@ -73,11 +74,14 @@ def _formulas(compiled, layout, args) -> int:
     placement = placed(compiled, degrees)
     cost = stage_cost(compiled, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
     sent = sp.Add(*(c.sent for c in placement.collectives))
+    # a replica serves ⌈B/dp⌉ of the B requests (as layout_report evaluates): the formulas say so in B
+    replica = {B: sp.ceiling(B / degrees.dp)} if "dp" in kept or layout.dp > 1 else {}
     print(f"{compiled.name}: one card of {layout.text()}, {', '.join(sorted(kept))} kept as letters")
     for name, expr in (("params", cost.params), ("weight_bytes", cost.weight_bytes),
                        ("state_bytes", cost.state_bytes), ("flops_matrix", cost.flops_matrix), ("sent_bytes", sent)):
         level = name in ("params", "weight_bytes", "state_bytes")
-        print(f"  {name} = {sp.sstr(at_phase(expr, args.phase, compiled.options, level=level))}")
+        closed = at_phase(expr, args.phase, compiled.options, level=level).xreplace(replica)
+        print(f"  {name} = {sp.sstr(closed)}")
     return 0
 
 

@@ -4,12 +4,13 @@ A form is a tree of lists, ints and letter names (JSON as it stands), so a compi
 on disk and read back by a process that never imports sympy. Trees read from a file are checked node by node
 (`check`) first; evaluators are closures built node by node from a checked tree: nothing is executed as code.
 
-Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["q", p, q] the rational p/q;
-["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["pow", a, b] (a to a computed whole power b: (1 − k/E)^B);
-["inv", a] (1/a); ["exact", a, D] (a/D exactly); ["fdiv", a, D] and ["cdiv", a, D] (floor and ceiling of a/D);
-["floor", a]; ["ceil", a]; ["min", a, ...]; ["max", a, ...]; ["mod", a, b]; ["pw", [value, condition], ...];
-conditions ["<", a, b], ["<=", a, b], ["==", a, b], ["!=", a, b], ["and", c, ...], ["or", c, ...], ["not", c],
-["true"], ["false"].
+Nodes: an int; a letter (B, S, P, G, or X, a request's history in its decode sums); ["free", name] a name the
+spec left unbound (no number where one is needed; a branch that never needs it has one); ["q", p, q] the
+rational p/q; ["+", a, ...]; ["*", a, ...]; ["^", a, n] (n ≥ 1); ["pow", a, b] (a to a computed whole power b:
+(1 − k/E)^B); ["inv", a] (1/a); ["exact", a, D] (a/D exactly); ["fdiv", a, D] and ["cdiv", a, D] (floor and
+ceiling of a/D); ["floor", a]; ["ceil", a]; ["min", a, ...]; ["max", a, ...]; ["mod", a, b]; ["pw", [value,
+condition], ...]; conditions ["<", a, b], ["<=", a, b], ["==", a, b], ["!=", a, b], ["and", c, ...], ["or", c,
+...], ["not", c], ["true"], ["false"].
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from fractions import Fraction
 from functools import reduce
 
 LETTERS = ("B", "S", "P", "G", "X")
-ARITY = {"q": (2, 2), "+": (1, None), "*": (1, None), "^": (2, 2), "pow": (2, 2), "inv": (1, 1), "exact": (2, 2),
+ARITY = {"free": (1, 1), "q": (2, 2), "+": (1, None), "*": (1, None), "^": (2, 2), "pow": (2, 2), "inv": (1, 1),
+         "exact": (2, 2),
          "fdiv": (2, 2), "cdiv": (2, 2), "floor": (1, 1), "ceil": (1, 1), "min": (1, None), "max": (1, None),
          "mod": (2, 2), "pw": (1, None), "<": (2, 2), "<=": (2, 2), "==": (2, 2), "!=": (2, 2),
          "and": (1, None), "or": (1, None), "not": (1, 1), "true": (0, 0), "false": (0, 0)}
@@ -33,103 +35,6 @@ MAX_EXACT_POWER = 100_000  # a power with a larger computed exponent is taken in
 
 class NotPlain(Exception):
     """The expression holds something a form cannot say (an unbound name, a function of its own)."""
-
-
-# ---------------------------------------------------------------------------------------------- from sympy
-
-def from_sympy(expr, names: dict | None = None):
-    """A sympy expression as a form; NotPlain when it holds a symbol other than the letters (or `names`)."""
-    names = names or {}
-
-    def walk(e):
-        if isinstance(e, int) and not isinstance(e, bool):
-            return e
-        if e.is_Integer:
-            return int(e)
-        if e.is_Rational:
-            return ["q", int(e.p), int(e.q)]
-        if e.is_Symbol:
-            name = names.get(e, e.name)
-            if name not in LETTERS:
-                raise NotPlain(e.name)
-            return name
-        return _compound(e, walk)
-
-    return walk(expr)
-
-
-def _compound(e, walk):
-    import sympy as sp
-
-    if e.is_Add:
-        return _ratio_sum([term.as_coeff_Mul() for term in e.args], walk)
-    if e.is_Mul:
-        coefficient, rest = e.as_coeff_Mul()
-        factors = [walk(f) for f in sp.Mul.make_args(rest)]
-        if coefficient.is_Integer:
-            return ["*", int(coefficient), *factors] if coefficient != 1 else _product(factors)
-        return ["exact", ["*", int(coefficient.p), *factors], int(coefficient.q)]
-    if e.is_Pow and e.exp.is_Integer:
-        base = walk(e.base)
-        return ["^", base, int(e.exp)] if e.exp > 0 else ["^", ["inv", base], -int(e.exp)]
-    if e.is_Pow:
-        return ["pow", walk(e.base), walk(e.exp)]
-    if isinstance(e, sp.floor | sp.ceiling):
-        return _rounded("fdiv" if isinstance(e, sp.floor) else "cdiv", e.args[0], walk)
-    if isinstance(e, sp.Min | sp.Max):
-        return ["min" if isinstance(e, sp.Min) else "max", *(walk(a) for a in e.args)]
-    if isinstance(e, sp.Mod):
-        return ["mod", walk(e.args[0]), walk(e.args[1])]
-    if isinstance(e, sp.Piecewise):
-        return ["pw", *([walk(value), walk(condition)] for value, condition in e.args)]
-    if e is sp.true or e is sp.false:
-        return ["true"] if e is sp.true else ["false"]
-    if isinstance(e, sp.core.relational.Relational):
-        return _relation(e, walk)
-    if isinstance(e, sp.And | sp.Or | sp.Not):
-        return [type(e).__name__.lower(), *(walk(a) for a in e.args)]
-    raise NotPlain(type(e).__name__)
-
-
-def _product(factors: list):
-    return factors[0] if len(factors) == 1 else ["*", *factors]
-
-
-def _ratio_sum(terms: list, walk):
-    """Σ (p/q)·t as one integer sum over the common denominator, divided exactly once."""
-    denominator = reduce(math.lcm, (int(c.q) for c, _ in terms), 1)
-    parts = []
-    for coefficient, rest in terms:
-        scale = int(coefficient.p) * (denominator // int(coefficient.q))
-        if rest == 1:
-            parts.append(scale)
-        else:
-            parts.append(walk(rest) if scale == 1 else ["*", scale, walk(rest)])
-    total = ["+", *parts]
-    return total if denominator == 1 else ["exact", total, denominator]
-
-
-def _rounded(tag: str, argument, walk):
-    """floor(a/D) and ceiling(a/D) as integer divisions when a's denominators are plain integers."""
-    tree = walk(argument)
-    if isinstance(tree, list) and tree[0] == "exact":
-        return [tag, tree[1], tree[2]]
-    return [tag, tree, 1]
-
-
-def _relation(e, walk):
-    import sympy as sp
-
-    left, right = walk(e.lhs), walk(e.rhs)
-    table = {sp.StrictLessThan: "<", sp.LessThan: "<=", sp.Equality: "==", sp.Unequality: "!="}
-    for kind, tag in table.items():
-        if isinstance(e, kind):
-            return [tag, left, right]
-    flipped = {sp.StrictGreaterThan: "<", sp.GreaterThan: "<="}
-    for kind, tag in flipped.items():
-        if isinstance(e, kind):
-            return [tag, right, left]
-    raise NotPlain(type(e).__name__)
 
 
 # ---------------------------------------------------------------------------------------------- checking
@@ -147,6 +52,9 @@ def check(tree, depth: int = 0, budget: list | None = None) -> bool:
     if type(tree) is not list or not tree or type(tree[0]) is not str or tree[0] not in ARITY:
         return False
     tag, arguments = tree[0], tree[1:]
+    if tag == "free":
+        return len(arguments) == 1 and type(arguments[0]) is str and arguments[0].isidentifier() \
+            and len(arguments[0]) <= 100
     low, high = ARITY[tag]
     if len(arguments) < low or (high is not None and len(arguments) > high):
         return False
@@ -189,6 +97,10 @@ def _power(base, exponent):
     return Fraction(base) ** exponent if type(base) in (int, Fraction) else base ** exponent
 
 
+def _unbound(name: str):
+    raise ValueError(f"`{name}` has no value")
+
+
 def _undefined():
     raise ValueError("no piece of a piecewise form holds")
 
@@ -220,6 +132,8 @@ def _closure(tree, ops: dict, vector: bool):
     if type(tree) is str:
         return operator.itemgetter(LETTERS.index(tree))
     tag, arguments = tree[0], tree[1:]
+    if tag == "free":
+        return lambda e, name=arguments[0]: _unbound(name)
     if tag == "q":
         return (ops["_F"](arguments[0], arguments[1]),)
     if tag in ("true", "false"):

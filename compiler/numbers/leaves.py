@@ -19,6 +19,7 @@ from ..terms.scenario import at_phase, call_form
 from ..terms.symbols import B, G, P, S
 from . import forms
 from .assemble import PART_FLOWS
+from .building import from_sympy
 
 X = sp.Symbol("X", nonnegative=True, integer=True)  # a decode's history, in a request's decode sums
 NAMES = {B: "B", S: "S", P: "P", G: "G", X: "X"}
@@ -145,8 +146,8 @@ def forms_of(compiled: Compiled, found: dict[str, Leaf]) -> dict:
         if leaf.phase == "request" and not level:
             requests[leaf_key] = _request_form(expr, compiled, atoms)
         else:
-            plain[leaf_key] = forms.from_sympy(at_phase(expr, leaf.phase, compiled.options, level=level), NAMES)
-    atom_forms = [forms.from_sympy(atom, NAMES) for atom in atoms]
+            plain[leaf_key] = from_sympy(at_phase(expr, leaf.phase, compiled.options, level=level), NAMES, free=True)
+    atom_forms = [from_sympy(atom, NAMES, free=True) for atom in atoms]
     return {"leaves": plain, "requests": requests, "atoms": atom_forms}
 
 
@@ -170,5 +171,5 @@ def _request_form(expr: sp.Expr, compiled: Compiled, atoms: dict) -> dict:
     decode = []
     for (atom, power), coefficients in groups.items():
         index = atoms.setdefault(atom, len(atoms))
-        decode.append([index, power, forms.from_sympy(sp.Add(*coefficients), NAMES)])
-    return {"call": forms.from_sympy(call, NAMES), "decode": decode}
+        decode.append([index, power, from_sympy(sp.Add(*coefficients), NAMES, free=True)])
+    return {"call": from_sympy(call, NAMES, free=True), "decode": decode}

@@ -9,6 +9,7 @@ import sympy as sp
 from ..graph.compiled import Compiled
 from ..graph.ir import Cluster
 from ..numbers import forms
+from ..numbers.building import from_sympy
 from ..numbers.evaluate import evaluate, state_bytes_at
 from ..numbers.leaves import NAMES
 from ..ops import REGISTRY
@@ -60,7 +61,7 @@ def architecture_facts(compiled: Compiled) -> dict:
 def state_form(compiled: Compiled):
     """M(H) for one request as a form in S (standing for H), or None when it is not plain."""
     try:
-        return forms.from_sympy(sp.Add(compiled.total("state_bytes")).xreplace({H: S}), NAMES)
+        return from_sympy(sp.Add(compiled.total("state_bytes")).xreplace({H: S}), NAMES)
     except forms.NotPlain:
         return None
 
