@@ -15,6 +15,7 @@ a missing folder and the command's own input.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import random
@@ -127,6 +128,43 @@ def run_one(text: str) -> str | None:
     return ACCEPTED
 
 
+@functools.cache
+def _oracles():
+    """tools/oracles.py, loaded beside this file (the tests load this one from its path, not as a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("archcost_oracles", Path(__file__).with_name("oracles.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_numbers(text: str):
+    """run_one, then every spec oracle (tools/oracles.py) on a mutant that compiles: (outcome, {oracle:
+    failed}); an oracle that fails, or raises, makes the outcome an escape naming it."""
+    from archcost.compiler.pipeline import compile_text
+    from archcost.dsl.errors import ArchError
+
+    oracles = _oracles()
+    outcome = run_one(text)
+    if outcome != ACCEPTED:
+        return outcome, {}
+    model = compile_text(text, name="<fuzz>", base=ROOT / "specs")
+    checks, failures = {}, []
+    for name, oracle in oracles.SPEC_ORACLES.items():
+        try:
+            found = oracle(model, text)
+        except ArchError:
+            found = oracles.NOT_APPLICABLE  # a shape this mutant refuses (a layout, a convention)
+        except Exception:  # noqa: BLE001 - an oracle that cannot run is as much a find as one that fails
+            found = traceback.format_exc()
+        if found != oracles.NOT_APPLICABLE:
+            checks[name] = found is not None
+            if found is not None:
+                failures.append(f"invariant {name}: {found}")
+    return ("\n".join(failures) if failures else ACCEPTED), checks
+
+
 def config_seeds() -> list[tuple[str, str]]:
     """(name, text) of the public and the tiny config.json files of tests/configs/."""
     return [(p.name, p.read_text()) for p in sorted((ROOT / "tests" / "configs").rglob("*.json"))
@@ -185,9 +223,12 @@ def run_config(text: str) -> str | None:
         model = compile_text(spec, name="<imported>")
         evaluate(model, "decode", Scenario(B=2, S=100))
         evaluate(model, "request", Scenario(P=5, G=3))
+        differs = _oracles().import_round_trip(spec)
     except Exception:  # noqa: BLE001 - an imported spec that does not compile is the importer's bug
         return traceback.format_exc() + "\nspec:\n" + spec
-    return ACCEPTED
+    if differs is not None:
+        return f"invariant import_round_trip: {differs}\nspec:\n{spec}", {"import_round_trip": True}
+    return ACCEPTED, {"import_round_trip": False}
 
 
 TINY = """use std.embedding
@@ -478,7 +519,8 @@ def _damaged(folder: Path, kinds: dict[str, int], guarded: dict[str, bytes]) -> 
     return None
 
 
-TARGETS = {"specs": (seeds, mutate, run_one), "configs": (config_seeds, mutate_config, run_config),
+TARGETS = {"specs": (seeds, mutate, run_one), "numbers": (seeds, mutate, run_numbers),
+           "configs": (config_seeds, mutate_config, run_config),
            "flags": (flag_seeds, mutate_flags, run_flags), "api": (api_seeds, mutate_api, run_api),
            "files": (file_seeds, mutate_files, run_files)}
 
@@ -492,6 +534,7 @@ class Tally(NamedTuple):
     rejected: int
     escapes: list[tuple[str, str, str]]
     kept: list[tuple[str, str]]
+    oracles: dict[str, list[int]] = {}  # oracle -> [inputs checked, inputs failed]
 
 
 class Hang(BaseException):
@@ -511,7 +554,7 @@ def _work(arguments: tuple[int, int | None, float | None, str]) -> Tally:
     make_seeds, mutate_one, run = TARGETS[target]
     rng, corpus = random.Random(seed), make_seeds()
     done = accepted = rejected = 0
-    escapes, kept = [], []
+    escapes, kept, checked = [], [], {}
     signal.signal(signal.SIGALRM, _alarm)
     while (count is None or done < count) and (deadline is None or time.time() < deadline):
         name, text = rng.choice(corpus)
@@ -523,6 +566,12 @@ def _work(arguments: tuple[int, int | None, float | None, str]) -> Tally:
             outcome = f"hang: still running after {HANG_SECONDS} s"
         finally:
             signal.alarm(0)
+        if isinstance(outcome, tuple):  # (outcome, {oracle: failed}) from a target with invariant oracles
+            outcome, checks = outcome
+            for oracle, failed in checks.items():
+                counts = checked.setdefault(oracle, [0, 0])
+                counts[0] += 1
+                counts[1] += int(failed)
         done += 1
         if outcome is None:
             rejected += 1
@@ -532,7 +581,7 @@ def _work(arguments: tuple[int, int | None, float | None, str]) -> Tally:
                 kept.append((name, mutated))  # mutated, yet it compiles and evaluates: worth replaying
         else:
             escapes.append((name, mutated, outcome))
-    return Tally(done, accepted, rejected, escapes, kept)
+    return Tally(done, accepted, rejected, escapes, kept, checked)
 
 
 def campaign(seed: int, workers: int, count: int | None = None, minutes: float | None = None,
@@ -544,8 +593,15 @@ def campaign(seed: int, workers: int, count: int | None = None, minutes: float |
     # fork, so workers inherit this module even when it was loaded from a path (as the tests do)
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         parts = pool.map(_work, [(seed + i, share, deadline, target) for i, share in enumerate(shares)])
+    oracles: dict[str, list[int]] = {}
+    for part in parts:
+        for name, (checked, failed) in part.oracles.items():
+            counts = oracles.setdefault(name, [0, 0])
+            counts[0] += checked
+            counts[1] += failed
     return Tally(*(sum(part[i] for part in parts) for i in range(3)),
-                 [e for part in parts for e in part.escapes], [k for part in parts for k in part.kept])
+                 [e for part in parts for e in part.escapes], [k for part in parts for k in part.kept],
+                 dict(sorted(oracles.items())))
 
 
 def main() -> int:
@@ -567,7 +623,7 @@ def main() -> int:
 def _report(args, target: str, tally: Tally, minutes: float) -> int:
     """Keep escapes (and a sample of accepted spec mutants) in the corpus; print the tally."""
     CORPUS.mkdir(parents=True, exist_ok=True)
-    suffix = {"configs": ".json", "specs": ".arch"}.get(target, ".txt")
+    suffix = {"configs": ".json", "specs": ".arch", "numbers": ".arch"}.get(target, ".txt")
     for index, (name, text, failure) in enumerate(tally.escapes[:50]):
         (CORPUS / f"escape-{args.seed}-{index}{suffix}").write_text(text)
         print(f"--- escape from a mutation of {name}:\n{failure}", file=sys.stderr)
@@ -577,6 +633,8 @@ def _report(args, target: str, tally: Tally, minutes: float) -> int:
             (CORPUS / f"accepted-{args.seed}-{index}-{stem}.arch").write_text(text)
     print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
           f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")
+    for name, (checked, failed) in tally.oracles.items():
+        print(f"  oracle {name}: {checked:,} checked, {failed:,} failed")
     return 1 if tally.escapes else 0
 
 

@@ -16,6 +16,7 @@ from ..terms.scenario import Scenario
 from .placement import Placement, SymbolicLayout, placed, stage_cost
 
 Degree = Field(1, ge=1, le=100_000)
+Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
 
 
 class Layout(BaseModel):
@@ -76,13 +77,13 @@ class Card(BaseModel):
     """What one card of a pipeline stage holds and does in one call."""
 
     stage: str                  # first, last, or whole (pp = 1)
-    params: int
-    weight_bytes: int
-    state_bytes: int
-    flops_matrix: int
-    flops_nonmatrix: int
-    read_bytes: int
-    write_bytes: int
+    params: Number
+    weight_bytes: Number
+    state_bytes: Number
+    flops_matrix: Number
+    flops_nonmatrix: Number
+    read_bytes: Number
+    write_bytes: Number
     sent_bytes: int             # by this card, every collective of the call
     steps: int                  # collective steps this card waits
     network_bytes: int = 0      # the part of sent_bytes that leaves the server (node-limited expert dispatch)
@@ -121,8 +122,8 @@ class LayoutReport(BaseModel):
     scenario: Scenario
     cards: list[Card]           # one per pipeline position that differs (first and last stage)
     busiest: str                # the stage of the most loaded card
-    whole_params: int
-    replicated_params: int      # Σ over every card of its parameters, minus the model's
+    whole_params: Number
+    replicated_params: Number   # Σ over every card of its parameters, minus the model's
     traffic: list[Traffic]
     times: Times | None = None
 
@@ -173,9 +174,9 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
 
 def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate) -> Card:
     cost = stage_cost(compiled, degrees, stage)
-    numbers = {name: int(evaluate(getattr(cost, name), name)) for name in CARD_FIELDS}
-    read = sum(int(evaluate(getattr(cost, name), name)) for name in READS)
-    write = sum(int(evaluate(getattr(cost, name), name)) for name in WRITES)
+    numbers = {name: evaluate(getattr(cost, name), name) for name in CARD_FIELDS}  # exact: a size may be a fraction
+    read = sum(evaluate(getattr(cost, name), name) for name in READS)
+    write = sum(evaluate(getattr(cost, name), name) for name in WRITES)
     held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
     sent, steps = ([_flow(evaluate, getattr(c, name) / _layers(c, placement, degrees, stage)) for c in held]
                    for name in ("sent", "steps"))
@@ -212,7 +213,7 @@ def _traffic(placement: Placement, evaluate) -> Iterator[Traffic]:
 def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate) -> int:
     """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica."""
     def params(stage: str) -> int:
-        return int(evaluate(stage_cost(compiled, degrees, stage).params, "params"))
+        return evaluate(stage_cost(compiled, degrees, stage).params, "params")
 
     positions = (
         params("whole") if layout.pp == 1 else params("first") + params("last") + (layout.pp - 2) * params("middle")

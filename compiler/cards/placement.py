@@ -22,7 +22,7 @@ from ..graph.ir import OpNode
 from ..ops import REGISTRY, Cost
 from ..ops.base import COST_FIELDS
 from ..ops.sharding import HELD, ONE, Share, share
-from ..terms.symbols import m
+from ..terms.symbols import B, m
 from .collectives import Collective
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
@@ -223,7 +223,8 @@ def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
     rows change before the share is taken; per card that is m/tp rows, whatever ep spans."""
     if given.group != "ep" or not degrees.expert_parallel or degrees.ep == degrees.tp:
         return cost
-    rows = {m: m * degrees.ep / degrees.tp}
+    ratio = degrees.ep / degrees.tp  # tokens are m = B·P rows, or B·min(P, q) in a replay stage: scale both
+    rows = {m: m * ratio, B: B * ratio}
     return Cost(**{name: getattr(cost, name) if name in HELD else getattr(cost, name).xreplace(rows)
                    for name in COST_FIELDS})
 
