@@ -284,3 +284,37 @@ def test_kept_degree_formulas_equal_the_numbers(words, kept, capsys):
 def test_more_micro_batches_than_requests_are_refused(capsys):
     assert main(["layout", QWEN, "--layout", "pp=2,mb=8", "--phase", "decode"]) == 2
     assert "mb = 8 micro-batches of the 1 request" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------- a new user's try
+
+def test_state_names_the_name_on_took_over():
+    """`on = latent` takes the name over; `state = latent` then names the op that did, and the message says so
+    (it used to name `scale` as if the spec had written it)."""
+    from archcost.compiler.pipeline import compile_text
+    from archcost.dsl.errors import ArchError
+
+    spec = ('model "On" {\n  lookup embed: 1000 -> 64\n  linear down: 64 -> 32\n  cache latent: per_token, width = 32\n'
+            '  elementwise scale: width = 32, flops = 32, on = latent\n'
+            '  attend: heads = 1, qk = 32, v = 32, state = latent\n}\n')
+    with pytest.raises(ArchError) as caught:
+        compile_text(spec)
+    diagnostic = caught.value.diagnostics[0]
+    assert diagnostic.code == "E207" and "`state = latent` names `scale`" in diagnostic.message
+    assert "took the name `latent` over with `on = latent`" in diagnostic.message and diagnostic.span.column == 39
+
+
+def test_a_step_plot_says_which_models_do_not_fit(tmp_path, capsys):
+    kimi = str(Path(__file__).resolve().parents[1] / "specs" / "kimi-k3.arch")
+    assert main(["plot", "step", QWEN, kimi, "--device", "h100-sxm", "-o", str(tmp_path / "step.png")]) == 0
+    err = capsys.readouterr().err
+    assert "Kimi-K3 does not fit one h100" in err and "Qwen3-8B" not in err
+
+
+def test_the_chapter_tables_are_labelled_and_reserve_says_its_default(capsys):
+    assert main(["compare", "--table", "chapter", QWEN]) == 0
+    out = capsys.readouterr().out
+    assert all(f"Table 2-{letter}:" in out for letter in "ABCE")
+    with pytest.raises(SystemExit):
+        main(["capacity", "--help"])
+    assert "default 0" in capsys.readouterr().out

@@ -34,7 +34,7 @@ def capacity_arguments(parser) -> None:
         "--reserve",
         type=real(0, 1, high_open=True, name="reserve"),
         default=0.0,
-        help="fraction of device memory kept free, e.g. 0.1",
+        help="fraction of device memory kept free (default 0: none is kept; 0.1 keeps a tenth)",
     )
     parser.add_argument(
         "--batch", type=whole(1, name="batch"), default=None, help="for N_max: the parameters that fit with B requests"

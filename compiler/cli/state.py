@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from ..render import tables
@@ -67,7 +68,9 @@ def run_plot(args) -> int:
         from ..front.hardware import device
 
         draw = {"step": plot.step_vs_batch, "roofline": plot.roofline_chart, "capacity": plot.capacity_vs_context}
-        draw[args.figure](models, device(args.device), args.output)
+        notes = draw[args.figure](models, device(args.device), args.output) or []
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     print(f"wrote {args.output}")
     return 0
 

@@ -172,8 +172,23 @@ def _states(res: Resolving, spec: OpSpec, values: SimpleNamespace, scope: Scope,
     if chosen is None:
         raise res.problem("E207", f"`{spec.kind}` reads a {holder}, and none is declared before it", stmt.span,
                           hint=f"declare `{holder} NAME: per_token, width = ...` first, or pass `state = NAME`")
-    for name in chosen:
+    given = next((arg for arg in stmt.args if isinstance(arg, ast.Keyword) and arg.name == "state"), None)
+    written = _names(given.value) if given is not None else []
+    for index, name in enumerate(chosen):
         if not REGISTRY[res.kinds[name]].stores_state:
-            raise res.problem("E207", f"`state` names `{res.labels[name]}`, a `{res.kinds[name]}` "
-                              f"op, not a {holder}", stmt.span)
+            label, kind = res.labels[name], res.kinds[name]
+            said = written[index] if index < len(written) else label
+            why = f" (`{label}` took the name `{said}` over with `on = {said}`)" if said != label else ""
+            raise res.problem("E207", f"`state = {said}` names `{label}`, {_article(kind)} `{kind}` op, not a "
+                              f"{holder}{why}", given.span if given is not None else stmt.span,
+                              hint=f"name the {holder} itself; an op that reads a tensor `on` it takes its name")
     return tuple(chosen)
+
+
+def _names(expr) -> list[str]:
+    items = expr.items if isinstance(expr, ast.Tuple) else [expr]
+    return [item.id if isinstance(item, ast.Name) else "" for item in items]
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -9,6 +9,7 @@ import numpy as np
 from ..numbers.evaluate import state_bytes_at
 from ..pipeline import Compiled
 from ..serving.state import profile
+from .units import human_bytes
 
 MiB = 2**20
 
@@ -81,19 +82,32 @@ def flops_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
     _finish(plt, figure, axes, path)
 
 
-def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 1024) -> None:
-    """The decode step's lower bound max(F/peak, R/bandwidth) against batch size (seed 000 §02)."""
+def step_vs_batch(models: list[Compiled], device, path: Path, context: int = 1024) -> list[str]:
+    """The decode step's lower bound max(F/peak, R/bandwidth) against batch size (seed 000 §02), drawn only
+    where the weights and the batch's state fit the device; the notes say which models stop short."""
+    from ..numbers.evaluate import evaluate
     from ..serving.capacity import roofline
     from ..terms.scenario import Scenario
 
     plt, figure, axes = _figure(f"Decode step on {device.name} at {context:,} positions of context", "batch B",
                                 "step lower bound (ms)")
-    batches = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    notes = []
     for model in models:
-        axes.plot(batches, [roofline(model, device, "decode", Scenario(B=b, S=context)).step_seconds * 1e3
-                            for b in batches], marker="o", linewidth=2, label=model.name)
+        held = {b: evaluate(model, "decode", Scenario(B=b, S=context)) for b in STEP_BATCHES}
+        batches = [b for b, r in held.items() if r.weight_bytes + r.state_bytes <= device.memory]
+        if len(batches) < len(STEP_BATCHES):
+            first = next(b for b in STEP_BATCHES if b not in batches)
+            notes.append(f"{model.name} does not fit one {device.name} from B = {first} "
+                         f"({human_bytes(held[first].weight_bytes + held[first].state_bytes)} of "
+                         f"{human_bytes(device.memory)}): those batches are not drawn")
+        steps = [roofline(model, device, "decode", Scenario(B=b, S=context)).step_seconds * 1e3 for b in batches]
+        axes.plot(batches, steps, marker="o", linewidth=2, label=model.name + ("" if batches else " (does not fit)"))
     axes.set_xscale("log", base=2)
     _finish(plt, figure, axes, path)
+    return notes
+
+
+STEP_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
 
 def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, context: int = 8192) -> None:

@@ -37,7 +37,7 @@ def params_table(reports: list) -> Table:
     header = ["model", "total", *COMPONENTS]
     rows = [[r["model"], f"{r['params'] / 1e9:,.3f}",
              *(_billions(r["params_by_component"].get(c, 0)) for c in COMPONENTS)] for r in data]
-    return Table("Parameters by class (billions of logical parameters)", header, rows,
+    return Table("Table 2-B: parameters by class (billions of logical parameters)", header, rows,
                  ["'<0.001' marks a class with fewer than a million parameters."])
 
 
