@@ -168,7 +168,8 @@ def run_numbers(text: str):
 def config_seeds() -> list[tuple[str, str]]:
     """(name, text) of the public and the tiny config.json files of tests/configs/."""
     return [(p.name, p.read_text()) for p in sorted((ROOT / "tests" / "configs").rglob("*.json"))
-            if "specs" not in p.relative_to(ROOT / "tests" / "configs").parts]  # types only hand-written specs cover
+            if not {"specs", "next"} & set(p.relative_to(ROOT / "tests" / "configs").parts)]
+    # specs/: types only hand-written specs cover; next/: families the importer does not know yet
 
 
 ODD_VALUES = [0, -1, 1, 2, 3, 7, 1.5, 0.25, 10**40, 2**62, "", "x", "silu", "full_attention", None, True, False,
