@@ -318,3 +318,14 @@ def test_the_chapter_tables_are_labelled_and_reserve_says_its_default(capsys):
     with pytest.raises(SystemExit):
         main(["capacity", "--help"])
     assert "default 0" in capsys.readouterr().out
+
+
+def test_a_repeat_count_cannot_depend_on_the_request():
+    """`repeat B as layers` compiled: the model's depth changed with the batch (the fuzzer's cards_sum oracle
+    found it: a data-parallel replica's B made a shallower model)."""
+    from archcost.compiler.pipeline import compile_text
+    from archcost.dsl.errors import ArchError
+
+    with pytest.raises(ArchError) as caught:
+        compile_text('model "M" {\n  lookup embed: 10 -> 8\n  repeat B as layers {\n    linear up: 8 -> 8\n  }\n}\n')
+    assert caught.value.codes == ["E302"] and "depends on the request (B)" in caught.value.diagnostics[0].message

@@ -25,6 +25,13 @@ SHAPE = {"B": 2, "S": 37}
 NOT_APPLICABLE = "n/a"  # what an oracle returns for an input it says nothing about
 
 
+def _same(a, b) -> bool:
+    """Exact integers equal exactly; a float (a spec whose sizes make a fraction) to the last few digits."""
+    import math
+
+    return a == b if isinstance(a, int) and isinstance(b, int) else math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-30)
+
+
 def _report(model, phase: str, **shape):
     from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.terms.scenario import Scenario
@@ -68,7 +75,7 @@ def one_card(model, text: str) -> str | None:
     card = layout_report(model, Layout(), "decode", Scenario(**SHAPE)).cards[0]
     whole = _report(model, "decode", **SHAPE)
     for name in ("params", "weight_bytes", "state_bytes", "flops_matrix"):
-        if getattr(card, name) != getattr(whole, name):
+        if not _same(getattr(card, name), getattr(whole, name)):
             return f"one card's {name} {getattr(card, name):,} is not eval's {getattr(whole, name):,}"
     return None
 
@@ -79,6 +86,8 @@ def cards_sum(model, text: str) -> str | None:
     from archcost.dsl.errors import ArchError
 
     single = _report(model, "decode", B=4, S=37).flops_matrix
+    if not _same(single, 2 * _report(model, "decode", B=2, S=37).flops_matrix):
+        return NOT_APPLICABLE  # work not linear in the requests (a size in B): replicas need not add up
     checked = False
     for words in ("dp=2", "dp=2,ep=2", "dp=4,ep=2", "dp=4,ep=4"):
         try:
@@ -87,7 +96,7 @@ def cards_sum(model, text: str) -> str | None:
             continue  # the layout does not split this model (no experts to split, uneven)
         checked = True
         together = report.cards[0].flops_matrix * report.layout.dp
-        if together != single:
+        if not _same(together, single):
             return f"{words}: the cards do {together:,} matrix FLOPs together, one card {single:,}"
     return None if checked else NOT_APPLICABLE
 
@@ -125,13 +134,19 @@ CAUSAL_KINDS = {"linear", "lookup", "elementwise", "cache", "attend"}
 
 
 def decode_difference(model, text: str) -> str | None:
-    """Only where every op is token by token: linear work, per-token caches, causal attention (no windows,
-    chunks, selection, recurrent scans or replays, whose prefill runs another algorithm)."""
+    """Only where every op is token by token: a row per position, linear work, per-token caches, causal
+    attention (no windows, chunks, selection, recurrent scans or replays, whose prefill runs another
+    algorithm)."""
     from archcost.compiler.pipeline import compile_text
     from archcost.compiler.terms.conventions import Conventions
+    from archcost.compiler.terms.symbols import m, m_out
 
     for _, data in model.graph.nodes(data=True):
         op = data["op"]
+        if op.rows not in (m, m_out):  # rows of its own (`rows = B`): not one row per position
+            return NOT_APPLICABLE
+        if op.kind != "attend" and not data["cost"].flops_matrix.free_symbols <= {m, m_out}:
+            return NOT_APPLICABLE  # work per row that depends on the history (`flops = 64 / H`)
         over = getattr(op.args, "over", (("causal", ()),))
         growth = getattr(op.args, "growth", (("per_token", ()),))
         if op.kind not in CAUSAL_KINDS or data.get("tail") is not None or over != (("causal", ()),) \
@@ -142,7 +157,7 @@ def decode_difference(model, text: str) -> str | None:
         step = _report(every, "decode", S=history).flops_matrix
         grown = _report(every, "prefill", P=history + 1).flops_matrix
         before = _report(every, "prefill", P=history).flops_matrix if history else 0
-        if step != grown - before:
+        if not _same(step, grown - before):
             return f"decode at S = {history}: {step:,} matrix FLOPs, the prefill difference {grown - before:,}"
     return None
 

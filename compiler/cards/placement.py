@@ -122,6 +122,8 @@ def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
     layers = op.multiplicity
     if pp.is_Integer and layers.is_Integer and layers != 1 and layers % pp:
         return [f"its {layers} copies cannot be split evenly over pp = {pp} stages"]
+    if word == "heads" and heads is not None and heads.is_Integer and heads < 1:
+        return [f"{heads} heads cannot be split over cards"]
     if (word == "heads" and heads is not None and heads.is_Integer and tp.is_Integer
             and (heads % tp if tp <= heads else tp % heads) != 0):
         return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]

@@ -12,6 +12,7 @@ from archcost.dsl import ast
 from archcost.dsl.text import format_expr
 
 from ..graph.ir import Cluster, Tensor
+from .arguments import REQUEST_SYMBOLS
 from .expr import to_sympy
 from .scope import Scope, differs
 
@@ -32,6 +33,10 @@ def resolve_structure(res: Resolving, stmt: ast.Repeat | ast.Select | ast.If, sc
 def repeat(res: Resolving, stmt: ast.Repeat, scope: Scope) -> None:
     """`repeat N as label { ... }`: one body standing for N layers; it must end at the width it began with."""
     count = res.check_positive(to_sympy(stmt.count, scope.env), stmt.count, "repeat count")
+    letters = sorted(str(s) for s in getattr(count, "free_symbols", set()) & REQUEST_SYMBOLS)
+    if letters:  # a model's depth is its own, not the request's (`repeat B` changed with every batch)
+        raise res.problem("E302", f"repeat count `{count}` depends on the request ({', '.join(letters)})",
+                          stmt.count.span, hint="a layer count is a number, or a name bound to one in the spec")
     label = scope.unique(stmt.label or "layers")
     cluster_id = scope.qualify(label)
     res.clusters[cluster_id] = Cluster(cluster_id, label, "repeat", scope.cluster, count)

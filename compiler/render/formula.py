@@ -96,13 +96,19 @@ def _state_line(compiled: Compiled, latex: bool) -> list[str]:
     fixed, growth = compiled.total("state_fixed"), compiled.total("kv_bytes_per_token")
     H = sp.Symbol("H", positive=True, integer=True)
     linear = sp.Add(fixed, sp.Mul(growth, H, evaluate=False), evaluate=False) if fixed else growth * H
+    numbers = _is_number(fixed) and _is_number(growth)  # a size the spec left as a letter stays one
     return [f"  state(H) = M_fixed + c_state·H = {show(linear, latex)}",
-            f"      # one request: M_fixed = {_mib(fixed)}, c_state = {show(growth, latex)} B per position"
-            + (f", crossover H* = M_fixed / c_state = {float(fixed / growth):,.0f}" if fixed and growth else "")]
+            f"      # one request: M_fixed = {_mib(fixed, latex)}, c_state = {show(growth, latex)} B per position"
+            + (f", crossover H* = M_fixed / c_state = {float(fixed / growth):,.0f}"
+               if numbers and fixed and growth else "")]
 
 
-def _mib(value) -> str:
-    return f"{float(value) / 2**20:,.3f} MiB"
+def _mib(value, latex: bool) -> str:
+    return f"{float(value) / 2**20:,.3f} MiB" if _is_number(value) else f"{show(value, latex)} B"
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) or bool(getattr(value, "is_number", False))
 
 
 def _options(compiled: Compiled) -> str:
