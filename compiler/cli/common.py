@@ -90,10 +90,17 @@ def counting_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def options(args) -> Conventions:
-    from ..terms.conventions import counting
+    from ..terms.conventions import Conventions
 
-    return counting(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
-                    paths=execution_paths(args.option), weights=getattr(args, "weights", None))
+    return Conventions(**conventions_of(args))
+
+
+def conventions_of(args) -> dict:
+    """The counting flags as data (letters.conventions, no pydantic): what `options` models and the cache keys on."""
+    from ..terms.letters import conventions
+
+    return conventions(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
+                       paths=execution_paths(args.option), weights=getattr(args, "weights", None))
 
 
 def execution_paths(given: list[str]) -> tuple[tuple[str, str], ...]:
@@ -116,11 +123,8 @@ def scenario(args) -> Scenario:
 def cache_key(path: str, args) -> dict:
     """The formula cache's key for a spec under these flags: data, the same the API builds from its keywords."""
     from ..numbers import cache
-    from ..terms.letters import conventions
 
-    chosen = conventions(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
-                         paths=execution_paths(args.option), weights=getattr(args, "weights", None))
-    return cache.key(path, chosen, bool(getattr(args, "allow_use_outside", False)))
+    return cache.key(path, conventions_of(args), bool(getattr(args, "allow_use_outside", False)))
 
 
 def caching(args) -> bool:
