@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from ..front.hardware import Device, Link
+from ..numbers.evaluate import state_bytes_at
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .layout import Layout, LayoutReport, layout_report
@@ -37,8 +38,7 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
             for c in costs]
 
     def state(cost, requests: int, positions: int) -> float:
-        at = PlainEvaluator(compiled, "decode", Scenario(B=requests, S=positions - 1))
-        return at(cost.state_bytes, "state_bytes")
+        return state_bytes_at(compiled, positions, requests, cost.state_bytes)
 
     per_request = [state(c, 1, context) for c in costs]
     fits_batch = [int(r // s) if s > 0 else (10**12 if r >= 0 else 0) for r, s in zip(room, per_request)]

@@ -62,11 +62,12 @@ def number_of(compiled: Compiled, value) -> Number:
     return PlainEvaluator(compiled, "decode", Scenario())(value, "params")
 
 
-def state_bytes_at(compiled: Compiled, history: int, batch: int = 1) -> Number:
+def state_bytes_at(compiled: Compiled, history: int, batch: int = 1, state=None) -> Number:
     """Context state held by `batch` requests of `history` positions each (the chapter's M(H)): the state a
-    decode leaves when it brings the history to `history`."""
+    decode leaves when it brings the history to `history`; `state` is another state expression (one card's)."""
     at = Scenario(B=batch, S=history - 1, P=1)
-    return PlainEvaluator(compiled, "decode", at)(compiled.total("state_bytes"), "state_bytes")
+    held = compiled.total("state_bytes") if state is None else state
+    return PlainEvaluator(compiled, "decode", at)(held, "state_bytes")
 
 
 def attention_crossover(compiled: Compiled) -> float:
