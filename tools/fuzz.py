@@ -626,7 +626,7 @@ def _report(args, target: str, tally: Tally, minutes: float) -> int:
     CORPUS.mkdir(parents=True, exist_ok=True)
     suffix = {"configs": ".json", "specs": ".arch", "numbers": ".arch"}.get(target, ".txt")
     for index, (name, text, failure) in enumerate(tally.escapes[:50]):
-        (CORPUS / f"escape-{args.seed}-{index}{suffix}").write_text(text)
+        (CORPUS / f"escape-{target}-{args.seed}-{index}{suffix}").write_text(text)  # targets share a seed
         print(f"--- escape from a mutation of {name}:\n{failure}", file=sys.stderr)
     if target == "specs":  # accepted configs are plentiful and cheap; only spec mutants are kept
         for index, (name, text) in enumerate(tally.kept):

@@ -145,8 +145,12 @@ def _shard(res: Resolving, given: ast.Keyword | None, scope: Scope, spec: OpSpec
     if len(args) != arity:
         raise res.problem("E211", f"`shard = {word}` takes {arity or 'no'} argument{'s' if arity != 1 else ''}"
                                   + (" (the head count)" if arity else ""), value.span)
-    # the head count is the op's own to check (attend, cache); a layout only divides by it
-    return (word, to_sympy(args[0], scope.env) if args else None)
+    count = to_sympy(args[0], scope.env) if args else None
+    # a layout splits whole heads over cards (or cards over a head): 1/3 of a head would hold 3 × the cache
+    if count is not None and count.is_number and not (count.is_Integer and count >= 1):
+        raise res.problem("E214", f"`shard = heads({format_expr(args[0])})` is {count}: the head count a layout "
+                                  "splits is a whole number ≥ 1", args[0].span)
+    return (word, count)
 
 
 def _replays(res: Resolving, given: ast.Keyword | None, scope: Scope) -> bool:
