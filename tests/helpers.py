@@ -18,6 +18,19 @@ STDLIB = ROOT / "stdlib"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
+def published_configs() -> list[Path]:
+    """Published config.json files, as downloaded: tests/configs/published/, and those of this year's checkpoints
+    (tests/configs/next/) whose model type the importer reads."""
+    import json
+
+    from archcost.compiler.importer import SUPPORTED
+
+    configs = ROOT / "tests" / "configs"
+    this_year = [path for path in sorted((configs / "next").glob("*.json"))
+                 if json.loads(path.read_text(encoding="utf-8")).get("model_type") in SUPPORTED]
+    return sorted((configs / "published").glob("*.json")) + this_year
+
+
 def load_tool(name: str):
     """A script of tools/ as a module (registered under its name, so its worker processes find it)."""
     if name in sys.modules:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
+from helpers import published_configs
 from torch.utils.flop_counter import FlopCounterMode
 
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config
@@ -28,6 +29,8 @@ from archcost.compiler.terms.scenario import Conventions, Scenario
 
 SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, vocab_size=500)
+ROPE = {"rope_type": "default", "rope_theta": 10_000.0}
+MROPE = {**ROPE, "mrope_section": [2, 3, 3]}
 
 # Each case exercises what its type adds: biases, head_dim ≠ hidden/heads, MHA by absence, tied heads,
 # windows shorter than the prompt, first dense layers, dense layers among MoE ones, hybrid stacks.
@@ -88,32 +91,64 @@ CASES = {
                                           moe_layer_end_index=2)),
     "minimax": ("minimax", dict(SMALL, head_dim=16, num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2,
                                 block_size=4, layer_types=["linear_attention"] * 3 + ["full_attention"])),
+    # this year's families that reuse an older family's layers (compiler/importer/recent.py)
+    "qwen3_vl": ("qwen3_vl", dict(SMALL, head_dim=16, rope_parameters=MROPE)),
+    "qwen3_vl_moe": ("qwen3_vl_moe", dict(SMALL, head_dim=16, num_experts=4, num_experts_per_tok=2,
+                                          moe_intermediate_size=32, rope_parameters=MROPE)),
+    "qwen3_vl-tied": ("qwen3_vl", dict(SMALL, head_dim=24, rope_parameters=MROPE), dict(tie_word_embeddings=True)),
+    "qwen3_vl_moe-dense-layer": ("qwen3_vl_moe", dict(SMALL, head_dim=16, num_hidden_layers=3, num_experts=4,
+                                                      num_experts_per_tok=2, moe_intermediate_size=32,
+                                                      mlp_only_layers=[1], rope_parameters=MROPE)),
+    "hunyuan_v1_dense": ("hunyuan_v1_dense", dict(SMALL, head_dim=24, rope_parameters=ROPE)),
+    "phi3": ("phi3", dict(SMALL, pad_token_id=None, sliding_window=8)),
+    "phi3-partial": ("phi3", dict(SMALL, pad_token_id=None, partial_rotary_factor=0.75)),
+    "smollm3": ("smollm3", dict(SMALL, pad_token_id=None, no_rope_layer_interval=2)),
 }
 PATHS = {"qwen3_next": (("linear_kernels", "torch"),), "llama4": (("experts", "dense"),),
          "llama4_text": (("experts", "dense"),)}
 MULTIMODAL = ("llama4", "gemma3")  # the config wraps a text_config; the text model is what is costed
+# text models transformers builds only inside their vision-language wrapper (no CausalLM class of their own)
+WRAPPED = ("qwen3_vl", "qwen3_vl_moe")
 # (batch, cached positions, new positions): prompts shorter and longer than the windows of 8
 SHAPES = [(1, 0, 6), (2, 0, 12), (1, 6, 1), (2, 12, 1)]
 
 
 def test_every_supported_type_has_a_case():
-    assert {model_type for model_type, _ in CASES.values()} == set(IMPORTERS)
+    assert {model_type for model_type, *_ in CASES.values()} == set(IMPORTERS)
+
+
+def text_params(model) -> int:
+    """The parameters of the text model: a vision-language wrapper's vision tower is not counted."""
+    return sum(p.numel() for name, p in model.named_parameters() if not name.startswith("model.visual."))
+
+
+def meta_model(config, text):
+    """transformers' model of `config` on the meta device: the CausalLM of its text config, or the whole
+    vision-language model where the text model has no CausalLM class (its text path is what runs)."""
+    with warnings.catch_warnings(), torch.device("meta"):
+        warnings.simplefilter("ignore")
+        if config.model_type in WRAPPED:
+            model = transformers.AutoModelForImageTextToText.from_config(config, attn_implementation="eager")
+        else:
+            model = transformers.AutoModelForCausalLM.from_config(text, attn_implementation="eager")
+    if getattr(model, "_can_set_experts_implementation", lambda: False)():
+        model.set_experts_implementation("batched_mm")
+    return model
 
 
 def build(case: str):
-    model_type, fields = CASES[case]
-    if model_type in MULTIMODAL:
+    model_type, fields, *wrapper = CASES[case]
+    if model_type in WRAPPED:  # the wrapper's own fields (its tie_word_embeddings) beside the text_config
+        config = transformers.AutoConfig.for_model(model_type, text_config=dict(fields), **(wrapper or [{}])[0])
+        text = config.text_config
+    elif model_type in MULTIMODAL:
         config = transformers.AutoConfig.for_model(
             model_type, text_config=dict(fields, model_type=f"{model_type}_text")
         )
         text = config.text_config
     else:
         config = text = transformers.AutoConfig.for_model(model_type, **fields)
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        model = transformers.AutoModelForCausalLM.from_config(text, attn_implementation="eager")
-    if getattr(model, "_can_set_experts_implementation", lambda: False)():
-        model.set_experts_implementation("batched_mm")
+    model = meta_model(config, text)
     # the spec comes from the config exactly as transformers writes it: every field it holds must be
     # understood by the importer or known to change no cost
     spec = import_config(parse_config(json.dumps(config.to_dict(), indent=2), f"{case}.json"), case)
@@ -163,7 +198,7 @@ def built():
 @pytest.mark.parametrize("case", CASES)
 def test_parameters_equal(case, built):
     model, compiled = built(case)
-    theirs = sum(p.numel() for p in model.parameters())
+    theirs = text_params(model)
     ours = evaluate(compiled, "prefill", Scenario(P=1)).model_dump()["params"]
     assert ours == theirs
 
@@ -175,7 +210,7 @@ def test_flops_equal(case, shape, built):
     assert our_flops(compiled, *shape) == counted_flops(model, *shape)
 
 
-PUBLISHED = sorted((Path(__file__).parent / "configs" / "published").glob("*.json"))
+PUBLISHED = published_configs()
 NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map", "quantization_config")
 
 
@@ -186,12 +221,10 @@ def test_published_configs_count_as_transformers_builds_them(path):
     values = json.loads(path.read_text())
     config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
                                                                        if k not in NOT_CONFIG})
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        model = transformers.AutoModelForCausalLM.from_config(config.get_text_config())
+    model = meta_model(config, config.get_text_config())
     spec = import_config(parse_config(path.read_text(), path.name))
     ours = evaluate(compile_text(spec), "decode", Scenario()).params
-    assert ours == sum(p.numel() for p in model.parameters())
+    assert ours == text_params(model)
 
 
 @functools.lru_cache(maxsize=1)  # the two shapes of one config run one after the other
@@ -199,12 +232,7 @@ def published_model(path: Path):
     values = json.loads(path.read_text())
     config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
                                                                        if k not in NOT_CONFIG})
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        model = transformers.AutoModelForCausalLM.from_config(config.get_text_config(), attn_implementation="eager")
-    if model._can_set_experts_implementation():
-        model.set_experts_implementation("batched_mm")
-    return model, values
+    return meta_model(config, config.get_text_config()), values
 
 
 # the execution paths of a published config's spec that match how transformers runs it

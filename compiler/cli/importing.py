@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from ..outputs import atomic_write
@@ -18,11 +19,14 @@ def arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from ..importer import import_config, read_config
+    from ..importer import import_spec, read_config
 
     output_file(args.output, args.config)
-    text = import_config(read_config(args.config), args.name)
-    compiled = compile_text(text, name=str(args.output or "<imported spec>"))  # a spec that does not compile is a bug
+    text, passed_over = import_spec(read_config(args.config), args.name)
+    if passed_over:
+        print(f"archcost import: passed over {len(passed_over)} field(s) that no transformers code reads for this "
+              f"model type: {', '.join(passed_over)}", file=sys.stderr)
+    compiled = compile_text(text, name="<imported spec>")  # not yet a file: a spec that does not compile is a bug
     output_file(args.output, args.config, *compiled.files_read())
     if args.output is None:
         print(text, end="")

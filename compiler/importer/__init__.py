@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
-from . import deepseek, dense, hybrid, llama4, moe
+from . import deepseek, dense, hybrid, llama4, moe, recent
 from .config import Config, parse_config, read_config
 from .quantization import precision
 from .schema import COMMON_NEUTRAL, Schema
@@ -50,31 +50,51 @@ FAMILIES: dict[str, Family] = {
     "gemma2": Family(hybrid.Gemma2, hybrid.gemma2), "gemma3_text": Family(hybrid.Gemma3Text, hybrid.gemma3_text),
     "qwen3_next": Family(hybrid.QwenNext, hybrid.qwen3_next), "jamba": Family(hybrid.Jamba, hybrid.jamba),
     "mamba2": Family(hybrid.Mamba2, hybrid.mamba2), "minimax": Family(hybrid.MiniMax, hybrid.minimax),
+    **{model_type: Family(*family) for model_type, family in recent.FAMILIES.items()},
 }
 # multimodal checkpoints: the model type of the wrapper, and the type its `text_config` has
-MULTIMODAL = {"llama4": "llama4_text", "gemma3": "gemma3_text"}
-SUPPORTED = sorted({*FAMILIES, *MULTIMODAL})
+MULTIMODAL = {"llama4": "llama4_text", "gemma3": "gemma3_text", **recent.MULTIMODAL}
+SUPPORTED = sorted({*FAMILIES, *MULTIMODAL} - recent.INNER)
 IMPORTERS = SUPPORTED  # the model types `archcost import` reads
+
+
+class Imported(NamedTuple):
+    text: str
+    passed_over: tuple[str, ...]  # the config's fields no transformers code reads for its model type ("a.b" nested)
 
 
 def import_config(config: Config, name: str | None = None) -> str:
     """The spec text for `config`, named `name` (default: the config's `_name_or_path`, else the file's stem)."""
+    return import_spec(config, name).text
+
+
+def import_spec(config: Config, name: str | None = None) -> Imported:
+    """The spec for `config` and the fields passed over on the way."""
     model_type = config.values.get("model_type")
+    if model_type in recent.INNER:
+        wrapper = next(outer for outer, inner in MULTIMODAL.items() if inner == model_type)
+        raise config.error("E501", f"model_type {json.dumps(model_type)} is the text_config of a {wrapper} "
+                                   "checkpoint: transformers builds it only inside that model", "model_type",
+                           hint=f"import the checkpoint's own config.json (model_type {wrapper})")
     if not isinstance(model_type, str) or model_type not in SUPPORTED:
         raise config.error("E501", f"model_type {json.dumps(model_type)} is not supported",
                            "model_type" if "model_type" in config.values else None,
                            hint="supported: " + ", ".join(SUPPORTED))
-    text, source = config, f"{Path(config.file).name} (model_type {model_type})"
+    text, source, passed_over = config, f"{Path(config.file).name} (model_type {model_type})", ()
     if model_type in MULTIMODAL:
-        Multimodal.read(config)
+        passed_over = Multimodal.read(config).passed_over
         text = _text_config(config, MULTIMODAL[model_type])
         model_type = MULTIMODAL[model_type]
         source += ", its text_config; the vision tower is not counted"
     family = FAMILIES[model_type]
-    spec = family.build(family.schema.read(text))
+    schema = family.schema.read(text)
+    passed_over += tuple(f"text_config.{field}" if text is not config else field for field in schema.passed_over)
+    spec = family.build(schema)
     title = name or _default_name(config) or model_type
     title = "".join(c for c in title if c.isprintable() and c not in '"\\').strip() or "imported"  # a spec string
-    return render(spec, title, source, precision(text, config, spec.components()))
+    header = [f"Passed over, as no code of transformers reads them for this model type: {', '.join(passed_over)}."
+              ] if passed_over else []
+    return Imported(render(spec, title, source, precision(text, config, spec.components()), header), passed_over)
 
 
 def _text_config(config: Config, model_type: str) -> Config:
@@ -84,7 +104,10 @@ def _text_config(config: Config, model_type: str) -> Config:
         raise text.error("E501", f"text_config model_type {json.dumps(values['model_type'])} is not "
                                  f"{model_type}", "model_type")
     values.setdefault("model_type", model_type)
-    if "tie_word_embeddings" in config.values:
+    wrapper = config.values.get("model_type")
+    if wrapper in recent.WRAPPER_TIES:
+        values["tie_word_embeddings"] = config.values.get("tie_word_embeddings", recent.WRAPPER_TIES[wrapper])
+    elif "tie_word_embeddings" in config.values:
         values.setdefault("tie_word_embeddings", config.values["tie_word_embeddings"])
     return Config(values=values, text=text.text, file=text.file, start=text.start)
 
@@ -98,5 +121,5 @@ def _default_name(config: Config) -> str | None:
     return None if config.file.startswith("<") else Path(config.file).stem
 
 
-__all__ = ["COMMON_NEUTRAL", "FAMILIES", "IMPORTERS", "SUPPORTED", "Config", "import_config", "parse_config",
-           "read_config"]
+__all__ = ["COMMON_NEUTRAL", "FAMILIES", "IMPORTERS", "SUPPORTED", "Config", "Imported", "import_config",
+           "import_spec", "parse_config", "read_config"]

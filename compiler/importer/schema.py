@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from pathlib import Path
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -28,17 +30,21 @@ COMMON_NEUTRAL: dict[str, str] = {
                      "output_router_logits", "use_cache", "cache_implementation", "torchscript"),
                     "bookkeeping for the runtime: the class to build, what a call returns, which cache class"),
     **dict.fromkeys(("bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id",
-                     "boi_token_index", "eoi_token_index", "image_token_index"), "a token id"),
+                     "boi_token_index", "eoi_token_index", "image_token_index", "image_token_id", "video_token_id",
+                     "vision_start_token_id", "vision_end_token_id"), "a token id"),
     **dict.fromkeys(("initializer_range", "init_std", "initializer_factor"), "initialisation"),
     **dict.fromkeys(("attention_dropout", "dropout", "activation_dropout", "hidden_dropout", "layerdrop",
                      "resid_pdrop", "embd_pdrop", "router_jitter_noise", "input_jitter_noise", "expert_dropout"),
                     "training-time noise"),
     **dict.fromkeys(("rms_norm_eps", "layer_norm_eps", "norm_eps", "layer_norm_epsilon"), "a norm's epsilon"),
-    **dict.fromkeys(("rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "max_position_embeddings"),
+    **dict.fromkeys(("rope_theta", "rope_scaling", "rope_parameters", "rope_interleave", "max_position_embeddings",
+                     "original_max_position_embeddings"),
                     "RoPE frequencies and context limits: rotations of the same channels, no shape"),
     **dict.fromkeys(("router_aux_loss_coef", "aux_loss_alpha", "seq_aux", "norm_topk_prob", "routed_scaling_factor",
                      "topk_method", "scoring_func", "n_group", "topk_group"),
                     "how the router picks and weighs experts: the same experts run however they are chosen"),
+    **dict.fromkeys(("_attn_implementation", "attn_implementation", "_experts_implementation"),
+                    "which kernel computes the same attention or experts"),
     "pretraining_tp": "a tensor-parallel split of the same matrices",
     "quantization_config": "read for the weight formats (quantization.py)",
     **dict.fromkeys(("torch_dtype", "dtype"), "read for the weight format"),
@@ -54,6 +60,7 @@ class Schema(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
     NEUTRAL: ClassVar[dict[str, str]] = {}
     _config: Config = PrivateAttr()
+    _passed_over: tuple[str, ...] = PrivateAttr(default=())
 
     @classmethod
     def fields(cls) -> set[str]:
@@ -66,16 +73,27 @@ class Schema(BaseModel):
 
     @classmethod
     def read(cls, config: Config) -> Schema:
-        """The schema of `config`, or every field it cannot take, each located at its line."""
+        """The schema of `config`, or every field it cannot take, each located at its line. A field that no
+        code of transformers reads for this model type is passed over (`passed_over`), not refused."""
         neutral = cls.neutral()
-        values = {name: value for name, value in config.values.items() if name not in neutral}
+        passed_over = tuple(name for name in config.values
+                            if name not in neutral and name not in cls.fields()
+                            and not transformers_reads(config.values.get("model_type"), name))
+        values = {name: value for name, value in config.values.items()
+                  if name not in neutral and name not in passed_over}
         try:
             schema = cls.model_validate(values)
         except ValidationError as invalid:
             raise ArchError([_diagnostic(config, error, sorted(set(values) - cls.fields()))
                              for error in _ordered(invalid.errors())]) from None
         schema._config = config
+        schema._passed_over = passed_over
         return schema
+
+    @property
+    def passed_over(self) -> tuple[str, ...]:
+        """The config's fields that no transformers code reads for its model type, in the file's order."""
+        return self._passed_over
 
     def given(self, name: str) -> bool:
         return name in self._config.values
@@ -87,6 +105,21 @@ class Schema(BaseModel):
         """The fields a statement comes from, for its comment; a field the config leaves out says so."""
         return ", ".join(name if self.given(name) else f"{name} (absent: {shown(getattr(self, name))})"
                          for name in names)
+
+
+@functools.cache
+def _transformers_fields() -> dict:
+    """transformers_fields.json: per model type, the config fields transformers' code can read."""
+    return json.loads((Path(__file__).parent / "transformers_fields.json").read_text(encoding="utf-8"))
+
+
+def transformers_reads(model_type, name: str) -> bool:
+    """Whether some transformers code could read field `name` of a `model_type` config. For a type transformers
+    does not implement (remote code only), every field could be read: nothing is passed over."""
+    table = _transformers_fields()
+    if not isinstance(model_type, str) or model_type not in table["types"]:
+        return True
+    return name in table["types"][model_type] or name in table["shared"]
 
 
 def _ordered(errors: list) -> list:

@@ -111,8 +111,8 @@ class Spec:
         return found | ({"dense_ffn"} if shared else set())
 
 
-def render(spec: Spec, title: str, source: str, precision: ast.Precision) -> str:
-    notes = [f"{title}: imported from {source} by `archcost import`.", *spec.header]
+def render(spec: Spec, title: str, source: str, precision: ast.Precision, notes_after: list[str] = ()) -> str:
+    notes = [f"{title}: imported from {source} by `archcost import`.", *spec.header, *notes_after]
     header = "\n".join(line for note in notes for line in textwrap.wrap(note, 100))
     uses = [ast.Use(target=target, is_path=False) for target in _modules(spec.blocks())]
     uses[0] = uses[0].model_copy(update={"note": header})
