@@ -232,6 +232,25 @@ def test_context_parallel_splits_positions_and_gathers_each_layers_kv():
     assert gathers.count == 36 and gathers.sent_bytes == 3 / 4 * whole.state_bytes
 
 
+
+def test_context_parallel_reads_every_weight_and_keeps_a_decode_token_on_one_card():
+    """Issue 26: CP divided weight reads, decode FLOPs and TP bytes by cp (Llama-2-70B tp=8,cp=2 read 14.0 GB
+    per card while holding 17.2 GB, below the weights ÷ bandwidth floor of any decode step). In ring attention
+    (Liu et al. 2023) each card runs its own positions through every weight, and the keys and values go round
+    the ring, not the queries: a decode step's one new token is all on one card, whose attention meets each
+    card's part of the cache there."""
+    model = compiled("llama-2-70b")
+    scenario = Scenario(B=1, S=4000)
+    alone = layout_report(model, Layout(tp=8), "decode", scenario).cards[0]
+    card = layout_report(model, Layout(tp=8, cp=2), "decode", scenario).cards[0]
+    assert card.read_bytes >= card.weight_bytes and card.weight_bytes == alone.weight_bytes
+    attention = evaluate(model, "decode", scenario).context_flops / 8  # the scores and sums of a tp card's heads
+    assert card.flops_matrix == alone.flops_matrix - attention / 2
+    prefill = layout_report(model, Layout(tp=8, cp=2), "prefill", Scenario(P=4096)).cards[0]
+    assert prefill.read_bytes >= prefill.weight_bytes
+    assert prefill.flops_matrix * 2 == layout_report(model, Layout(tp=8), "prefill", Scenario(P=4096)).cards[0] \
+        .flops_matrix
+
 def test_expert_imbalance_loads_the_busiest_card():
     model = compiled("qwen3-30b-a3b")
     even = layout_report(model, Layout(tp=8, ep=8), "prefill", Scenario(P=4096)).cards[0]
@@ -291,3 +310,32 @@ def test_layouts_plot_refuses_a_file_it_cannot_draw(capsys, tmp_path):
     spec = str(ROOT / "specs" / "qwen3-8b.arch")
     assert main(["layouts", spec, "--devices", "2xh100-sxm", "--context", "64", "--plot", str(tmp_path / "x.csv")]) == 2
     assert "use .png or .svg" in capsys.readouterr().err
+
+
+def test_traffic_between_servers_is_charged_to_the_network():
+    """Issue 26: without `limit`, an EP group of 256 cards over 32 servers reported no network bytes. With the
+    cards of a group numbered in a row (Megatron's order), an all-to-all over 256 cards of 8-card servers sends
+    248 of each 255 parts it sends to other servers; a TP ring over two servers runs at its network hops."""
+    model = compiled("deepseek-v3")
+    card = layout_report(model, parse_layout("tp=1,dp=256,ep=256,node=8"), "decode", Scenario(B=256, S=1000)).cards[0]
+    assert card.network_bytes == pytest.approx(card.sent_bytes * 248 / 255, abs=64)
+    inside = layout_report(model, parse_layout("tp=1,dp=8,ep=8,node=8"), "decode", Scenario(B=8, S=1000)).cards[0]
+    assert inside.network_bytes == 0 and inside.sent_bytes > 0
+    dense = compiled("llama-2-70b")
+    ring = layout_report(dense, parse_layout("tp=16,node=8"), "decode", Scenario(B=1, S=1000)).cards[0]
+    assert ring.network_bytes == ring.sent_bytes > 0
+
+
+def test_mla_under_tp_keeps_its_per_head_matrices_on_their_heads():
+    """Issue 26: a heads-split linear always asked for its whole input, so MLA's absorbed-K and restored-V
+    matrices (one per head, on a head-split input) all-gathered at every layer: DeepSeek-V3 prefill at tp = 4
+    sent 57 % of its bytes in 122 all-gathers, where Megatron has none. Now, as Shoeybi et al. (2019) count,
+    one all-reduce after each attention and each FFN block (61 + 61) and the head's; with sequence parallelism
+    each becomes a reduce-scatter and an all-gather of the same bytes (Korthikanti et al. 2022)."""
+    model = compiled("deepseek-v3")
+    plain = {t.kind: t for t in layout_report(model, Layout(tp=4, ep=4), "prefill", Scenario(P=1024)).traffic}
+    assert "all_gather" not in plain and plain["all_reduce"].count == 61 + 61 + 1
+    split = {t.kind: t for t in layout_report(model, parse_layout("tp=4,ep=4,sp"), "prefill",
+                                                Scenario(P=1024)).traffic}
+    assert split["all_gather"].count == split["reduce_scatter"].count == 123
+    assert split["all_gather"].sent_bytes + split["reduce_scatter"].sent_bytes == plain["all_reduce"].sent_bytes

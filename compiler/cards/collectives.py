@@ -25,6 +25,7 @@ class Collective:
     cards: sp.Expr             # n
     size: sp.Expr              # bytes of the buffer, per call (in the scenario's letters)
     times: sp.Expr             # copies of the edge in the model (its consumer's multiplicity)
+    network: sp.Expr = sp.Integer(0)  # the part of its bytes and steps that goes between servers
 
     @property
     def sent(self) -> sp.Expr:

@@ -86,7 +86,7 @@ class Card(BaseModel):
     write_bytes: Number
     sent_bytes: int             # by this card, every collective of the call
     steps: int                  # collective steps this card waits
-    network_bytes: int = 0      # the part of sent_bytes that leaves the server (node-limited expert dispatch)
+    network_bytes: int = 0      # the part of sent_bytes that goes between servers (placement.network_share)
     network_steps: int = 0
 
     @property
@@ -180,10 +180,10 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
     held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
     sent, steps = ([_flow(evaluate, getattr(c, name) / _layers(c, placement, degrees, stage)) for c in held]
                    for name in ("sent", "steps"))
-    out = [c.group == "nodes" for c in held]
+    out = [1 if c.group == "nodes" else c.network for c in held]
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
-                network_bytes=sum(b for b, o in zip(sent, out) if o),
-                network_steps=sum(n for n, o in zip(steps, out) if o), **numbers)
+                network_bytes=sum(int(round(b * o)) for b, o in zip(sent, out)),
+                network_steps=sum(int(round(n * o)) for n, o in zip(steps, out)), **numbers)
 
 
 def _on_stage(collective, placement: Placement, stage: str) -> bool:

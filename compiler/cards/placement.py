@@ -22,7 +22,7 @@ from ..graph.ir import OpNode
 from ..ops import REGISTRY, Cost
 from ..ops.base import COST_FIELDS
 from ..ops.sharding import HELD, ONE, Share, share
-from ..terms.symbols import B, m
+from ..terms.symbols import B, P, m
 from .collectives import Collective
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
@@ -80,7 +80,25 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
         _place_op(graph, node_id, op, degrees, placement)
     placement.stages = _stages(graph)
     placement.collectives += _stage_sends(graph, placement, degrees)
+    placement.collectives = [replace(c, network=network_share(c, degrees)) if c.group != "nodes" else c
+                             for c in placement.collectives]
     return placement
+
+
+def network_share(collective: Collective, degrees: SymbolicLayout) -> sp.Expr:
+    """The part of a collective's bytes and steps that leaves the server, with the cards numbered TP first,
+    then CP, then DP (EP groups are runs of a stage's tp·dp cards), then PP (Megatron's order). A ring over a
+    group wider than a server runs at the speed of its hops between servers: all of it counts there. An
+    all-to-all over ep cards sends (ep − node)/(ep − 1) of what leaves a card to other servers."""
+    node, group = degrees.node_cards, collective.group
+    extent = {"tp": degrees.tp, "cp": degrees.tp * degrees.cp, "ep": collective.cards,  # node-limited: a server
+              "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(group)
+    if node is None or extent is None or not all(sp.sympify(x).is_Integer for x in (node, extent)) \
+            or extent <= node:
+        return sp.Integer(0)
+    if collective.kind == "all_to_all":
+        return (extent - node) / (extent - 1)
+    return sp.Integer(1)
 
 
 def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:
@@ -106,7 +124,8 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayo
             placement.collectives += _converted(kind, given.needs, (source, node_id), edge, producer, degrees)
     placement.layouts[node_id] = (given.output, given.work if given.output == "S" else ONE)
     stores = REGISTRY[op.kind].stores_state
-    placement.shares[node_id] = _per_card(given, stores, degrees)
+    reads_cache = any(edge["kind"] == "state" for _, _, edge in graph.in_edges(node_id, data=True))
+    placement.shares[node_id] = _per_card(given, stores, reads_cache, degrees)
     if stores and degrees.cp != 1:  # ring attention: every card sees every other card's new K and V
         placement.collectives.append(Collective("all_gather", (node_id, node_id), "cp", degrees.cp,
                                                 graph.nodes[node_id]["cost"].write_state, op.multiplicity))
@@ -138,7 +157,8 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout)
     split input split (and does that slice of the work)."""
     word, heads = op.shard
     ep = degrees.ep if degrees.expert_parallel else ONE
-    given = (REGISTRY[op.kind].shard or share)(word, heads, degrees.tp, ep)
+    own = REGISTRY[op.kind].shard
+    given = own(word, heads, degrees.tp, ep, op.args) if own else share(word, heads, degrees.tp, ep)
     if given.needs != "same":
         return given
     need = "S" if all(kind == "S" for kind, _ in laid) else "R"
@@ -147,11 +167,21 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout)
     return Share(hold=given.hold, work=part if given.output == "same" else given.work, output=output, needs=need)
 
 
-def _per_card(given: Share, stores: bool, degrees: SymbolicLayout) -> Share:
-    """The share on one card once context parallelism splits the positions (each card holds its positions'
-    part of every cache) and the busiest expert card takes `imbalance` times its tokens."""
-    work = given.work / degrees.cp * (degrees.imbalance if given.group == "ep" else ONE)
-    return replace(given, work=work, hold=given.hold / degrees.cp if stores else given.hold)
+def context_split(degrees: SymbolicLayout) -> sp.Expr:
+    """The cards of a context-parallel group a call's new positions are split over: cp, but no more than the
+    positions there are (a decode step's one new token is all on one card: Liu et al. 2023's ring attention
+    passes the keys and values around, not the queries)."""
+    return degrees.cp if degrees.cp == 1 else sp.Min(degrees.cp, P)
+
+
+def _per_card(given: Share, stores: bool, reads_cache: bool, degrees: SymbolicLayout) -> Share:
+    """The share on one card once context parallelism splits the positions and the busiest expert card takes
+    `imbalance` times its tokens. Each card holds its positions' part of every cache, and an op reading a cache
+    does that part of the work (its queries meet each card's keys there); any other op does the work of its
+    card's new positions. Weight reads are not split: each card reads its weights for its positions."""
+    positions = degrees.cp if reads_cache else context_split(degrees)
+    work = given.work / positions * (degrees.imbalance if given.group == "ep" else ONE)
+    return replace(given, work=work, hold=given.hold / degrees.cp if stores else given.hold, positions=positions)
 
 
 def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, producer: OpNode,
@@ -162,7 +192,8 @@ def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, prod
         return []
     kinds = {("P", "R"): ("reduce_scatter", "all_gather") if degrees.sequence_parallel else ("all_reduce",),
              ("S", "R"): ("all_gather",), ("P", "S"): ("reduce_scatter",)}[kind, need]
-    return [Collective(name, edge_ids, "tp", degrees.tp, size / degrees.cp, producer.multiplicity) for name in kinds]
+    return [Collective(name, edge_ids, "tp", degrees.tp, size / context_split(degrees), producer.multiplicity)
+            for name in kinds]
 
 
 def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
@@ -176,7 +207,7 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
     for source, edge in inputs:
         if edge.get("tensor_bytes") is None:
             continue
-        rows = edge["tensor_bytes"] * degrees.imbalance / (degrees.tp * degrees.cp)
+        rows = edge["tensor_bytes"] * degrees.imbalance / (degrees.tp * context_split(degrees))
         sent = rows * _dispatch_ratio(edge, degrees)
         after = [target for _, target, out in graph.out_edges(node_id, data=True) if out["kind"] == "tensor"]
         times, ids = op.multiplicity, ((source, node_id), (node_id, after[0] if after else node_id))
@@ -247,6 +278,7 @@ def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement, d
     given = placement.shares[node_id]
     cost: Cost = _group_tokens(data["cost"], given, degrees)
     values = {name: getattr(cost, name) * (given.hold if name in HELD else given.work) for name in COST_FIELDS}
+    values["read_weights"] = cost.read_weights * given.work * given.positions  # every position's card reads them
     caches = [source for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "state"]
     if caches:  # a card reads the part of a cache it holds
         values["read_state"] = cost.read_state * placement.shares[caches[0]].hold

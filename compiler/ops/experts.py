@@ -98,7 +98,7 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     return []
 
 
-def shard(word: str, heads, tp, ep) -> Share:
+def shard(word: str, heads, tp, ep, args=None) -> Share:
     """Experts over an expert-parallel group hold experts/ep each and take their tokens by all-to-all; with
     ep = 1 and tp cards, every expert's matrices are split over the tp cards (column then row parallel) and
     their partial sums are added by an all-reduce."""

@@ -47,12 +47,16 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
-def shard(word: str, heads, tp, ep) -> Share:
+def shard(word: str, heads, tp, ep, args=None) -> Share:
     """A linear split by heads or by vocabulary rows splits its output columns: like `column`, it reads the
-    whole input and writes its slice."""
+    whole input and writes its slice. A linear of one matrix per head (`count` = the heads it is split by:
+    MLA's absorbed K and restored V, DeepSeek-V3 §2.1.1) reads only its heads' part of its input: a split
+    input stays split, with no all-gather."""
     if word == "vocab":
         return share("column", heads, tp, ep)
     given = share(word, heads, tp, ep)
+    if word == "heads" and args is not None and heads is not None and args.count == heads:
+        return replace(given, needs="same")
     return replace(given, needs="R") if word == "heads" else given
 
 

@@ -37,6 +37,7 @@ class Share:
     output: str            # R, S or P
     needs: str             # R, S, or same (takes what it is given: an op acting on each feature alone)
     group: str = "tp"
+    positions: sp.Expr = ONE  # the cards of a context-parallel group its work is split over (work is already /)
 
 
 def share(word: str, heads: sp.Expr | None, tp: sp.Expr, ep: sp.Expr) -> Share:
