@@ -35,8 +35,36 @@ def test_235b_in_bf16_does_not_fit_eight_rtx_4090():
 def test_235b_fits_one_hgx_h100_server_with_about_170_gb_left():
     """§2.6.2: one HGX server of eight H100 SXM offers 640 GB; after the weights about 170 GB remain."""
     report = layout_report(compiled(QWEN_235B), Layout(tp=8, ep=8), "decode", DECODE_8K)
-    left = 8 * device("h100-sxm").memory - 8 * report.cards[0].weight_bytes
+    left = 8 * device("h100-sxm", "nominal").memory - 8 * report.cards[0].weight_bytes
     assert round(left / 1e9, -1) == 170
+
+
+@pytest.mark.parametrize("name,reported,nominal", [
+    ("h100-sxm", 81_559 * 2**20, 80e9),     # nvidia-smi in NVIDIA/nccl#1264
+    ("h200", 143_771 * 2**20, 141e9),       # nvidia-smi in NVIDIA/cuda-samples#311
+    ("a100", 81_920 * 2**20, 80e9),         # modal-labs/modal-client PR #2797
+    ("mi300x", 206_141_652_992, 192e9),     # rocm-smi in ROCm/legacy-rocm-build#4750
+])
+def test_capacity_is_what_the_device_reports_and_the_vendor_figure_on_request(name, reported, nominal):
+    """Issue 26: the H100's and H200's 80 GB and 141 GB were stored as 80·10⁹ and 141·10⁹ bytes, about 7 % under
+    what the cards report (B_max low by as much); the vendor's figure stays for the seeds' arithmetic."""
+    assert device(name).memory == reported and device(name, "nominal").memory == nominal
+
+
+@pytest.mark.parametrize("name,fmt,dense", [
+    ("rtx-4090", "fp16", 330.3e12),          # Ada whitepaper appendix A: FP16 with FP16 accumulate
+    ("rtx-4090", "fp16_fp32acc", 165.2e12),  # the same table: with FP32 accumulate
+    ("rtx-4090", "bf16", 165.2e12),
+    ("rtx-6000-ada", "bf16", 364.2e12),       # RTX 6000 Ada datasheet: 728.4 with sparsity
+    ("b200", "fp4", 9000e12), ("gb200", "fp8", 5000e12), ("l40s", "bf16", 362.05e12), ("mi325x", "fp8", 2614.9e12),
+])
+def test_dense_peaks_are_the_datasheets(name, fmt, dense):
+    """Issue 26: the RTX 4090's FP16 figures and the RTX 6000 Ada's dense peak were half the datasheets'."""
+    assert device(name).peak_for(fmt) == dense
+
+
+def test_gb200_joins_72_cards_in_one_nvlink_domain():
+    assert device("gb200").domain == 72 and device("h100-sxm").domain == 8 and device("rtx-4090").domain == 1
 
 
 def test_tp8_stores_each_of_the_four_kv_heads_twice():
@@ -339,3 +367,18 @@ def test_mla_under_tp_keeps_its_per_head_matrices_on_their_heads():
                                                 Scenario(P=1024)).traffic}
     assert split["all_gather"].count == split["reduce_scatter"].count == 123
     assert split["all_gather"].sent_bytes + split["reduce_scatter"].sent_bytes == plain["all_reduce"].sent_bytes
+
+
+def test_compute_format_sets_the_peak_of_the_time_bound(capsys):
+    """Issue 26: `layout` always used the BF16 peak. `--compute FORMAT` names it (default: the format the
+    spec's activations are stored in); FP8 on an H100 SXM is 1,978.9 TFLOPS dense (NVIDIA's datasheet)."""
+    model, scenario = compiled("deepseek-v3"), Scenario(B=64, S=4000)
+    sheets = device("h100-sxm"), link("nvlink4")
+    default = layout_report(model, Layout(tp=8, ep=8), "decode", scenario, *sheets).times
+    fp8 = layout_report(model, Layout(tp=8, ep=8), "decode", scenario, *sheets, "fp8").times
+    assert default.compute_format == "bf16" and fp8.compute_format == "fp8"
+    assert fp8.compute * 1978.9 == pytest.approx(default.compute * 989.4)
+    spec = str(ROOT / "specs" / "deepseek-v3.arch")
+    assert main(["layout", spec, "--layout", "tp=8,ep=8", "--device", "h100-sxm", "--link", "nvlink4",
+                 "--compute", "fp4"]) == 2
+    assert "gives no peak for `fp4`" in capsys.readouterr().err

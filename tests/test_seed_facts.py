@@ -21,6 +21,11 @@ from archcost.compiler.terms.scenario import Conventions, Scenario, call_form
 FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
 
 
+def sheet(q: dict):
+    """The query's device, with the capacity its `memory` names (the seeds' arithmetic uses `nominal`)."""
+    return device(q["device"], q.get("memory", "reported"))
+
+
 def query(spec: str, q: dict) -> float:
     """Evaluate one query of seed_facts.yaml against the compiled spec."""
     spec = q.get("spec", spec)
@@ -50,16 +55,15 @@ def query(spec: str, q: dict) -> float:
         shape = Scenario(**{k: q[k] for k in ("B", "S", "P") if k in q})
         return int(call_form(total, options).xreplace(shape.values())) * q.get("per", 1)
     if "capacity" in q:
-        result = capacity(model, device(q["device"]), q["H"], q.get("workspace", 0), q.get("reserve", 0),
-                          q.get("batch"))
+        result = capacity(model, sheet(q), q["H"], q.get("workspace", 0), q.get("reserve", 0), q.get("batch"))
         return getattr(result, q["capacity"])
     if "roofline" in q:
         shape = Scenario(**{k: q[k] for k in ("B", "S") if k in q})
-        return getattr(roofline(model, device(q["device"]), "decode", shape), q["roofline"])
+        return getattr(roofline(model, sheet(q), "decode", shape), q["roofline"])
     if "ridge" in q:
-        return device(q["device"]).ridge(q["ridge"])
+        return sheet(q).ridge(q["ridge"])
     if "bandwidth" in q:
-        return device(q["device"]).bandwidth
+        return sheet(q).bandwidth
     if "speculate" in q:
         result = speculate(q["k"], q["alpha"], q.get("round"), q.get("decode"), q.get("accepted"))
         return getattr(result, q["speculate"])

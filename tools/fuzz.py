@@ -632,8 +632,12 @@ def _report(args, target: str, tally: Tally, minutes: float) -> int:
         for index, (name, text) in enumerate(tally.kept):
             stem = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
             (CORPUS / f"accepted-{args.seed}-{index}-{stem}.arch").write_text(text)
-    print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
-          f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")
+    if target in ("flags", "files"):  # whole CLI runs: a clean end is an answer or a located error alike
+        print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.rejected:,} ended cleanly (exit 0, 1 or 2, "
+              f"no input changed), {len(tally.escapes)} escapes")
+    else:
+        print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
+              f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")
     for name, (checked, failed) in tally.oracles.items():
         print(f"  oracle {name}: {checked:,} checked, {failed:,} failed")
     return 1 if tally.escapes else 0

@@ -163,9 +163,10 @@ class Model:
         return chapter_table(table, [m.compiled for m in models])
 
     def layout(self, layout: str | None = None, phase: str = "decode", *, B: int = 1, S: int = 0, P: int | None = None,
-               G: int = 1, device: str | None = None, link: str | None = None):
+               G: int = 1, device: str | None = None, link: str | None = None, memory: str = "reported"):
         """One card of the model split over cards (`"tp=8,ep=8"`, docs/layouts.md): its M, F, R, the
-        collectives on the graph's edges and, with a device and a link, the call's time bounds."""
+        collectives on the graph's edges and, with a device and a link, the call's time bounds (`memory`:
+        the device's capacity as it reports it, or `"nominal"`, the vendor's figure)."""
         from archcost.compiler.cards.layout import layout_report, parse_layout
         from archcost.compiler.front.hardware import device as device_sheet
         from archcost.compiler.front.hardware import link as link_sheet
@@ -176,9 +177,11 @@ class Model:
         P = (1 if phase == "decode" else 8192) if P is None else P
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
+        device, link = _optional_text("device", device), _optional_text("link", link)  # names, never numbers
         if (device is None) != (link is None):
             raise checks.bad_value("time bounds need both `device` and `link`")
-        sheets = (device_sheet(device), link_sheet(link)) if device is not None else (None, None)
+        memory = checks.word("memory", memory, ("reported", "nominal"))
+        sheets = (device_sheet(device, memory), link_sheet(link)) if device is not None else (None, None)
         return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets)
 
     def diagram(self) -> Diagram:

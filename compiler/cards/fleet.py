@@ -82,8 +82,9 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0) -> Fit:
-    report = layout_report(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link)
+def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
+        compute: str | None = None) -> Fit:
+    report = layout_report(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute)
     card = next(c for c in report.cards if c.stage == report.busiest)
     free = int(device.memory - card.memory - workspace)
     held = capacity_on(compiled, layout, device, context, batch, workspace)
@@ -93,13 +94,13 @@ def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batc
 
 
 def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch: int,
-           workspace: int = 0) -> list[Fit]:
+           workspace: int = 0, compute: str | None = None) -> list[Fit]:
     """Every layout of `cards` cards, those that fit first, then by the decode step's bound."""
     experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
     found = []
     for layout in layouts(cards, experts):
         try:
-            found.append(fit(compiled, layout, device, link, context, batch, workspace))
+            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute))
         except ArchError as refused:
             if refused.codes != ["E405"] * len(refused.codes):
                 raise

@@ -107,6 +107,7 @@ class Times(BaseModel):
 
     device: str
     link: str
+    compute_format: str         # the device peak the matrix products run at (`--compute`)
     compute: float              # one micro-batch on one stage
     memory: float
     communication: float
@@ -134,9 +135,11 @@ WRITES = ("write_state", "write_activations")
 
 
 def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
-                  link: Link | None = None, peak_format: str = "bf16", network: Link | None = None) -> LayoutReport:
+                  link: Link | None = None, peak_format: str | None = None,
+                  network: Link | None = None) -> LayoutReport:
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
-    network link for traffic between servers, by default the same link) the call's time bounds."""
+    network link for traffic between servers, by default the same link) the call's time bounds, at the
+    device's peak for `peak_format` (default: compute_format)."""
     _check_splits(layout, phase, scenario)
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
@@ -154,8 +157,16 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         card = busiest if micro.B == replica.B else _card(compiled, placement, degrees, busiest.stage,
                                                           PlainEvaluator(compiled, phase, micro))
-        report.times = _times(card, layout, device, link, network or link, peak_format)
+        report.times = _times(card, layout, device, link, network or link,
+                              peak_format or compute_format(compiled, device))
     return report
+
+
+def compute_format(compiled, device: Device) -> str:
+    """The format a layout's matrix products run in unless `--compute` says: the one the spec's activations
+    are stored in, where the device's sheet gives its peak; else the capacity tools' preference."""
+    stored = getattr(compiled.ir.act_format, "name", None)
+    return stored if stored in device.peak else device.preferred_peak()
 
 
 def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
@@ -228,7 +239,8 @@ def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link
     communication = (inside / link.bandwidth + steps * link.latency
                      + card.network_bytes / network.bandwidth + card.network_steps * network.latency)
     slots = layout.micro_batches + layout.pp - 1  # stage times one step takes: the pipeline fills and drains
-    return Times(device=device.name, link=link.name, compute=compute, memory=memory, communication=communication,
+    return Times(device=device.name, link=link.name, compute_format=peak_format, compute=compute, memory=memory,
+                 communication=communication,
                  no_overlap=slots * (compute + memory + communication),
                  full_overlap=slots * max(compute, memory, communication), bubble=(layout.pp - 1) / slots)
 

@@ -81,7 +81,7 @@ def _served_view(args) -> int | None:
         if args.run is run_capacity:
             from ..front.hardware import device
 
-            print_capacity(args, warm.CachedView(entry), device(args.device))
+            print_capacity(args, warm.CachedView(entry), device(args.device, args.memory))
         else:
             print_request(args, warm.CachedView(entry))
         return True

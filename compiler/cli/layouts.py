@@ -22,8 +22,13 @@ def layout_arguments(parser) -> None:
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
     parser.add_argument("--device", default=None, help="a device sheet, for time bounds (with --link)")
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
     parser.add_argument("--link", default=None, help=LINKS_HELP)
     parser.add_argument("--network", default=None, help="the link between servers (default: --link), e.g. ib_ndr")
+    parser.add_argument("--compute", default=None, metavar="FORMAT",
+                        help="the peak the matrix products run at, e.g. bf16, fp8, fp4 (default: the format the "
+                             "spec's activations are stored in)")
     parser.add_argument("--keep", default="", metavar="DEGREES",
                         help="print per-card formulas with these degrees left as letters, e.g. tp,ep")
     parser.add_argument("--json", action="store_true")
@@ -39,12 +44,14 @@ def run_layout(args) -> int:
     compiled = compile_spec(args.spec, args)
     if args.keep:
         return _formulas(compiled, layout, args)
-    sheet = device(args.device) if args.device else None
+    sheet = device(args.device, args.memory) if args.device else None
     wire = link(args.link) if args.link else None
     if (sheet is None) != (wire is None):
         raise bad_value("time bounds need both `--device` and `--link`")
     network = link(args.network) if args.network else None
-    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, network=network)
+    if sheet is not None and args.compute:
+        sheet.peak_for(args.compute)  # E406 naming the peaks the sheet gives
+    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, args.compute, network=network)
     held = None
     if sheet is not None:
         from ..cards.fleet import capacity_on
@@ -88,7 +95,12 @@ def _formulas(compiled, layout, args) -> int:
 def layouts_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--devices", required=True, metavar="NxDEVICE", help="e.g. 8xh100-sxm")
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
     parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: nvlink4, pcie4 for RTX cards)")
+    parser.add_argument("--compute", default=None, metavar="FORMAT",
+                        help="the peak the matrix products run at, e.g. bf16, fp8, fp4 (default: the format the "
+                             "spec's activations are stored in)")
     parser.add_argument("--context", type=whole(1, name="context"), required=True, metavar="H")
     parser.add_argument("--batch", type=whole(1, name="batch"), default=1)
     parser.add_argument("--workspace", type=byte_size, default=0, metavar="BYTES", help="kept free per card")
@@ -119,10 +131,13 @@ def run_layouts(args) -> int:
         raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
     if not 1 <= int(count) <= MAX_CARDS:
         raise bad_value(f"`--devices` = `{args.devices[:40]}`: from 1 to {MAX_CARDS:,} cards")
-    sheet = device(name)
+    sheet = device(name, args.memory)
     wire = link(args.link or ("pcie4" if sheet.name.startswith("rtx") else "nvlink4"))
     compiled = compile_spec(args.spec, args)
-    fits = ranked(compiled, int(count), sheet, wire, args.context, args.batch, args.workspace)[:args.top]
+    if args.compute:
+        sheet.peak_for(args.compute)  # E406 naming the peaks the sheet gives, before any layout is tried
+    fits = ranked(compiled, int(count), sheet, wire, args.context, args.batch, args.workspace,
+                  args.compute)[:args.top]
     if args.plot:
         plot(fits, sheet, args.plot)
     if args.json:

@@ -20,12 +20,15 @@ from .common import (
     whole,
 )
 
-DEVICES_HELP = "rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200"
+DEVICES_HELP = ("rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm, h200, h20, b200, b300, gb200, "
+                "l40s, mi300x, mi325x")
 
 
 def capacity_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--device", required=True, help=DEVICES_HELP)
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
     parser.add_argument(
         "--context", type=whole(1, name="context"), required=True, metavar="H", help="positions each request holds"
     )
@@ -52,7 +55,7 @@ def run_capacity(args) -> int:
     from .memory import remember_view
 
     view = CompiledView(compile_spec(args.spec, args))
-    code = print_capacity(args, view, device(args.device))
+    code = print_capacity(args, view, device(args.device, args.memory))
     remember_view(args.spec, args, view)
     return code
 
@@ -68,6 +71,8 @@ def print_capacity(args, view, sheet) -> int:
 def roofline_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--device", required=True)
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
     parser.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
@@ -82,7 +87,7 @@ def run_roofline(args) -> int:
     from ..front.hardware import device
     from ..serving.capacity import roofline, roofline_by_op
 
-    compiled, hardware = compile_spec(args.spec, args), device(args.device)
+    compiled, hardware = compile_spec(args.spec, args), device(args.device, args.memory)
     result = roofline(compiled, hardware, args.phase, scenario(args), args.peak, args.activations)
     ops = roofline_by_op(compiled, hardware, args.phase, scenario(args), args.peak) if args.by_op else None
     return print_result(args.json, result.model_dump(), tables.roofline_text(result),
@@ -169,6 +174,8 @@ def speculate_arguments(parser) -> None:
     )
     parser.add_argument("spec", nargs="?", metavar="SPEC", help="time the round from this spec's roofline instead")
     parser.add_argument("--device", default=None, help="with SPEC: the device the steps run on")
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
     parser.add_argument("--drafter", default="mtp", help="with SPEC: the stage that drafts (default mtp)")
     parser.add_argument("--B", type=whole(1, name="B"), default=1)
     parser.add_argument("--S", type=whole(0, name="S"), default=8192)
@@ -188,7 +195,7 @@ def run_speculate(args) -> int:
 
         if args.device is None:
             raise bad_value("`speculate SPEC` needs --device to time its steps")
-        round_s, decode_s, _ = draft_timing(compile_spec(args.spec, args), device(args.device), args.k,
+        round_s, decode_s, _ = draft_timing(compile_spec(args.spec, args), device(args.device, args.memory), args.k,
                                             Scenario(B=args.B, S=args.S), args.drafter)
     result = speculate(args.k, args.alpha, round_s, decode_s)
     return show(result, args, tables.speculation_text(result))

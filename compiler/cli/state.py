@@ -39,6 +39,8 @@ def plot_arguments(parser) -> None:
                         help="state or flops against context length, decode step time or capacity against batch "
                         "and context on --device, or the roofline with the call's ops on it")
     parser.add_argument("--device", default="rtx-4090", help="for step, roofline and capacity (default rtx-4090)")
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
     parser.add_argument("specs", nargs="+", metavar="SPEC")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
     parser.add_argument(
@@ -68,7 +70,7 @@ def run_plot(args) -> int:
         from ..front.hardware import device
 
         draw = {"step": plot.step_vs_batch, "roofline": plot.roofline_chart, "capacity": plot.capacity_vs_context}
-        notes = draw[args.figure](models, device(args.device), args.output) or []
+        notes = draw[args.figure](models, device(args.device, args.memory), args.output) or []
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
     print(f"wrote {args.output}")

@@ -11,16 +11,32 @@ from pydantic import BaseModel, ValidationError
 
 from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
+# the peak the capacity tools take when none is named: FP32 accumulation first (the seeds' RTX 2080 Ti figures)
+PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
+
 
 class Device(BaseModel):
     name: str
-    memory: float                 # bytes
+    memory: float                 # bytes, as the device reports its capacity (else the vendor's figure)
     bandwidth: float              # bytes per second
     peak: dict[str, float]        # FLOPS per number format
+    nominal_memory: float | None = None  # the vendor's decimal figure ("80 GB"), where it differs from memory
+    domain: int = 8               # cards one NVLink domain joins
+
+    def with_memory(self, which: str) -> Device:
+        """This sheet with the capacity `which` names: `reported` (the default) or `nominal` (the vendor's
+        figure, which the seeds' arithmetic uses)."""
+        if which == "nominal" and self.nominal_memory is not None:
+            return self.model_copy(update={"memory": self.nominal_memory})
+        return self
 
     def ridge(self, fmt: str) -> float:
         """FLOPs per byte at which compute and memory take the same time (the roofline's knee)."""
         return self.peak_for(fmt) / self.bandwidth
+
+    def preferred_peak(self) -> str:
+        """The format of the peak taken when none is named (PEAK_PREFERENCE, else the sheet's first)."""
+        return next((f for f in PEAK_PREFERENCE if f in self.peak), next(iter(self.peak)))
 
     def peak_for(self, fmt: str) -> float:
         if fmt not in self.peak:
@@ -85,15 +101,15 @@ def link(name: str) -> Link:
     return known[key]
 
 
-def device(name: str) -> Device:
-    """A device by its CLI name: `rtx-4090` or `rtx_4090`."""
+def device(name: str, memory: str = "reported") -> Device:
+    """A device by its CLI name: `rtx-4090` or `rtx_4090`, with the capacity `memory` names (Device.with_memory)."""
     known = devices()
     key = name.replace("-", "_")
     if key not in known:
         shown = [k.replace("_", "-") for k in known]
         raise ArchError([Diagnostic(code="E406", message=f"unknown device `{name}`",
                                     hint=did_you_mean(name, shown) or f"one of {', '.join(shown)}")])
-    return known[key]
+    return known[key].with_memory(memory)
 
 
 def _values(definition, sources) -> dict[str, float]:
@@ -111,6 +127,7 @@ def _values(definition, sources) -> dict[str, float]:
 def _device(definition, sources) -> Device:
     values = _values(definition, sources)
     return Device(name=definition.name, memory=values.pop("memory"), bandwidth=values.pop("bandwidth"),
+                  nominal_memory=values.pop("nominal_memory", None), domain=int(values.pop("domain", 8)),
                   peak=values)
 
 

@@ -71,7 +71,7 @@ def import_config(config: Config, name: str | None = None) -> str:
 def import_spec(config: Config, name: str | None = None) -> Imported:
     """The spec for `config` and the fields passed over on the way."""
     model_type = config.values.get("model_type")
-    if model_type in recent.INNER:
+    if isinstance(model_type, str) and model_type in recent.INNER:
         wrapper = next(outer for outer, inner in MULTIMODAL.items() if inner == model_type)
         raise config.error("E501", f"model_type {json.dumps(model_type)} is the text_config of a {wrapper} "
                                    "checkpoint: transformers builds it only inside that model", "model_type",

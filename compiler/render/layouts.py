@@ -30,7 +30,8 @@ def layout_text(report) -> str:
         ]
     if report.times is not None:
         t = report.times
-        lines += ["", f"  bounds on {t.device} with {t.link}, one micro-batch on the most loaded card:",
+        lines += ["", f"  bounds on {t.device} ({t.compute_format} peak) with {t.link}, one micro-batch on the most "
+                      "loaded card:",
                   f"    compute {t.compute * 1e3:,.4f} ms, memory {t.memory * 1e3:,.4f} ms, "
                   f"communication {t.communication * 1e3:,.4f} ms",
                   ("  the step" if report.layout.pp == 1 and report.layout.micro_batches == 1 else

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from ..graph.compiled import Compiled
     from ..terms.scenario import Scenario
 
-PEAK_PREFERENCE = ("fp16_fp32acc", "bf16", "fp16")
 
 
 class Capacity(BaseModel):
@@ -83,7 +82,7 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
     from ..numbers.evaluate import evaluate
 
     report = evaluate(compiled, phase, scenario)
-    fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
+    fmt = peak_format or device.preferred_peak()
     moved = quantities.moved_bytes(quantities.report_fields(report), activations)
     compute, memory = report.flops_matrix / device.peak_for(fmt), moved / device.bandwidth
     return Roofline(model=compiled.name, device=device.name, phase=phase, scenario=report.scenario, peak_format=fmt,
@@ -107,7 +106,7 @@ def roofline_by_op(compiled: Compiled, device: Device, phase: str, scenario: Sce
     """Each op's FLOPs against its own bytes: which ops are memory-bound and which compute-bound."""
     from ..numbers.evaluate import by_op
 
-    fmt = peak_format or next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
+    fmt = peak_format or device.preferred_peak()
     rows = []
     for op in by_op(compiled, phase, scenario):
         flops, moved = op.flops_matrix_all_layers, op.bytes_moved_all_layers
@@ -204,7 +203,7 @@ def draft_timing(compiled: Compiled, device: Device, k: int, scenario: Scenario,
 
     def bound(phase: str, shape: Scenario, keep) -> float:
         ops = [o for o in by_op(compiled, phase, shape) if keep(o.op)]
-        fmt = next((f for f in PEAK_PREFERENCE if f in device.peak), next(iter(device.peak)))
+        fmt = device.preferred_peak()
         flops, moved = sum(o.flops_matrix_all_layers for o in ops), sum(o.bytes_moved_all_layers for o in ops)
         return max(flops / device.peak_for(fmt), moved / device.bandwidth)
 
