@@ -338,3 +338,20 @@ def test_hand_written_specs_count_as_transformers(name, spec_models):
 def test_hand_written_specs_flops_as_transformers(name, shape, spec_models):
     model, compiled = spec_models(name)
     assert our_flops(compiled, *shape) == counted_flops(model, *shape)
+
+
+def test_deepseek_v4_flash_is_transformers_count_plus_its_buffered_router_bias():
+    """Issue 24: transformers 5.24 counts 284,332,230,231 parameters for DeepSeek-V4-Flash's published config,
+    specs/deepseek-v4-flash.arch (the chapter's calculator) 284,332,240,471. The 10,240 are the score-correction
+    biases of the 40 score-routed layers' routers (256 each): the checkpoint stores them and the chapter counts
+    them; transformers holds them in a buffer, which `parameters()` leaves out (docs/conventions.md)."""
+    path = Path(__file__).parent / "configs" / "next" / "DeepSeek-V4-Flash.json"
+    values = json.loads(path.read_text())
+    config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
+                                                                       if k not in NOT_CONFIG})
+    model = meta_model(config, config)
+    buffers = sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
+    spec_path = Path(__file__).resolve().parents[1] / "specs" / "deepseek-v4-flash.arch"
+    ours = evaluate(compile_text(spec_path.read_text(), name=str(spec_path), base=spec_path.parent), "decode",
+                    Scenario()).params
+    assert buffers == 40 * 256 and ours == text_params(model) + buffers == 284_332_240_471

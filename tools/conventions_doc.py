@@ -82,6 +82,12 @@ FIXED = [
      "the decode recurrence (6·dk·dv per value head per token) as matrix work, the block's default"),
     ("kimi-k3.arch", "update_as = nonmatrix", "update_as = matrix",
      "the KDA decode recurrence as scalar work: the printed 5465.40 GFLOPs leaves no room for it"),
+    ("deepseek-v4-flash.arch", "router_bias = true", "router_bias = false",
+     "the score-correction bias of the 40 score-routed layers' routers (256 values a layer, the checkpoint's "
+     "ffn.gate.bias) counted as parameters, as the checkpoint stores them and the chapter counts them. "
+     "transformers 5.24 holds it as a buffer (DeepseekV4's `e_score_correction_bias = nn.Buffer(...)`), which "
+     "`model.parameters()` leaves out: its count for DeepSeek-V4-Flash, 284,332,230,231, is 40 × 256 = 10,240 "
+     "below this spec's 284,332,240,471, and an import follows transformers"),
     ("kimi-k3.arch", "prefill = kda,", "prefill = stepwise,",
      "KDA prefilled by flash-linear-attention's chunked algorithm (chunk 64), not step by step"),
 ]
