@@ -93,7 +93,7 @@ def network_share(collective: Collective, degrees: SymbolicLayout) -> sp.Expr:
     node, group = degrees.node_cards, collective.group
     extent = {"tp": degrees.tp, "cp": degrees.tp * degrees.cp, "ep": collective.cards,  # node-limited: a server
               "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(group)
-    if node is None or extent is None or not all(sp.sympify(x).is_Integer for x in (node, extent)) \
+    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
             or extent <= node:
         return sp.Integer(0)
     if collective.kind == "all_to_all":

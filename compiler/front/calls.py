@@ -148,7 +148,7 @@ def _shard(res: Resolving, given: ast.Keyword | None, scope: Scope, spec: OpSpec
     count = to_sympy(args[0], scope.env) if args else None
     # a layout splits whole heads over cards (or cards over a head): 1/3 of a head would hold 3 × the cache
     if count is not None and count.is_number and not (count.is_Integer and count >= 1):
-        raise res.problem("E214", f"`shard = heads({format_expr(args[0])})` is {count}: the head count a layout "
+        raise res.problem("E301", f"`shard = heads({format_expr(args[0])})` is {count}: the head count a layout "
                                   "splits is a whole number ≥ 1", args[0].span)
     return (word, count)
 
