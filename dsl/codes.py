@@ -91,6 +91,10 @@ CODES: dict[str, ErrorKind] = {
     "E219": ErrorKind("tied table with no owner",
                       "`tied = true` reuses a table another op owns; when every table is tied, none owns the "
                       "parameters. Declare the embedding without `tied`."),
+    "E220": ErrorKind("inexact power",
+                      "A power whose exponent is not a whole number and whose value is no fraction (`10 ^ 1.5` is "
+                      "31.62…, `S ^ 0.5` grows with the request): archcost counts in exact whole numbers and "
+                      "fractions. Write the value, or a whole exponent."),
     "E212": ErrorKind("duplicate definition",
                       "A block or format defined twice: in one file, in two files the same spec uses (the `use` "
                       "order would pick one), or a format the stdlib already defines. Rename one of them."),

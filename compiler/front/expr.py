@@ -8,6 +8,7 @@ import sympy as sp
 
 from archcost.dsl import ast
 from archcost.dsl.errors import Diagnostic, did_you_mean
+from archcost.dsl.text import format_expr
 
 from ..terms import symbols
 
@@ -130,7 +131,13 @@ def _binop(expr: ast.BinOp, env: Env, depth: int) -> sp.Expr:
                                   expr.right.span)
             if abs(right) > MAX_EXPONENT:
                 raise env.problem("E214", f"exponent larger than {MAX_EXPONENT}", expr.right.span)
-            return left**right
+            power = left**right
+            # a fractional exponent is exact only where the power is a fraction (4 ^ 0.5 = 2): 10 ^ 1.5 is
+            # irrational, and no exact evaluator (nor a cache entry) could hold it (a fuzzer find)
+            if not right.is_integer and not (power.is_number and power.is_rational):
+                raise env.problem("E220", f"`{format_expr(expr)}` is not a whole number or a fraction",
+                                  expr.span, hint="write the value, or a whole exponent")
+            return power
     raise AssertionError(expr.op)
 
 
