@@ -71,6 +71,12 @@ def cache_flag(parser: argparse.ArgumentParser) -> None:
                         "holds it, and keep nothing (so does ARCHCOST_NO_CACHE=1)")
 
 
+def memory_flag(parser: argparse.ArgumentParser) -> None:
+    """`--memory`, beside every `--device`: which of the sheet's capacities the command uses."""
+    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
+                        help="the device's capacity as it reports it (default) or the vendor's figure")
+
+
 def counting_flags(parser: argparse.ArgumentParser) -> None:
     """The counting conventions (`--attention`, `--ledger`, ...) and the spec's execution paths (`--option`)."""
     parser.add_argument("--logits", choices=("last", "all"), default="last",

@@ -6,7 +6,7 @@ import json
 import re
 
 from ..terms.letters import PHASES, bad_value
-from .common import Command, byte_size, compile_spec, counting_flags, scenario, scenario_flags, whole
+from .common import Command, byte_size, compile_spec, counting_flags, memory_flag, scenario, scenario_flags, whole
 
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
 
@@ -22,8 +22,7 @@ def layout_arguments(parser) -> None:
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
     parser.add_argument("--device", default=None, help="a device sheet, for time bounds (with --link)")
-    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
-                        help="the device's capacity as it reports it (default) or the vendor's figure")
+    memory_flag(parser)
     parser.add_argument("--link", default=None, help=LINKS_HELP)
     parser.add_argument("--network", default=None, help="the link between servers (default: --link), e.g. ib_ndr")
     parser.add_argument("--compute", default=None, metavar="FORMAT",
@@ -95,8 +94,7 @@ def _formulas(compiled, layout, args) -> int:
 def layouts_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--devices", required=True, metavar="NxDEVICE", help="e.g. 8xh100-sxm")
-    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
-                        help="the device's capacity as it reports it (default) or the vendor's figure")
+    memory_flag(parser)
     parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: nvlink4, pcie4 for RTX cards)")
     parser.add_argument("--compute", default=None, metavar="FORMAT",
                         help="the peak the matrix products run at, e.g. bf16, fp8, fp4 (default: the format the "

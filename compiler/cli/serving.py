@@ -12,6 +12,7 @@ from .common import (
     cache_flag,
     compile_spec,
     counting_flags,
+    memory_flag,
     print_result,
     real,
     scenario,
@@ -27,8 +28,7 @@ DEVICES_HELP = ("rtx-2080-ti, rtx-4090, rtx-6000-ada, a100, a100-40gb, h100-sxm,
 def capacity_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--device", required=True, help=DEVICES_HELP)
-    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
-                        help="the device's capacity as it reports it (default) or the vendor's figure")
+    memory_flag(parser)
     parser.add_argument(
         "--context", type=whole(1, name="context"), required=True, metavar="H", help="positions each request holds"
     )
@@ -71,8 +71,7 @@ def print_capacity(args, view, sheet) -> int:
 def roofline_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--device", required=True)
-    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
-                        help="the device's capacity as it reports it (default) or the vendor's figure")
+    memory_flag(parser)
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
     parser.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
@@ -174,8 +173,7 @@ def speculate_arguments(parser) -> None:
     )
     parser.add_argument("spec", nargs="?", metavar="SPEC", help="time the round from this spec's roofline instead")
     parser.add_argument("--device", default=None, help="with SPEC: the device the steps run on")
-    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
-                        help="the device's capacity as it reports it (default) or the vendor's figure")
+    memory_flag(parser)
     parser.add_argument("--drafter", default="mtp", help="with SPEC: the stage that drafts (default mtp)")
     parser.add_argument("--B", type=whole(1, name="B"), default=1)
     parser.add_argument("--S", type=whole(0, name="S"), default=8192)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..render import tables
 from ..terms.letters import PHASES, bad_value
-from .common import Command, byte_size, cache_flag, compile_spec, counting_flags, output_file, whole
+from .common import Command, byte_size, cache_flag, compile_spec, counting_flags, memory_flag, output_file, whole
 
 FIGURES = ("state", "flops", "step", "roofline", "capacity")
 
@@ -39,8 +39,7 @@ def plot_arguments(parser) -> None:
                         help="state or flops against context length, decode step time or capacity against batch "
                         "and context on --device, or the roofline with the call's ops on it")
     parser.add_argument("--device", default="rtx-4090", help="for step, roofline and capacity (default rtx-4090)")
-    parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",
-                        help="the device's capacity as it reports it (default) or the vendor's figure")
+    memory_flag(parser)
     parser.add_argument("specs", nargs="+", metavar="SPEC")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="FILE")
     parser.add_argument(
