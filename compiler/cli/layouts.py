@@ -48,8 +48,6 @@ def run_layout(args) -> int:
     if (sheet is None) != (wire is None):
         raise bad_value("time bounds need both `--device` and `--link`")
     network = link(args.network) if args.network else None
-    if sheet is not None and args.compute:
-        sheet.peak_for(args.compute)  # E406 naming the peaks the sheet gives
     report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, args.compute, network=network)
     held = None
     if sheet is not None:
@@ -132,8 +130,6 @@ def run_layouts(args) -> int:
     sheet = device(name, args.memory)
     wire = link(args.link or ("pcie4" if sheet.name.startswith("rtx") else "nvlink4"))
     compiled = compile_spec(args.spec, args)
-    if args.compute:
-        sheet.peak_for(args.compute)  # E406 naming the peaks the sheet gives, before any layout is tried
     fits = ranked(compiled, int(count), sheet, wire, args.context, args.batch, args.workspace,
                   args.compute)[:args.top]
     if args.plot:
