@@ -191,10 +191,9 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
     held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
     sent, steps = ([_flow(evaluate, getattr(c, name) / _layers(c, placement, degrees, stage)) for c in held]
                    for name in ("sent", "steps"))
-    out = [1 if c.group == "nodes" else c.network for c in held]
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
-                network_bytes=sum(int(round(b * o)) for b, o in zip(sent, out)),
-                network_steps=sum(int(round(n * o)) for n, o in zip(steps, out)), **numbers)
+                network_bytes=sum(int(round(b * c.network)) for b, c in zip(sent, held)),
+                network_steps=sum(int(round(n * c.network)) for n, c in zip(steps, held)), **numbers)
 
 
 def _on_stage(collective, placement: Placement, stage: str) -> bool:

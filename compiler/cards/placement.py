@@ -80,8 +80,7 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
         _place_op(graph, node_id, op, degrees, placement)
     placement.stages = _stages(graph)
     placement.collectives += _stage_sends(graph, placement, degrees)
-    placement.collectives = [replace(c, network=network_share(c, degrees)) if c.group != "nodes" else c
-                             for c in placement.collectives]
+    placement.collectives = [replace(c, network=network_share(c, degrees)) for c in placement.collectives]
     return placement
 
 
@@ -89,8 +88,11 @@ def network_share(collective: Collective, degrees: SymbolicLayout) -> sp.Expr:
     """The part of a collective's bytes and steps that leaves the server, with the cards numbered TP first,
     then CP, then DP (EP groups are runs of a stage's tp·dp cards), then PP (Megatron's order). A ring over a
     group wider than a server runs at the speed of its hops between servers: all of it counts there. An
-    all-to-all over ep cards sends (ep − node)/(ep − 1) of what leaves a card to other servers."""
+    all-to-all over ep cards sends (ep − node)/(ep − 1) of what leaves a card to other servers; a node-limited
+    dispatch's hop between servers (group `nodes`) is all network."""
     node, group = degrees.node_cards, collective.group
+    if group == "nodes":
+        return ONE
     extent = {"tp": degrees.tp, "cp": degrees.tp * degrees.cp, "ep": collective.cards,  # node-limited: a server
               "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(group)
     if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
