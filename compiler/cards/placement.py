@@ -137,14 +137,13 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayo
 
 def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
     """Splits no layout makes: heads over TP cards (a whole number of heads per card, or of cards per head),
-    experts over EP cards, repeated layers over pipeline stages (uneven stages are not modelled)."""
+    experts over EP cards, repeated layers over pipeline stages (uneven stages are not modelled). A head count
+    is a whole number ≥ 1 here: the front refuses any other where the shard word is read (E301)."""
     word, heads = op.shard
     tp, ep, pp = degrees.tp, degrees.ep, degrees.pp
     layers = op.multiplicity
     if pp.is_Integer and layers.is_Integer and layers != 1 and layers % pp:
         return [f"its {layers} copies cannot be split evenly over pp = {pp} stages"]
-    if word == "heads" and heads is not None and heads.is_Integer and heads < 1:
-        return [f"{heads} heads cannot be split over cards"]
     if (word == "heads" and heads is not None and heads.is_Integer and tp.is_Integer
             and (heads % tp if tp <= heads else tp % heads) != 0):
         return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
