@@ -126,9 +126,8 @@ def _values(definition, sources) -> dict[str, float]:
 
 def _device(definition, sources) -> Device:
     values = _values(definition, sources)
-    return Device(name=definition.name, memory=values.pop("memory"), bandwidth=values.pop("bandwidth"),
-                  nominal_memory=values.pop("nominal_memory", None), domain=int(values.pop("domain", 8)),
-                  peak=values)
+    sheet = {name: values.pop(name) for name in ("memory", "bandwidth", "nominal_memory", "domain") if name in values}
+    return Device(name=definition.name, **sheet, peak=values)  # what the sheet leaves out takes Device's default
 
 
 
