@@ -8,10 +8,12 @@ from functools import reduce
 from .forms import LETTERS, NotPlain
 
 
-def from_sympy(expr, names: dict | None = None, free: bool = False):
+def from_sympy(expr, names: dict | None = None, free: bool = False, bound: dict | None = None):
     """A sympy expression as a form; a symbol other than the letters (or `names`) is NotPlain, or with `free`
-    a ["free", name] node that fails only where a number needs it (a piecewise branch never taken does not)."""
-    names = names or {}
+    a ["free", name] node that fails only where a number needs it (a piecewise branch never taken does not).
+    A symbol in `bound` becomes the form it is bound to: a substitution made on the tree, which costs nothing
+    next to sympy rebuilding (and re-simplifying) every Min and Max the symbol sits in."""
+    names, bound = names or {}, bound or {}
 
     def walk(e):
         if isinstance(e, int) and not isinstance(e, bool):
@@ -21,6 +23,8 @@ def from_sympy(expr, names: dict | None = None, free: bool = False):
         if e.is_Rational:
             return ["q", int(e.p), int(e.q)]
         if e.is_Symbol:
+            if e in bound:
+                return bound[e]
             name = names.get(e, e.name)
             if name not in LETTERS:
                 if free:

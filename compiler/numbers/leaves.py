@@ -15,9 +15,9 @@ from ..graph import costs
 from ..graph.compiled import Compiled
 from ..ops import REGISTRY
 from ..terms.quantities import COMPONENTS, LEVELS, QUANTITIES, STATE_KINDS
-from ..terms.scenario import at_phase, call_form
-from ..terms.symbols import B, G, P, S
-from . import forms
+from ..terms.scenario import call_form, call_letters, phase_letters
+from ..terms.symbols import SCENARIO, B, G, P, S
+from . import forms, polynomial
 from .assemble import PART_FLOWS
 from .building import from_sympy
 
@@ -139,37 +139,47 @@ def forms_of(compiled: Compiled, found: dict[str, Leaf]) -> dict:
     """Leaves as plain data: {"leaves", "requests", "atoms"}; forms.NotPlain when one holds an unbound name."""
     plain: dict[str, object] = {}
     requests: dict[str, dict] = {}
-    atoms: dict[sp.Expr, int] = {}
+    atoms: dict[str, tuple[int, object]] = {}  # atom key → (index, form), in the order first met
     for leaf_key, leaf in found.items():
         expr = sp.Integer(leaf.expr) if isinstance(leaf.expr, int) else leaf.expr
         level = leaf.field in LEVELS
         if leaf.phase == "request" and not level:
             requests[leaf_key] = _request_form(expr, compiled, atoms)
         else:
-            plain[leaf_key] = from_sympy(at_phase(expr, leaf.phase, compiled.options, level=level), NAMES, free=True)
-    atom_forms = [from_sympy(atom, NAMES, free=True) for atom in atoms]
-    return {"leaves": plain, "requests": requests, "atoms": atom_forms}
+            plain[leaf_key] = _at_phase(expr, compiled, phase_letters(leaf.phase, level))
+    return {"leaves": plain, "requests": requests, "atoms": [form for _, form in atoms.values()]}
+
+
+LETTER_SYMBOLS = frozenset(SCENARIO.values())
+AT_HISTORY = {S: X, P: sp.Integer(1)}  # a request's decode at history X
+
+
+def _at_phase(expr: sp.Expr, compiled: Compiled, letters: dict[sp.Symbol, sp.Expr]):
+    """`expr` per call as a form once the per-call letters and then `letters` are put in: on the tree (cheap),
+    or, where the spec left a name unbound, by sympy, whose substitution may cancel it where a tree's would not."""
+    if expr.free_symbols <= LETTER_SYMBOLS:
+        return from_sympy(expr, NAMES, bound=_bound(compiled, tuple(letters.items())))
+    return from_sympy(call_form(expr, compiled.options).xreplace(letters), NAMES, free=True)
+
+
+def _bound(compiled: Compiled, letters: tuple) -> dict:
+    """Every scenario letter as its form, the per-call ones (m, H, N_pair, ...) built on `letters`."""
+    key = ("bound", letters)
+    if key not in compiled.memo:
+        trees = {symbol: from_sympy(value, NAMES) for symbol, value in letters}
+        per_call = {symbol: from_sympy(value, NAMES, bound=trees)
+                    for symbol, value in call_letters(compiled.options).items()}
+        compiled.memo[key] = {**trees, **per_call}
+    return compiled.memo[key]
 
 
 def _request_form(expr: sp.Expr, compiled: Compiled, atoms: dict) -> dict:
     """A request flow: its first call in (B, S, P), and its decode at history X as Σ coefficient(B) · X^k ·
     atom(X), each atom (a floor, a window, ...) summed once for every flow that holds it."""
-    call = call_form(expr, compiled.options)
-    step = sp.expand(call.xreplace({S: X, P: 1}))
-    groups: dict[tuple[sp.Expr, int], list] = {}
-    for term in sp.Add.make_args(step):
-        coefficient, power, atom = [], 0, []
-        for factor in sp.Mul.make_args(term):
-            base, exponent = factor.as_base_exp()
-            if not factor.has(X):
-                coefficient.append(factor)
-            elif base == X and exponent.is_Integer:
-                power += int(exponent)
-            else:
-                atom.append(factor)
-        groups.setdefault((sp.Mul(*atom), power), []).append(sp.Mul(*coefficient))
+    terms, found = polynomial.in_history(_at_phase(expr, compiled, AT_HISTORY))
     decode = []
-    for (atom, power), coefficients in groups.items():
-        index = atoms.setdefault(atom, len(atoms))
-        decode.append([index, power, from_sympy(sp.Add(*coefficients), NAMES, free=True)])
-    return {"call": from_sympy(call, NAMES, free=True), "decode": decode}
+    for (atom, power), coefficient in terms.items():
+        if atom not in atoms:
+            atoms[atom] = (len(atoms), found[atom])
+        decode.append([atoms[atom][0], power, coefficient])
+    return {"call": _at_phase(expr, compiled, {}), "decode": decode}

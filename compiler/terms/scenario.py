@@ -10,11 +10,29 @@ from .symbols import B, G, H, N_pair, N_rect, P, S, causal_pairs, m, m_out, rect
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
 
+def call_letters(options: Conventions) -> dict[sp.Symbol, sp.Expr]:
+    """The per-call letters in B, S, P: one call of B requests, each with S cached positions and P new ones."""
+    logits_rows = B if options.logits == "last" else B * P
+    return {m: B * P, m_out: logits_rows, N_pair: causal_pairs(B, S, P), N_rect: rectangle_pairs(B, S, P),
+            H: S + P}
+
+
 def call_form(expr: sp.Expr, options: Conventions) -> sp.Expr:
     """One call of B requests, each with S cached positions and P new ones."""
-    logits_rows = B if options.logits == "last" else B * P
-    return expr.xreplace({m: B * P, m_out: logits_rows, N_pair: causal_pairs(B, S, P),
-                          N_rect: rectangle_pairs(B, S, P), H: S + P})
+    return expr.xreplace(call_letters(options))
+
+
+def phase_letters(phase: str, level: bool = False) -> dict[sp.Symbol, sp.Expr]:
+    """What `at_phase` puts for B, S, P, G once the per-call letters are in them: nothing in a call or a
+    prefill, one new position in a decode, and for what a request holds once its last decode has run, that
+    decode (H = S + P + G - 1)."""
+    if phase in ("call", "prefill"):
+        return {}
+    if phase == "decode":
+        return {P: sp.Integer(1)}
+    if phase == "request" and level:
+        return {S: S + P + G - 2, P: sp.Integer(1)}
+    raise ValueError(f"a {phase} flow has no single substitution (its decodes are summed)")
 
 
 def at_phase(expr: sp.Expr, phase: str, options: Conventions, level: bool = False) -> sp.Expr:
@@ -22,10 +40,8 @@ def at_phase(expr: sp.Expr, phase: str, options: Conventions, level: bool = Fals
     call = call_form(expr, options)
     if phase in ("call", "prefill"):
         return call
-    if phase == "decode":
-        return call.xreplace({P: 1})
-    if level:  # what is held once the request's last decode has run: H = S + P + G - 1
-        return call.xreplace({S: S + P + G - 2, P: 1})
+    if phase == "decode" or level:
+        return call.xreplace(phase_letters(phase, level))
     return call + decode_sum(call)
 
 
