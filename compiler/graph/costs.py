@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 
 import networkx as nx
 import sympy as sp
@@ -23,10 +24,11 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
     for node_id, data in graph.nodes(data=True):
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
-        context = CostContext(act_bytes=act_format, states=states, options=options)
+        history = S if data["tail"] is None else S_w
+        context = CostContext(act_bytes=act_format, states=states, options=options, window_history=history)
         cost = REGISTRY[op.kind].cost(op.args, context)
         subs = _stage(data["tail"])
-        data["cost"] = cost.map(lambda e, subs=subs: e.xreplace(subs))
+        data["cost"] = cost.map(lambda e, subs=subs: e.xreplace(subs)) if subs else cost
     for node_id in graph.nodes:
         _onto_edges(graph, node_id)
     return graph
@@ -56,12 +58,14 @@ def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = 
             if "cost" in data and keep(graph.nodes[target]["op"])]
 
 
+@lru_cache(maxsize=64)
 def _stage(tail) -> dict:
     """What `replay N` does to an op's call: it runs on the last q = min(P, N) new positions, after
     S + P − q others; its window, rebuilt from the replayed positions, looks back on nothing in a
-    prefill longer than N (seed 002 §2.3.6 tail-window replay; shared/reference/conventions.md)."""
+    prefill longer than N (seed 002 §2.3.6 tail-window replay; shared/reference/conventions.md). Built once
+    per N: sympy's Min and Piecewise cost more to build than the rest of an op's cost pass. Read only."""
     if tail is None:
-        return {S_w: S}
+        return {}
     q = Min(P, tail)
     before = S + P - q
     return {m: B * q, N_pair: causal_pairs(B, before, q), N_rect: rectangle_pairs(B, before, q),
@@ -81,11 +85,11 @@ def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda
 
 def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
     """Totals of one field grouped by `key`; `names` fixes the order and keeps empty groups."""
-    groups: dict[str, sp.Expr] = {name: sp.Integer(0) for name in names}
+    groups: dict[str, list] = {name: [] for name in names}
     terms = [(data["op"], getattr(data["cost"], field)) for _, data in graph.nodes(data=True)]
     for op, value in terms + _edge_terms(graph, field):
-        groups[key(op)] = groups.get(key(op), sp.Integer(0)) + op.multiplicity * value
-    return groups
+        groups.setdefault(key(op), []).append(op.multiplicity * value)
+    return {name: sp.Add(*parts) for name, parts in groups.items()}  # one Add a group: sympy flattens once
 
 
 def by_fields(graph: nx.DiGraph, fields: tuple[str, ...], key: Callable[[OpNode], str],

@@ -80,6 +80,14 @@ def _build(compiled: Compiled, phase: str) -> Leaves:
 
 
 def _groups(compiled: Compiled, quantity) -> dict[str, sp.Expr]:
+    """A quantity's totals by component or by kind of state, the same in every phase: built once."""
+    key = ("groups", quantity.name)
+    if key not in compiled.memo:
+        compiled.memo[key] = _grouped(compiled, quantity)
+    return compiled.memo[key]
+
+
+def _grouped(compiled: Compiled, quantity) -> dict[str, sp.Expr]:
     graph, first = compiled.graph, quantity.fields[0]
     if quantity.by == "component":
         return costs.by_fields(graph, quantity.fields, costs.component_of, COMPONENTS)

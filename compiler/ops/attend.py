@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import sympy as sp
 
-from ..terms.symbols import B, H, Max, Min, N_pair, N_rect, P, S, S_w, m
+from ..terms.symbols import B, H, Max, Min, N_pair, N_rect, P, S, m
 from .base import SOFTMAX_FLOPS_PER_SCORE, ZERO, Arg, Cost, CostContext, OpSpec, describe_terms, unequal_groups
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum
@@ -44,8 +44,9 @@ def chunk_held(history, c):
     return history - c * sp.floor(history / c)
 
 
-def pairs_and_reads(term, override: str | None):
-    """(query-entry pairs of this call, entries read per request) for one `over` term."""
+def pairs_and_reads(term, override: str | None, S_w: sp.Expr = S):
+    """(query-entry pairs of this call, entries read per request) for one `over` term; a window looks back
+    on S_w positions before the call (CostContext.window_history)."""
     name, args = term
     if name in FULL:
         name = override or name  # a run-wide choice between the full-attention countings
@@ -99,7 +100,7 @@ def per_pair(a: SimpleNamespace):
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     override = ctx.options.get("attention")
-    terms = [(term, *pairs_and_reads(term, override)) for term in a.over]
+    terms = [(term, *pairs_and_reads(term, override, ctx.window_history)) for term in a.over]
     pairs = sp.Add(*(p for _, p, _ in terms))
     interaction = 2 * a.heads * (a.qk + a.v) * pairs       # QKᵀ: 2·qk, AV: 2·v per head and pair
     scored = (SOFTMAX_FLOPS_PER_SCORE + a.score_flops) * a.heads * pairs  # softmax, and a soft-cap on each score

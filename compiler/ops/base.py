@@ -10,6 +10,7 @@ from typing import Any
 import sympy as sp
 
 from ..terms.cost import COST_FIELDS, ZERO, Cost  # noqa: F401  (re-exported: the ops write Costs)
+from ..terms.symbols import S
 
 SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
 
@@ -38,6 +39,9 @@ class CostContext:
     act_bytes: sp.Expr
     states: tuple[SimpleNamespace, ...] = ()  # arguments of the caches an `attend` reads
     options: dict[str, str] = field(default_factory=dict)
+    # positions a window looks back on before the call: S, or in a replay stage the letter S_w its stage
+    # substitution gives a value (graph.costs._stage)
+    window_history: sp.Expr = S
 
 
 Show = Callable[[Any], str]  # how a caller prints an expression inside a shape text

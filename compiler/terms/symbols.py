@@ -54,6 +54,8 @@ def _connected(x, y):
     they are equal, else False (sympy's rule, one pass, no factoring)."""
     if x == y:
         return True
+    if _both_signs(x - y):
+        return False
     larger, smaller = Max, Min
     for op in "><":
         for _ in range(2):
@@ -67,3 +69,24 @@ def _connected(x, y):
             x, y = y, x
         x, y = y, x
     return False
+
+
+SAMPLE_OFFSETS = (0, 1_000_003)  # each symbol at its lowest value, then far above it
+
+
+def _both_signs(difference) -> bool:
+    """True when `difference` is negative at one admissible point and positive at another: then neither
+    argument bounds the other, so no comparison can decide (sympy proves only what holds everywhere), and
+    its search of the assumptions, milliseconds a pair and most of a large spec's compile time, is skipped."""
+    lowest = {}
+    for symbol in difference.free_symbols:
+        if not (symbol.is_Symbol and symbol.is_nonnegative):
+            return False
+        lowest[symbol] = 1 if symbol.is_positive else 0
+    signs = set()
+    for offset in SAMPLE_OFFSETS:
+        value = difference.xreplace({symbol: sp.Integer(low + offset) for symbol, low in lowest.items()})
+        if not value.is_Number:
+            return False
+        signs.add(sp.sign(value))
+    return signs == {-1, 1}
