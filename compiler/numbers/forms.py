@@ -116,7 +116,8 @@ def function(trees: list, helpers: dict | None = None, vector: bool = False):
     Python integers, or element by element on numpy arrays with `vector` and numpy's `helpers`. Each form is
     turned into nested closures, node by node: nothing is parsed or executed as code."""
     ops = {**HELPERS, **(helpers or {})}
-    parts = [_closure(tree, ops, vector) for tree in trees]
+    built: dict[int, object] = {}  # id of a subtree → its closure: a subtree many forms share is built once
+    parts = [_closure(tree, ops, vector, built) for tree in trees]
     evaluators = [part if callable(part) else (lambda e, value=part[0]: value) for part in parts]
 
     def forms(B, S, P, G, X=0):
@@ -125,12 +126,18 @@ def function(trees: list, helpers: dict | None = None, vector: bool = False):
     return forms
 
 
-def _closure(tree, ops: dict, vector: bool):
+def _closure(tree, ops: dict, vector: bool, built: dict):
     """A closure of the environment (B, S, P, G, X), or a 1-tuple holding a constant (folded as it is built)."""
     if type(tree) is int:
         return (tree,)
     if type(tree) is str:
         return operator.itemgetter(LETTERS.index(tree))
+    if id(tree) not in built:
+        built[id(tree)] = _node(tree, ops, vector, built)
+    return built[id(tree)]
+
+
+def _node(tree: list, ops: dict, vector: bool, built: dict):
     tag, arguments = tree[0], tree[1:]
     if tag == "free":
         return lambda e, name=arguments[0]: _unbound(name)
@@ -139,16 +146,17 @@ def _closure(tree, ops: dict, vector: bool):
     if tag in ("true", "false"):
         return (tag == "true",)
     if tag in ("+", "*"):
-        return _sum_or_product(tag, [_closure(a, ops, vector) for a in arguments])
+        return _sum_or_product(tag, [_closure(a, ops, vector, built) for a in arguments])
     if tag == "pw":
-        return _piecewise([(_closure(v, ops, vector), _closure(c, ops, vector)) for v, c in arguments], ops, vector)
-    first = _callable(_closure(arguments[0], ops, vector))
+        pairs = [(_closure(v, ops, vector, built), _closure(c, ops, vector, built)) for v, c in arguments]
+        return _piecewise(pairs, ops, vector)
+    first = _callable(_closure(arguments[0], ops, vector, built))
     if tag in ("^", "exact", "fdiv", "cdiv"):
         return _with_integer(tag, first, arguments[1], ops)
     if tag in ("inv", "floor", "ceil", "not"):
         helper = ops[{"inv": "_inv", "floor": "_floor", "ceil": "_ceil", "not": "_not"}[tag]]
         return lambda e: helper(first(e))
-    rest = [_callable(_closure(a, ops, vector)) for a in arguments[1:]]
+    rest = [_callable(_closure(a, ops, vector, built)) for a in arguments[1:]]
     if tag == "pow":
         power, exponent = ops["_pow"], rest[0]
         return lambda e: power(first(e), exponent(e))
