@@ -202,7 +202,7 @@ def test_absurd_sizes_are_refused_at_their_field():
 
 PUBLISHED = published_configs()
 # the counts transformers gives on the meta device for the published configs (issue 14): pinned here, and
-# recomputed by test_parity.py's meta build for the ones small enough to build in a test
+# recorded from transformers' meta build in tests/reference/transformers.json (test_parity.py)
 TRANSFORMERS_PARAMS = {"gemma-2-9b-it": 9_241_705_984, "qwen3-next-80b-a3b-thinking": 79_674_391_296}
 
 

@@ -1,159 +1,39 @@
-"""Imported specs against the real modeling code: transformers builds each model type on PyTorch's meta
-device (shapes only, no weights, no downloads); its parameter count must equal archcost's exactly, and
-the FLOPs PyTorch's FlopCounterMode counts for a prefill (logits_to_keep = 1) and for one decode step
-with a cache must equal archcost's matrix FLOPs under the counter's conventions: every attention score
-of the eager kernel's rectangle (`attention = rectangle`), MLA as transformers 5 runs it (latent cache,
-re-expanded each call), experts run by the `batched_mm` implementation (k expert rows per token), and
-Qwen3-Next's linear attention as its torch reference computes it (`linear_kernels = torch`).
+"""archcost against the real modeling code, for every model type the importer reads, the published configs and
+the hand-written specs of models it does not read yet: parameters exactly, and matrix FLOPs of a prefill and
+of a decode step with a cache under the counter's conventions (tests/transformers_runs.py states them).
 
-torch and transformers are test dependencies (pinned in pyproject.toml): the comparison always runs.
+The reference figures are what transformers computes, recorded with its version in
+tests/reference/transformers.json (tools/transformers_figures.py writes it); the `long` run recomputes every
+recorded figure with the installed transformers and fails unless the record is exactly what it computes, so
+the default suite compares against transformers itself without building a model.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import warnings
+from functools import cache
 from pathlib import Path
 
 import pytest
-import torch
-import transformers
-from helpers import published_configs
-from torch.utils.flop_counter import FlopCounterMode
+import transformers_runs as runs
+from transformers_runs import CASES, PATHS, PUBLISHED, PUBLISHED_PATHS, SHAPES, SPEC_MODELS
 
 from archcost.compiler.importer import IMPORTERS, import_config, parse_config
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
 
-SMALL = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
-             num_key_value_heads=2, vocab_size=500)
-ROPE = {"rope_type": "default", "rope_theta": 10_000.0}
-MROPE = {**ROPE, "mrope_section": [2, 3, 3]}
-
-# Each case exercises what its type adds: biases, head_dim ≠ hidden/heads, MHA by absence, tied heads,
-# windows shorter than the prompt, first dense layers, dense layers among MoE ones, hybrid stacks.
-CASES = {
-    "llama": ("llama", dict(SMALL, attention_bias=True, mlp_bias=True)),
-    "llama-tied-mha": ("llama", dict(SMALL, num_key_value_heads=None, tie_word_embeddings=True)),
-    "mistral": ("mistral", dict(SMALL, sliding_window=None)),
-    "mistral-window": ("mistral", dict(SMALL, sliding_window=8)),
-    "mixtral": ("mixtral", dict(SMALL, num_local_experts=4, num_experts_per_tok=2)),
-    "qwen2": ("qwen2", dict(SMALL)),
-    "qwen3": ("qwen3", dict(SMALL, head_dim=24)),
-    "qwen3_moe": ("qwen3_moe", dict(SMALL, num_hidden_layers=3, num_experts=4, num_experts_per_tok=2,
-                                    moe_intermediate_size=32, mlp_only_layers=[1])),
-    "deepseek_v3": ("deepseek_v3", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
-                                        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4,
-                                        num_key_value_heads=4, n_routed_experts=8, num_experts_per_tok=2,
-                                        n_group=2, topk_group=1, n_shared_experts=1, q_lora_rank=48,
-                                        kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16,
-                                        vocab_size=500)),
-    "gemma2": ("gemma2", dict(SMALL, head_dim=32, num_hidden_layers=4, sliding_window=8)),
-    "opt": ("opt", dict(hidden_size=64, ffn_dim=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=500,
-                        word_embed_proj_dim=64, max_position_embeddings=128)),
-    "qwen3_next": ("qwen3_next", dict(SMALL, head_dim=32, num_hidden_layers=4, linear_num_key_heads=2,
-                                      linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=16,
-                                      num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
-                                      shared_expert_intermediate_size=48)),
-    "granite": ("granite", dict(SMALL, attention_multiplier=0.5, residual_multiplier=0.2, logits_scaling=4.0)),
-    "gemma": ("gemma", dict(SMALL, head_dim=32)),
-    "olmo2": ("olmo2", dict(SMALL, attention_bias=True)),
-    "qwen2_moe": ("qwen2_moe", dict(SMALL, num_hidden_layers=3, num_experts=4, num_experts_per_tok=2,
-                                    moe_intermediate_size=32, shared_expert_intermediate_size=48, mlp_only_layers=[1])),
-    "phimoe": ("phimoe", dict(SMALL, num_local_experts=4, num_experts_per_tok=2, attention_bias=True,
-                              lm_head_bias=True)),
-    "gpt_oss": ("gpt_oss", dict(SMALL, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=8)),
-    "deepseek_v2": ("deepseek_v2", dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32,
-                                        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4,
-                                        n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2,
-                                        q_lora_rank=None, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8,
-                                        v_head_dim=16, vocab_size=500)),
-    "glm4_moe": ("glm4_moe", dict(SMALL, head_dim=16, num_hidden_layers=3, first_k_dense_replace=1,
-                                  n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1,
-                                  moe_intermediate_size=32, attention_bias=True, use_qk_norm=True, n_group=1,
-                                  topk_group=1)),
-    "llama4": ("llama4", dict(SMALL, head_dim=16, num_hidden_layers=4, intermediate_size_mlp=128,
-                              num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
-                              attention_chunk_size=8)),
-    "gemma3": ("gemma3", dict(SMALL, head_dim=32, num_hidden_layers=7, sliding_window=8)),
-    "gemma3_text": ("gemma3_text", dict(SMALL, head_dim=32, num_hidden_layers=7, sliding_window=8)),
-    "llama4_text": ("llama4_text", dict(SMALL, head_dim=16, num_hidden_layers=4, num_local_experts=4,
-                                        attention_chunk_size=8, no_rope_layer_interval=2)),
-    "jamba": ("jamba", dict(SMALL, num_hidden_layers=4, num_experts=4, num_experts_per_tok=2, attn_layer_period=2,
-                            attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1, mamba_dt_rank=8,
-                            mamba_d_state=8)),
-    "mamba2": ("mamba2", dict(hidden_size=64, num_hidden_layers=2, num_heads=8, head_dim=16, state_size=16,
-                              n_groups=2, expand=2, chunk_size=8, vocab_size=500)),
-    "ernie4_5_moe": ("ernie4_5_moe", dict(SMALL, num_hidden_layers=4, moe_num_experts=4, moe_k=2,
-                                          moe_intermediate_size=32, moe_num_shared_experts=1, moe_layer_start_index=1,
-                                          moe_layer_end_index=2)),
-    "minimax": ("minimax", dict(SMALL, head_dim=16, num_hidden_layers=4, num_local_experts=4, num_experts_per_tok=2,
-                                block_size=4, layer_types=["linear_attention"] * 3 + ["full_attention"])),
-    # this year's families that reuse an older family's layers (compiler/importer/recent.py)
-    "qwen3_vl": ("qwen3_vl", dict(SMALL, head_dim=16, rope_parameters=MROPE)),
-    "qwen3_vl_moe": ("qwen3_vl_moe", dict(SMALL, head_dim=16, num_experts=4, num_experts_per_tok=2,
-                                          moe_intermediate_size=32, rope_parameters=MROPE)),
-    "qwen3_vl-tied": ("qwen3_vl", dict(SMALL, head_dim=24, rope_parameters=MROPE), dict(tie_word_embeddings=True)),
-    "qwen3_vl_moe-dense-layer": ("qwen3_vl_moe", dict(SMALL, head_dim=16, num_hidden_layers=3, num_experts=4,
-                                                      num_experts_per_tok=2, moe_intermediate_size=32,
-                                                      mlp_only_layers=[1], rope_parameters=MROPE)),
-    "hunyuan_v1_dense": ("hunyuan_v1_dense", dict(SMALL, head_dim=24, rope_parameters=ROPE)),
-    "phi3": ("phi3", dict(SMALL, pad_token_id=None, sliding_window=8)),
-    "phi3-partial": ("phi3", dict(SMALL, pad_token_id=None, partial_rotary_factor=0.75)),
-    "smollm3": ("smollm3", dict(SMALL, pad_token_id=None, no_rope_layer_interval=2)),
-}
-PATHS = {"qwen3_next": (("linear_kernels", "torch"),), "llama4": (("experts", "dense"),),
-         "llama4_text": (("experts", "dense"),)}
-MULTIMODAL = ("llama4", "gemma3")  # the config wraps a text_config; the text model is what is costed
-# text models transformers builds only inside their vision-language wrapper (no CausalLM class of their own)
-WRAPPED = ("qwen3_vl", "qwen3_vl_moe")
-# (batch, cached positions, new positions): prompts shorter and longer than the windows of 8
-SHAPES = [(1, 0, 6), (2, 0, 12), (1, 6, 1), (2, 12, 1)]
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = runs.read_record()
+FIGURES = RECORD["figures"]
 
 
 def test_every_supported_type_has_a_case():
     assert {model_type for model_type, *_ in CASES.values()} == set(IMPORTERS)
 
 
-def text_params(model) -> int:
-    """The parameters of the text model: a vision-language wrapper's vision tower is not counted."""
-    return sum(p.numel() for name, p in model.named_parameters() if not name.startswith("model.visual."))
-
-
-def meta_model(config, text):
-    """transformers' model of `config` on the meta device: the CausalLM of its text config, or the whole
-    vision-language model where the text model has no CausalLM class (its text path is what runs)."""
-    with warnings.catch_warnings(), torch.device("meta"):
-        warnings.simplefilter("ignore")
-        if config.model_type in WRAPPED:
-            model = transformers.AutoModelForImageTextToText.from_config(config, attn_implementation="eager")
-        else:
-            model = transformers.AutoModelForCausalLM.from_config(text, attn_implementation="eager")
-    if getattr(model, "_can_set_experts_implementation", lambda: False)():
-        model.set_experts_implementation("batched_mm")
-    return model
-
-
-def build(case: str):
-    model_type, fields, *wrapper = CASES[case]
-    if model_type in WRAPPED:  # the wrapper's own fields (its tie_word_embeddings) beside the text_config
-        config = transformers.AutoConfig.for_model(model_type, text_config=dict(fields), **(wrapper or [{}])[0])
-        text = config.text_config
-    elif model_type in MULTIMODAL:
-        config = transformers.AutoConfig.for_model(
-            model_type, text_config=dict(fields, model_type=f"{model_type}_text")
-        )
-        text = config.text_config
-    else:
-        config = text = transformers.AutoConfig.for_model(model_type, **fields)
-    model = meta_model(config, text)
-    # the spec comes from the config exactly as transformers writes it: every field it holds must be
-    # understood by the importer or known to change no cost
-    spec = import_config(parse_config(json.dumps(config.to_dict(), indent=2), f"{case}.json"), case)
-    options = Conventions(attention="rectangle", paths=PATHS.get(model_type, ()))
-    return model, compile_text(spec, options=options)
+def test_the_record_holds_every_case():
+    assert list(FIGURES) == runs.record_keys()
 
 
 def our_flops(compiled, batch: int, cached: int, new: int) -> int:
@@ -162,182 +42,69 @@ def our_flops(compiled, batch: int, cached: int, new: int) -> int:
     return evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
 
 
-def counted_flops(model, batch: int, cached: int, new: int) -> int:
-    ids = torch.zeros(batch, cached or new, dtype=torch.long, device="meta")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with FlopCounterMode(display=False) as counter:
-            out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
-        if not cached:
-            return counter.get_total_flops()
-        step = torch.zeros(batch, new, dtype=torch.long, device="meta")
-        with FlopCounterMode(display=False) as counter:
-            model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
-        return counter.get_total_flops()
-
-
-def cached_state(model, out) -> dict:
-    """The prefill's cache, under the keyword the model reads: Mamba2 takes only `cache` (`past_key_values`
-    would land in **kwargs, unread, and the decode would be a fresh one-token prefill)."""
-    if model.config.model_type == "mamba2":
-        return {"cache": out.past_key_values}
-    return {"past_key_values": out.past_key_values}
-
-
-@pytest.fixture(scope="module")
-def built():
-    cache = {}
-
-    def get(case):
-        if case not in cache:
-            cache[case] = build(case)
-        return cache[case]
-    return get
+@cache
+def small_spec(case: str):
+    """The spec imported from the config exactly as transformers writes it (the record holds it): every field
+    it holds must be understood by the importer or known to change no cost."""
+    config = FIGURES[f"small/{case}"]["config"]
+    spec = import_config(parse_config(json.dumps(config, indent=2), f"{case}.json"), case)
+    options = Conventions(attention="rectangle", paths=PATHS.get(CASES[case][0], ()))
+    return compile_text(spec, options=options)
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_parameters_equal(case, built):
-    model, compiled = built(case)
-    theirs = text_params(model)
-    ours = evaluate(compiled, "prefill", Scenario(P=1)).model_dump()["params"]
-    assert ours == theirs
+def test_parameters_equal(case):
+    assert evaluate(small_spec(case), "prefill", Scenario(P=1)).params == FIGURES[f"small/{case}"]["params"]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=[f"B{b}-S{s}-P{p}" for b, s, p in SHAPES])
+@pytest.mark.parametrize("shape", SHAPES, ids=[runs.shape_id(s) for s in SHAPES])
 @pytest.mark.parametrize("case", CASES)
-def test_flops_equal(case, shape, built):
-    model, compiled = built(case)
-    assert our_flops(compiled, *shape) == counted_flops(model, *shape)
+def test_flops_equal(case, shape):
+    assert our_flops(small_spec(case), *shape) == FIGURES[f"small/{case}"]["flops"][runs.shape_id(shape)]
 
 
-PUBLISHED = published_configs()
-NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map", "quantization_config")
+@cache
+def published_spec(path: Path, flops: bool):
+    options = Conventions()
+    if flops:
+        paths = PUBLISHED_PATHS.get(json.loads(path.read_text())["model_type"], ())
+        options = Conventions(attention="rectangle", paths=paths)
+    return compile_text(import_config(parse_config(path.read_text(), path.name)), options=options)
 
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
 def test_published_configs_count_as_transformers_builds_them(path):
     """A published config.json, full size: transformers' model on the meta device has exactly the parameters
     the imported spec counts (a multimodal checkpoint's text model; the weights as stored, unquantized)."""
-    values = json.loads(path.read_text())
-    config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
-                                                                       if k not in NOT_CONFIG})
-    model = meta_model(config, config.get_text_config())
-    spec = import_config(parse_config(path.read_text(), path.name))
-    ours = evaluate(compile_text(spec), "decode", Scenario()).params
-    assert ours == text_params(model)
-
-
-@functools.lru_cache(maxsize=1)  # the two shapes of one config run one after the other
-def published_model(path: Path):
-    values = json.loads(path.read_text())
-    config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
-                                                                       if k not in NOT_CONFIG})
-    return meta_model(config, config.get_text_config()), values
-
-
-# the execution paths of a published config's spec that match how transformers runs it
-PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
+    ours = evaluate(published_spec(path, False), "decode", Scenario()).params
+    assert ours == FIGURES[f"published/{path.stem}"]["params"]
 
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
-@pytest.mark.parametrize("shape", [(1, 0, 6), (1, 6, 1)], ids=["prefill", "decode"])
+@pytest.mark.parametrize("shape", runs.PUBLISHED_SHAPES, ids=["prefill", "decode"])
 def test_published_configs_flops_as_transformers_runs_them(path, shape):
     """The same published configs at full size: the meta device counts FLOPs without computing, so no config
     needs shrinking; a prefill and a decode step equal the spec's matrix FLOPs."""
-    model, values = published_model(path)
-    options = Conventions(attention="rectangle", paths=PUBLISHED_PATHS.get(values["model_type"], ()))
-    spec = compile_text(import_config(parse_config(path.read_text(), path.name)), options=options)
-    assert our_flops(spec, *shape) == counted_flops(model, *shape)
+    theirs = FIGURES[f"published/{path.stem}"]["flops"][runs.shape_id(shape)]
+    assert our_flops(published_spec(path, True), *shape) == theirs
 
 
-# Hand-written specs of models the importer does not read yet, against transformers built from their
-# published configs (tests/configs/specs/, sources in its SOURCES.md), full size on the meta device.
-GPT_OSS = json.loads((Path(__file__).parent / "configs" / "specs" / "gpt-oss-20b.json").read_text())
-GEMMA_2 = json.loads((Path(__file__).parent / "configs" / "published" / "gemma-2-9b-it.json").read_text())
-SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths the counter's run matches)
-    "gpt-oss-20b": ("gpt_oss", GPT_OSS, ()),
-    # gpt-oss-120b: the same but 36 layers and 128 experts (the GptOssConfig defaults, built for that shape)
-    "gpt-oss-120b": ("gpt_oss", {**{k: v for k, v in GPT_OSS.items() if k != "layer_types"},
-                                 "num_hidden_layers": 36, "num_local_experts": 128}, ()),
-    "gemma-2-9b": ("gemma2", GEMMA_2, ()),
-    # the text_config of google/gemma-3-27b-it as published (vocab_size left to the class's default)
-    "gemma-3-27b": ("gemma3_text", dict(hidden_size=5376, intermediate_size=21504, num_hidden_layers=62,
-                                        num_attention_heads=32, num_key_value_heads=16, head_dim=128,
-                                        query_pre_attn_scalar=168, sliding_window=1024), ()),
-    # the text_config of meta-llama/Llama-4-Scout-17B-16E as published (attn_temperature_tuning written as a
-    # bool, the type transformers 5.24 accepts); its experts run densely, as Llama4TextExperts computes them
-    "llama-4-scout-17b-16e": ("llama4_text", dict(hidden_size=5120, intermediate_size=8192,
-                                                  intermediate_size_mlp=16384, num_hidden_layers=48,
-                                                  num_attention_heads=40, num_key_value_heads=8, head_dim=128,
-                                                  vocab_size=202048, num_local_experts=16, num_experts_per_tok=1,
-                                                  interleave_moe_layer_step=1, attention_chunk_size=8192,
-                                                  use_qk_norm=True, attn_temperature_tuning=True,
-                                                  attention_bias=False, tie_word_embeddings=False),
-                              (("experts", "dense"),)),
-    # ai21labs/AI21-Jamba-1.5-Mini's config (the JambaConfig defaults, with mamba_dt_rank written out)
-    "jamba-1.5-mini": ("jamba", dict(vocab_size=65536, hidden_size=4096, intermediate_size=14336,
-                                     num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
-                                     num_experts=16, num_experts_per_tok=2, expert_layer_period=2,
-                                     expert_layer_offset=1, attn_layer_period=8, attn_layer_offset=4,
-                                     mamba_d_state=16, mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=256,
-                                     mamba_conv_bias=True, mamba_proj_bias=False, tie_word_embeddings=False), ()),
-    # mistralai/Mamba-Codestral-7B-v0.1's config (the Mamba2Config defaults)
-    "mamba-codestral-7b": ("mamba2", dict(hidden_size=4096, num_hidden_layers=64, num_heads=128, head_dim=64,
-                                          state_size=128, n_groups=8, conv_kernel=4, chunk_size=256, expand=2,
-                                          vocab_size=32768, use_bias=False, use_conv_bias=True,
-                                          tie_word_embeddings=False), ()),
-    # MiniMaxAI/MiniMax-Text-01-hf's config: its attn_type_list as layer_types (softmax every eighth layer)
-    "minimax-text-01": ("minimax", dict(vocab_size=200064, hidden_size=6144, intermediate_size=9216,
-                                        num_hidden_layers=80, num_attention_heads=64, num_key_value_heads=8,
-                                        head_dim=128, num_local_experts=32, num_experts_per_tok=2, block_size=256,
-                                        tie_word_embeddings=False,
-                                        layer_types=["full_attention" if i % 8 == 7 else "linear_attention"
-                                                     for i in range(80)]), ()),
-    # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
-    "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
-                                   num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
-                                   num_experts_per_tok=2, attention_bias=True, lm_head_bias=True,
-                                   tie_word_embeddings=False), ()),
-}
-
-
-@pytest.fixture(scope="module")
-def spec_models():
-    cache = {}
-
-    def get(name):
-        if name not in cache:
-            model_type, values, paths = SPEC_MODELS[name]
-            config = transformers.AutoConfig.for_model(model_type, **{k: v for k, v in values.items()
-                                                                      if k not in NOT_CONFIG})
-            with warnings.catch_warnings(), torch.device("meta"):
-                warnings.simplefilter("ignore")
-                model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
-            if model_type in (
-                "gpt_oss",
-                "jamba",
-                "minimax",
-                "phimoe",
-            ):  # the default grouped_mm wants bf16, the meta run is fp32
-                model.set_experts_implementation("batched_mm")
-            spec = Path(__file__).parents[1] / "specs" / f"{name}.arch"
-            cache[name] = model, compile_text(spec.read_text(), options=Conventions(attention="rectangle", paths=paths),
-                                              name=str(spec), base=spec.parent)
-        return cache[name]
-    return get
+@cache
+def hand_written(name: str):
+    spec = ROOT / "specs" / f"{name}.arch"
+    options = Conventions(attention="rectangle", paths=SPEC_MODELS[name][2])
+    return compile_text(spec.read_text(), options=options, name=str(spec), base=spec.parent)
 
 
 @pytest.mark.parametrize("name", SPEC_MODELS)
-def test_hand_written_specs_count_as_transformers(name, spec_models):
-    model, compiled = spec_models(name)
-    assert evaluate(compiled, "decode", Scenario()).params == sum(p.numel() for p in model.parameters())
+def test_hand_written_specs_count_as_transformers(name):
+    assert evaluate(hand_written(name), "decode", Scenario()).params == FIGURES[f"spec/{name}"]["params"]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=[f"B{b}-S{s}-P{p}" for b, s, p in SHAPES])
+@pytest.mark.parametrize("shape", SHAPES, ids=[runs.shape_id(s) for s in SHAPES])
 @pytest.mark.parametrize("name", SPEC_MODELS)
-def test_hand_written_specs_flops_as_transformers(name, shape, spec_models):
-    model, compiled = spec_models(name)
-    assert our_flops(compiled, *shape) == counted_flops(model, *shape)
+def test_hand_written_specs_flops_as_transformers(name, shape):
+    assert our_flops(hand_written(name), *shape) == FIGURES[f"spec/{name}"]["flops"][runs.shape_id(shape)]
 
 
 def test_deepseek_v4_flash_is_transformers_count_plus_its_buffered_router_bias():
@@ -345,13 +112,23 @@ def test_deepseek_v4_flash_is_transformers_count_plus_its_buffered_router_bias()
     specs/deepseek-v4-flash.arch (the chapter's calculator) 284,332,240,471. The 10,240 are the score-correction
     biases of the 40 score-routed layers' routers (256 each): the checkpoint stores them and the chapter counts
     them; transformers holds them in a buffer, which `parameters()` leaves out (docs/conventions.md)."""
-    path = Path(__file__).parent / "configs" / "next" / "DeepSeek-V4-Flash.json"
-    values = json.loads(path.read_text())
-    config = transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
-                                                                       if k not in NOT_CONFIG})
-    model = meta_model(config, config)
-    buffers = sum(b.numel() for name, b in model.named_buffers() if name.endswith("e_score_correction_bias"))
-    spec_path = Path(__file__).resolve().parents[1] / "specs" / "deepseek-v4-flash.arch"
+    theirs = FIGURES["buffers/DeepSeek-V4-Flash"]
+    spec_path = ROOT / "specs" / "deepseek-v4-flash.arch"
     ours = evaluate(compile_text(spec_path.read_text(), name=str(spec_path), base=spec_path.parent), "decode",
                     Scenario()).params
-    assert buffers == 40 * 256 and ours == text_params(model) + buffers == 284_332_240_471
+    assert theirs["router_bias_buffers"] == 40 * 256
+    assert ours == theirs["params"] + theirs["router_bias_buffers"] == 284_332_240_471
+
+
+# ---------------------------------------------------------------------------------------------- the record
+
+@pytest.mark.long
+def test_the_record_is_of_the_installed_transformers():
+    assert {k: RECORD[k] for k in ("transformers", "torch")} == runs.versions()
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("key", runs.record_keys())
+def test_the_record_is_what_transformers_computes(key):
+    """Every recorded figure recomputed: the model built on the meta device, counted as the record says."""
+    assert runs.live_figures(key) == FIGURES[key]
