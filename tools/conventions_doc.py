@@ -8,6 +8,7 @@ default and along every other word of each of its `option`s. Run after changing 
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -108,33 +109,35 @@ NOT_REPORTED = ("The calculator's state *access* curves (chapter2_models.py, `ac
                 "Those curves are not among the test facts.")
 
 
-def spec_options() -> list[tuple[str, str, list[str]]]:
-    """(spec file, option, its words with the default first) for every `option` of every spec."""
+@functools.cache
+def compiled_specs() -> dict:
+    """Every spec of specs/, compiled once (each is the base of every comparison made on it); read only."""
     from archcost.compiler.pipeline import compile_file
 
-    found = []
-    for path in sorted((ROOT / "specs").glob("*.arch")):
-        compiled = compile_file(path)
-        found += [(path.name, name, words) for name, words in compiled.ir.path_choices.items()]
-    return found
+    return {path.name: compile_file(path) for path in sorted((ROOT / "specs").glob("*.arch"))}
 
 
-def moved(spec: str, option: str, word: str) -> list[str]:
-    """How each figure moves from the spec's default to `option = word`."""
-    from archcost.compiler.pipeline import compile_file, with_path
+def spec_options(bases: dict | None = None) -> list[tuple[str, str, list[str]]]:
+    """(spec file, option, its words with the default first) for every `option` of every spec."""
+    bases = compiled_specs() if bases is None else bases
+    return [(spec, name, words) for spec, compiled in bases.items() for name, words in compiled.ir.path_choices.items()]
 
-    base = compile_file(ROOT / "specs" / spec)
+
+def moved(base, option: str, word: str) -> list[str]:
+    """How each figure moves from the compiled spec's default to `option = word`."""
+    from archcost.compiler.pipeline import with_path
+
     return _compared(base, with_path(base, option, word))
 
 
-def rewritten(spec: str, written: str, other: str) -> list[str]:
+def rewritten(base, spec: str, written: str, other: str) -> list[str]:
     """How each figure moves when the spec's text says `other` instead of `written`."""
-    from archcost.compiler.pipeline import compile_file, compile_text
+    from archcost.compiler.pipeline import compile_text
 
     path = ROOT / "specs" / spec
     text = path.read_text()
     assert text.count(written) >= 1, f"`{written}` is not in {spec}"
-    return _compared(compile_file(path), compile_text(text.replace(written, other), name=str(path), base=path.parent))
+    return _compared(base, compile_text(text.replace(written, other), name=str(path), base=path.parent))
 
 
 def _compared(base, other) -> list[str]:
@@ -170,15 +173,17 @@ def render() -> str:
     out += ["", "## The specs' own options", "",
             "Each line: the spec, the option with its default first, then what each other word moves "
             "(matrix FLOPs at B = 1, state of one request at 8,192 positions, parameters).", ""]
-    for spec, option, words in spec_options():
+    bases = compiled_specs()
+    for spec, option, words in spec_options(bases):
         what, who = REASONS.get(option, ("(no note)", ""))
         out += [f"### `{option}` in {spec}: {' | '.join(words)}", "", what, "", who, ""]
-        out += [f"- `{word}`: " + "; ".join(moved(spec, option, word)) for word in words[1:]] + [""]
+        out += [f"- `{word}`: " + "; ".join(moved(bases[spec], option, word)) for word in words[1:]] + [""]
     out += ["## Choices written into the seed specs' block calls", "",
             "What the chapter's ledger needs where a block's argument, not an option, carries it; each line: the "
             "choice as written, and what writing the other way moves.", ""]
     for spec, written, other, what in FIXED:
-        out += [f"- {spec}, `{written}`: {what}. With `{other}`: " + "; ".join(rewritten(spec, written, other))]
+        moves = rewritten(bases[spec], spec, written, other)
+        out += [f"- {spec}, `{written}`: {what}. With `{other}`: " + "; ".join(moves)]
     out += ["", "## Not reported", "", NOT_REPORTED]
     return "\n".join(out) + "\n"
 
