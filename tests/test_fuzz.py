@@ -1,7 +1,7 @@
 """Mutated specs and stdlib blocks never escape the public API with anything but an ArchError.
 
 The mutator and the harness are tools/fuzz.py, the long-running target; here they run on a fixed
-budget and seed: the default run a bounded sample, the `long` marker (.ci/run) about seven times as many.
+budget and seed: the default run a bounded sample, the `long` marker (.ci/run) 30 times as many.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE, LONG = 600, 4_000  # mutations: the default run's bounded sample, and the `long` run's (.ci/run)
+SAMPLE, LONG = 150, 4_000  # mutations: the default run's bounded sample, and the `long` run's (.ci/run)
 
 
 fuzz = load_tool("fuzz")
@@ -60,7 +60,7 @@ def _outcome(result):
     return result[0] if isinstance(result, tuple) else result
 
 
-@pytest.mark.parametrize("count", [300, pytest.param(2_000, marks=pytest.mark.long)])
+@pytest.mark.parametrize("count", [80, pytest.param(2_000, marks=pytest.mark.long)])
 def test_numbers_hold_their_invariants(count):
     """Spec mutants that compile, checked by every oracle of tools/oracles.py: cold and warm print the same
     bytes, one card is `eval`, data- and expert-parallel cards do one card's work, prefill grows with P,
@@ -80,32 +80,16 @@ def test_flags_api_and_file_outputs_never_escape(target, count):
     assert not tally.escapes, "\n\n".join(f"{name}: {text}\n{failure}" for name, text, failure in tally.escapes[:3])
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.sampled_from(SEEDS), rng=st.randoms(use_true_random=False))
-def test_mutations_never_escape_shrinking(seed, rng):
+def _shrinking(seed, rng):
     """The same property under hypothesis, which shrinks a failure to the fewest edits."""
     outcome = fuzz.run_one(fuzz.mutate(seed[1], rng))
     assert outcome in (None, fuzz.ACCEPTED), outcome
 
 
-CORPUS = sorted((ROOT / "tests" / "fuzz_corpus").glob("*.arch"))
+def shrinking(examples: int):
+    return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
+        given(seed=st.sampled_from(SEEDS), rng=st.randoms(use_true_random=False))(_shrinking))
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
-def test_corpus_replays(path):
-    """Inputs the long fuzz runs kept: former escapes (now fixed) and mutants that still evaluate."""
-    run = fuzz.run_numbers if path.name.startswith("fixed-") else fuzz.run_one  # former escapes: every oracle
-    outcome = _outcome(run(path.read_text()))
-    assert outcome in (None, fuzz.ACCEPTED), outcome  # a stricter rule may since reject a kept mutant
-
-
-def test_harness_reports_an_escape(monkeypatch):
-    """The harness must see a non-ArchError exception, or the tests above could never fail."""
-    import archcost.compiler.pipeline as pipeline
-
-    def broken(*args, **kwargs):
-        raise ZeroDivisionError("planted")
-
-    monkeypatch.setattr(pipeline, "compile_text", broken)
-    outcome = fuzz.run_one(SEEDS[0][1])
-    assert outcome is not None and "ZeroDivisionError: planted" in outcome
+test_mutations_never_escape_shrinking = shrinking(50)
+test_mutations_never_escape_shrinking_long = pytest.mark.long(shrinking(1_000))

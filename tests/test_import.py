@@ -10,7 +10,6 @@ chapter and specs/deepseek-v3.arch cost the BF16 model, and the importer refuses
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from helpers import GOLDEN, ROOT, check_golden, compiled, load_tool, published_configs
@@ -172,9 +171,7 @@ fuzz = load_tool("fuzz")
 BASES = [json.loads(text) for _, text in fuzz.config_seeds()]  # the public and tiny configs of tests/configs/
 
 
-@settings(max_examples=int(os.environ.get("ARCHCOST_FUZZ_CONFIGS", "300")), deadline=None)
-@given(base=st.sampled_from(BASES), data=st.data())
-def test_hostile_configs_never_escape(base, data):
+def _hostile(base, data):
     config = dict(base)
     key = data.draw(st.sampled_from(sorted(config)) | st.text(min_size=1, max_size=12))
     if data.draw(st.booleans()):
@@ -186,6 +183,15 @@ def test_hostile_configs_never_escape(base, data):
     outcome = fuzz.run_config(json.dumps(config, indent=1))
     outcome = outcome[0] if isinstance(outcome, tuple) else outcome  # (outcome, {oracle: failed}) once imported
     assert outcome in (None, fuzz.ACCEPTED), outcome
+
+
+def hostile(examples: int):
+    return settings(max_examples=examples, deadline=None)(given(base=st.sampled_from(BASES), data=st.data())(_hostile))
+
+
+# a bounded sample in the default run, 20 times as many in the `long` one (.ci/run)
+test_hostile_configs_never_escape = hostile(60)
+test_hostile_configs_never_escape_long = pytest.mark.long(hostile(1_200))
 
 
 def test_absurd_sizes_are_refused_at_their_field():
