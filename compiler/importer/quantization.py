@@ -143,11 +143,17 @@ def groups(indices: set[int] = frozenset()) -> dict[str, list[list[str]]]:
     }
 
 
-def matches(pattern: str, name: str) -> bool:
-    """Whether a `modules_to_not_convert` pattern names a module, by the rule of transformers 5.24's quantizers
-    (quantizers_utils.should_convert_module): the pattern as a regular expression from the start of the name,
-    ending at a module boundary (a dot or the end), or the name ending with the pattern."""
-    return bool(re.match(rf"(?:{pattern})(?:(?<=\.)|(?=\.|$))", name)) or name.endswith(pattern)
+def matcher(patterns: list[str]):
+    """Whether any of the `modules_to_not_convert` patterns names a module, by the rule of transformers 5.24's
+    quantizers (quantizers_utils.should_convert_module): a pattern as a regular expression from the start of
+    the name, ending at a module boundary (a dot or the end), or the name ending with the pattern. One
+    expression for all the patterns: a checkpoint lists hundreds (each layer's router), the sample names
+    are thousands."""
+    if not patterns:
+        return lambda name: False
+    expression = re.compile(rf"(?:{'|'.join(f'(?:{pattern})' for pattern in patterns)})(?:(?<=\.)|(?=\.|$))")
+    endings = tuple(patterns)
+    return lambda name: bool(expression.match(name)) or name.endswith(endings)
 
 
 def _unlisted(top: Config, method) -> set[str]:
@@ -180,10 +186,11 @@ def _kept(top: Config, method) -> set[str]:
                                     "importer reads (letters, digits, `_`, `-`, `.` and `*`)", "quantization_config")
     named = {int(number) for pattern in patterns for number in re.findall(r"(?<=\.)[0-9]{1,6}(?=\.|$)", pattern)}
     kept = set()
+    listed = matcher(patterns)
     for component, found in groups(named).items():
-        hits = [[any(matches(p, name) for p in patterns) for name in group] for group in found]
+        hits = [[listed(name) for name in group] for group in found]
         if any(any(hit) and not all(hit) for hit in hits):
-            partial = next(p for p in patterns for group in found if any(matches(p, n) for n in group))
+            partial = next(p for p in patterns for group in found if any(matcher([p])(n) for n in group))
             raise top.error("E503", f"`modules_to_not_convert`: {shown(partial)} keeps part of {component} "
                                     "unquantized, which a format per component cannot say", "quantization_config",
                             hint="import the config without its quantization_config and pass `--weights FORMAT`, "
