@@ -53,7 +53,7 @@ class Evaluator:
     def __call__(self, B: int, S: int, P: int, G: int) -> dict:
         try:
             values = self.function(B, S, P, G)
-            numbers = {k: plain(v) for k, v in zip(self.keys, values)}
+            numbers = dict(zip(self.keys, map(plain, values)))
             if self.request_keys:
                 numbers.update(self._requests(values, B, S, P, G))
         except (ZeroDivisionError, ValueError, TypeError, OverflowError, sums.Unsummable) as error:
@@ -110,24 +110,29 @@ def shape(scenario: dict, phase: str) -> dict:
     return shown
 
 
+def total_key(field: str) -> str:
+    """The leaf of a field's total over the graph."""
+    return f"total:{field}"
+
+
 def assemble(head: dict, plan: list, phase: str, scenario: dict, numbers) -> dict:
     """The report as data, in the Report's field order: head, quantities, figures, a request's parts."""
     data = {"model": head["model"], "phase": phase, "scenario": shape(scenario, phase),
-            **{k: head[k] for k in ("options", "conventions", "paths")}}
+            **{k: dict(head[k]) for k in ("options", "conventions", "paths")}}
+    total, leaf = numbers.total, numbers.leaf
     for entry in plan:
         kind, name = entry[0], entry[1]
-        if kind == "sum":
-            data[name] = sum(numbers.total(f"total:{f}") for f in entry[2]) - \
-                sum(numbers.total(f"total:{f}") for f in entry[3]) - sum(numbers.leaf(k) for k in entry[4:])
+        if kind == "sum":  # totals, less other totals, less classes' shares
+            data[name] = sum(map(total, entry[2])) - sum(map(total, entry[3])) - sum(map(leaf, entry[4:]))
         elif kind == "each":
-            data[name] = {group: numbers.leaf(key) for group, key in entry[2]}
+            data[name] = {group: leaf(key) for group, key in entry[2]}
         elif kind == "parts":
-            parts = {part: numbers.total(f"total:{field}") for part, field in entry[2]}
+            parts = {part: total(key) for part, key in entry[2]}
             data[name] = {**parts, "total": sum(parts.values())}
         elif kind == "peak":
-            data[name] = max((numbers.leaf(key) for key in entry[2]), default=0)
+            data[name] = max(map(leaf, entry[2]), default=0)
         else:  # figures: one row per op that adds them
-            data[name] = [{figure: fixed if key is None else numbers.leaf(key) for figure, fixed, key in row}
+            data[name] = [{figure: fixed if key is None else leaf(key) for figure, fixed, key in row}
                           for row in entry[2]]
     if phase == "request":
         data.update(_request_parts(data, numbers, scenario))

@@ -219,11 +219,10 @@ def _plan(plan, keys: set) -> bool:
     for item in plan:
         kind = item[0]
         if kind == "sum":
-            ok = (_strings(item[2]) and _strings(item[3]) and {f"total:{f}" for f in item[2] + item[3]} <= keys
+            ok = (_strings(item[2]) and _strings(item[3]) and set(item[2] + item[3]) <= keys
                   and all(type(k) is str and k in keys for k in item[4:]))
         elif kind in ("each", "parts"):
-            ok = _pairs(item[2]) and (kind == "parts" or {key for _, key in item[2]} <= keys)
-            ok = ok and (kind == "each" or {f"total:{f}" for _, f in item[2]} <= keys)
+            ok = _pairs(item[2]) and {key for _, key in item[2]} <= keys
         elif kind == "peak":
             ok = _strings(item[2]) and set(item[2]) <= keys
         elif kind == "figures":

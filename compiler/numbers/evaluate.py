@@ -44,8 +44,11 @@ def report_data(compiled: Compiled, phase: str, scenario: Scenario) -> dict:
 
 
 def head(compiled: Compiled) -> dict:
-    return {"model": compiled.name, "options": compiled.options_named(), "conventions": compiled.conventions(),
-            "paths": compiled.execution_paths()}
+    """What every report of the model says it evaluated (the assembly copies it into each): built once."""
+    if "head" not in compiled.memo:
+        compiled.memo["head"] = {"model": compiled.name, "options": compiled.options_named(),
+                                 "conventions": compiled.conventions(), "paths": compiled.execution_paths()}
+    return compiled.memo["head"]
 
 
 def fast_evaluator(compiled: Compiled, phase: str) -> Evaluator | None:

@@ -18,7 +18,7 @@ from ..terms.quantities import COMPONENTS, LEVELS, QUANTITIES, STATE_KINDS
 from ..terms.scenario import call_form, call_letters, phase_letters
 from ..terms.symbols import SCENARIO, B, G, P, S
 from . import forms, polynomial
-from .assemble import PART_FLOWS
+from .assemble import PART_FLOWS, total_key
 from .building import from_sympy
 
 X = sp.Symbol("X", nonnegative=True, integer=True)  # a decode's history, in a request's decode sums
@@ -51,7 +51,7 @@ def _build(compiled: Compiled, phase: str) -> Leaves:
     call_phase = "prefill" if phase == "request" else phase  # a request's peak and figures: its prefill
     plan: list = []
     for field in sorted({f for q in QUANTITIES for f in q.fields + q.less}):
-        found[f"total:{field}"] = Leaf(compiled.total(field), phase, field)
+        found[total_key(field)] = Leaf(compiled.total(field), phase, field)
     for quantity in QUANTITIES:
         first = quantity.fields[0]
         if quantity.by in ("component", "kind"):
@@ -66,9 +66,10 @@ def _build(compiled: Compiled, phase: str) -> Leaves:
                 found[keys[-1]] = Leaf(getattr(data["cost"], first), call_phase, first)
             plan.append(["peak", quantity.name, keys])
         elif quantity.by == "parts":
-            plan.append(["parts", quantity.name, [list(part) for part in quantity.parts]])
+            plan.append(["parts", quantity.name, [[part, total_key(field)] for part, field in quantity.parts]])
         else:
-            plan.append(["sum", quantity.name, list(quantity.fields), list(quantity.less)])
+            plan.append(["sum", quantity.name, [total_key(f) for f in quantity.fields],
+                         [total_key(f) for f in quantity.less]])
             if quantity.less_class:  # a class's share of the same fields, subtracted
                 share = costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS)
                 found[f"class:{quantity.name}"] = Leaf(share[quantity.less_class], phase, first)

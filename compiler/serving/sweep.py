@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..numbers import forms
-from ..numbers.assemble import Evaluator
+from ..numbers.assemble import Evaluator, total_key
 from ..terms.letters import LOWEST, MAX_COUNT, bad_value
 from ..terms.quantities import SWEPT
 
@@ -107,7 +107,7 @@ VECTOR = {"_F": lambda p, q: p / q, "_exact": lambda a, d: a / d, "_inv": lambda
 def swept_forms(phase_forms: dict) -> list | None:
     """The sweep's columns as forms (sums of field totals), or None for a request's, which need decode sums."""
     leaves = phase_forms["leaves"]
-    keys = [[f"total:{f}" for f in quantity.fields] for quantity in SWEPT]
+    keys = [[total_key(f) for f in quantity.fields] for quantity in SWEPT]
     if not all(key in leaves for row in keys for key in row):
         return None
     return [["+", *(leaves[key] for key in row)] for row in keys]
@@ -121,7 +121,7 @@ def functions(phase_forms: dict):
         return lambda b, s, p, g: [np.broadcast_to(np.asarray(c, dtype=np.float64), b.shape)
                                    for c in vector(b, s, p, g)]
     exact = Evaluator(phase_forms)  # a request: each point summed exactly, then as floats
-    fields = [[f"total:{f}" for f in quantity.fields] for quantity in SWEPT]
+    fields = [[total_key(f) for f in quantity.fields] for quantity in SWEPT]
 
     def per_point(b, s, p, g):
         rows = [exact(int(bb), int(ss), int(pp), int(gg)) for bb, ss, pp, gg in zip(b, s, p, g, strict=True)]
