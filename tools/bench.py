@@ -1,19 +1,55 @@
-"""Benchmarks: compile + evaluate in-process, one scenario of a compiled model, the whole `archcost` process as
-a ratio of the import floor (`python -c "import sympy, networkx, lark, pydantic"`) measured in the same run.
+"""Benchmarks: each row of issue 28's table with its target, against the import floor measured in the same run.
 
-Run: .venv/bin/python tools/bench.py   (figures go in closing notes, never into test asserts)
+The import floor is `python -c "import sympy, networkx, lark, pydantic"`: whole processes are timed each right
+after a run of it and printed as a ratio; in-process figures print the floor of the same run beside them, so
+the numbers can be read on another machine. Figures go in closing notes, never into test asserts.
+
+Run: .venv/bin/python tools/bench.py [--only NAME ...] [--suite]
+  (--suite also times the README's test command's pytest run, its CPU seconds against its target)
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "specs" / "qwen3-8b.arch"
+V41 = ROOT / "specs" / "deepseek-v4.1-flash.arch"
+CHAPTER = ("deepseek-v4.1-flash", "qwen3-8b", "qwen3.6-35b-a3b", "deepseek-v4-flash", "kimi-k3")
+FLOOR = [sys.executable, "-c", "import sympy, networkx, lark, pydantic"]
+
+
+# ---------------------------------------------------------------------------------------------- timing
+
+def cpu_of(argv: list[str], env: dict | None = None) -> float:
+    """User + system CPU seconds of one whole process (the OS's accounting of the reaped child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, capture_output=True, env=env, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def archcost(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "archcost.compiler.cli", *argv]
+
+
+def paired(action: list[str], against: list[str], repeats: int, env: dict) -> tuple[float, float, float]:
+    """(median CPU seconds of `action`, of `against`, median ratio), the two run in turn so that both see
+    the same load on the machine."""
+    mine, theirs, ratios = [], [], []
+    for _ in range(repeats):
+        theirs.append(cpu_of(against, env))
+        mine.append(cpu_of(action, env))
+        ratios.append(mine[-1] / theirs[-1])
+    return statistics.median(mine), statistics.median(theirs), statistics.median(ratios)
 
 
 def median_seconds(action, repeats: int) -> float:
@@ -25,83 +61,46 @@ def median_seconds(action, repeats: int) -> float:
     return statistics.median(samples)
 
 
-def process(*argv: str, env: dict | None = None) -> None:
-    subprocess.run([sys.executable, "-m", "archcost.compiler.cli", *argv], check=True, capture_output=True,
-                   env=env)
+def row(label: str, figure: str, target: str = "", met: bool | None = None) -> None:
+    verdict = "" if met is None else ("  ✔" if met else "  ✘")
+    print(f"{label:<58}{figure:<50}{('target ' + target) if target else ''}{verdict}", flush=True)
 
 
-def main() -> None:
-    import os
-    import tempfile
+# ---------------------------------------------------------------------------------------------- rows
 
-    cache = tempfile.mkdtemp(prefix="archcost-bench-")
-    os.environ["XDG_CACHE_HOME"] = cache
-    whole_processes({**os.environ})
-    in_process()
-    sweeps()
-    hostile_limits()
-
-
-def floor() -> None:
-    subprocess.run([sys.executable, "-c", "import sympy, networkx, lark, pydantic"], check=True)
-
-
-def paired(action, repeats: int, against=floor) -> tuple[float, float]:
-    """(median seconds, median ratio): each run of `action` timed right after a run of `against` (the import
-    floor), so both see the same load on the machine."""
-    seconds, ratios = [], []
-    for _ in range(repeats):
-        base = median_seconds(against, 1)
-        seconds.append(median_seconds(action, 1))
-        ratios.append(seconds[-1] / base)
-    return statistics.median(seconds), statistics.median(ratios)
+def processes(env: dict) -> float:
+    """Whole processes: the floor, a cold and a warm eval, the README's main job cold."""
+    floors = [cpu_of(FLOOR, env) for _ in range(5)]
+    floor = statistics.median(floors)
+    row("import floor (sympy, networkx, lark, pydantic)", f"{floor:.3f} s CPU")
+    cold = archcost("eval", str(SPEC), "--phase", "prefill", "--P", "8192", "--json", "--no-cache")
+    seconds, _, ratio = paired(cold, FLOOR, 7, env)
+    row("cold eval of Qwen3-8B", f"{seconds:.3f} s = {ratio:.2f} × the floor")
+    warm = archcost("eval", str(SPEC), "--phase", "prefill", "--P", "8192", "--json")
+    cpu_of(warm, env)  # the formula cache now holds the spec
+    seconds, _, ratio = paired(warm, FLOOR, 7, env)
+    row("warm eval (formula cache hit)", f"{seconds:.3f} s = {ratio:.2f} × the floor", "≈ 0.11 × the floor")
+    chapter = archcost("compare", "--table", "chapter", *(str(ROOT / "specs" / f"{n}.arch") for n in CHAPTER),
+                       "--no-cache")
+    seconds, base, ratio = paired(chapter, cold, 5, env)
+    row("README's main job, cold (compare --table chapter)", f"{seconds:.3f} s = {ratio:.2f} × one cold eval",
+        "≤ 1.5 × one cold eval", ratio <= 1.5)
+    return floor
 
 
-def whole_processes(env: dict) -> None:
-    """Whole `archcost` processes as ratios of the import floor `python -c "import sympy, networkx, lark,
-    pydantic"`, measured in pairs in the same run."""
-    spec = ["eval", str(SPEC), "--phase", "prefill", "--P", "8192", "--json"]
-    chapter = ["compare", "--table", "chapter", *(str(ROOT / "specs" / f"{name}.arch") for name in CHAPTER)]
-    cold_eval = lambda: process(*spec, "--no-cache", env=env)  # noqa: E731
-    print(f"import floor (sympy, networkx, lark, pydantic):       {median_seconds(floor, 5):.3f} s")
-    rows = [("eval Qwen3-8B, cold (no formula cache)", cold_eval, floor),
-            ("eval Qwen3-8B, cold, no grammar cache either",
-             lambda: process(*spec, "--no-cache", env={**env, "ARCHCOST_NO_CACHE": "1"}), floor)]
-    for label, action, against in rows:
-        seconds, ratio = paired(action, 9, against)
-        print(f"{label + ':':<53}{seconds:.3f} s = {ratio:.2f} × the floor")
-    process(*spec, env=env)  # the formula cache now holds the spec
-    seconds, ratio = paired(lambda: process(*spec, env=env), 9)
-    print(f"{'eval Qwen3-8B, warm (formula cache hit):':<53}{seconds:.3f} s = {ratio:.2f} × the floor")
-    seconds, ratio = paired(lambda: process(*chapter, "--no-cache", env=env), 3, cold_eval)
-    print(f"{'compare --table chapter, five models, cold:':<53}{seconds:.3f} s = {ratio:.2f} × one cold eval")
-    process(*chapter, env=env)
-    seconds, ratio = paired(lambda: process(*chapter, env=env), 5, cold_eval)
-    print(f"{'compare --table chapter, five models, warm:':<53}{seconds:.3f} s = {ratio:.2f} × one cold eval")
-
-
-def in_process() -> None:
+def exact_scenarios(floor: float) -> None:
     from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Scenario
-    from archcost.dsl.parser import _parser
 
-    _parser()  # the grammar tables are built once per process, like an import
-    for name in ("qwen3-8b", "deepseek-v4.1-flash"):
+    for name, target in (("qwen3-8b", 50), ("deepseek-v4.1-flash", 500)):
         compiled = compile_file(ROOT / "specs" / f"{name}.arch")
         evaluate(compiled, "prefill", Scenario(P=100))  # closed forms and evaluators built once
         shapes = iter(range(10**9))
-        one_report = median_seconds(lambda compiled=compiled, shapes=shapes: evaluate(
-            compiled, "prefill", Scenario(P=1000 + next(shapes))), 500)
-        print(f"one exact scenario, every quantity, {name + ':':<20}{one_report * 1e6:9.0f} µs")
-    flash = compile_file(ROOT / "specs" / "deepseek-v4-flash.arch")
-    evaluate(flash, "request", Scenario(P=128, G=4))
-    request = median_seconds(lambda: evaluate(flash, "request", Scenario(P=1000, G=1_000_000)), 7)
-    print(f"DeepSeek V4-Flash request, G = 1,000,000 (compiled):  {request * 1e3:.1f} ms")
-    print(f"compile + evaluate Qwen3-8B, prefill (in-process):   "
-          f"{median_seconds(lambda: evaluate(compile_file(SPEC), 'prefill', Scenario(P=8192)), 20) * 1e3:.1f} ms")
-    print(f"compile + evaluate DeepSeek V4.1 Flash, decode:      "
-          f"{median_seconds(lambda: evaluate(compile_file(V41), 'decode', Scenario(S=8191)), 5) * 1e3:.0f} ms")
+        seconds = median_seconds(lambda compiled=compiled, shapes=shapes: evaluate(
+            compiled, "prefill", Scenario(P=1000 + next(shapes))), 2000)
+        row(f"one exact scenario, every quantity, {name}", f"{seconds * 1e6:.0f} µs (floor {floor:.2f} s)",
+            f"≤ {target} µs", seconds * 1e6 <= target)
 
 
 SWEEP = """
@@ -109,37 +108,89 @@ import resource, sys, time
 from pathlib import Path
 from archcost.compiler.pipeline import compile_file
 from archcost.compiler.serving.sweep import write
+phase = sys.argv[3]
+axes = {k: range(*map(int, v.split(":"))) for k, v in zip("BSPG", sys.argv[4:8])}
 model = compile_file(sys.argv[1])
 start = time.perf_counter()
-write(model, "decode", {"B": range(1, 101), "S": range(0, 1_000_000, 100), "P": [1], "G": [1]}, Path(sys.argv[2]))
+write(model, phase, axes, Path(sys.argv[2]))
 print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def sweeps() -> None:
-    """A 1,000,000-point sweep written to CSV and to JSON, each in a process of its own (peak memory)."""
-    import tempfile
-
+def sweeps(floor: float) -> None:
+    """Million-point decode sweeps to CSV and JSON, and a request sweep, each in a process of its own."""
+    cases = [("decode sweep, 10⁶ points to CSV", "decode", ("1:101", "0:1000000:100", "1:2", "1:2"), "csv", None),
+             ("decode sweep, 10⁶ points to JSON", "decode", ("1:101", "0:1000000:100", "1:2", "1:2"), "json", None),
+             ("request sweep, 20,000 points to CSV", "request", ("1:11", "0:200000:100", "128:129", "64:65"), "csv",
+              5.0)]
     with tempfile.TemporaryDirectory() as folder:
-        for suffix in ("csv", "json"):
-            runs = []
-            for _ in range(3):
-                done = subprocess.run([sys.executable, "-c", SWEEP, str(SPEC), f"{folder}/grid.{suffix}"],
-                                      check=True, capture_output=True, text=True)
-                seconds, peak_kib = done.stdout.split()
-                runs.append((float(seconds), int(peak_kib)))
-            seconds = statistics.median(r[0] for r in runs)
-            peak = max(r[1] for r in runs) / 1024
-            print(f"sweep of 1,000,000 points to {suffix.upper():<4}, file written:    {seconds:.2f} s, "
-                  f"peak {peak:,.0f} MB (whole process)")
+        for label, phase, axes, suffix, target in cases:
+            done = subprocess.run([sys.executable, "-c", SWEEP, str(SPEC), f"{folder}/grid.{suffix}", phase, *axes],
+                                  check=True, capture_output=True, text=True, cwd=ROOT)
+            seconds, peak_kib = done.stdout.split()
+            points = 1
+            for axis in axes:
+                points *= len(range(*map(int, axis.split(":"))))
+            per_point = float(seconds) / points * 1e6
+            row(label, f"{per_point:.2f} µs a point, peak {int(peak_kib) / 1024:,.0f} MB (floor {floor:.2f} s)",
+                f"≤ {target} µs a point" if target else "", per_point <= target if target else None)
 
 
-V41 = ROOT / "specs" / "deepseek-v4.1-flash.arch"
-CHAPTER = ("deepseek-v4.1-flash", "qwen3-8b", "qwen3.6-35b-a3b", "deepseek-v4-flash", "kimi-k3")
+def layouts(floor: float) -> None:
+    from archcost import load
+    from archcost.compiler.cards.fleet import ranked
+    from archcost.compiler.front.hardware import device, link
+
+    path = ROOT / "specs" / "qwen3-235b-a22b.arch"
+    model = load(path)
+    sheet, wire = device("h100-sxm"), link("nvlink4")
+    for cards in (8, 64, 512, 4096):
+        seconds = median_seconds(lambda cards=cards: ranked(model.compiled, cards, sheet, wire, 8192, 1), 1)
+        row(f"layouts of Qwen3-235B-A22B on {cards:,} cards", f"{seconds:.2f} s (floor {floor:.2f} s)",
+            "≤ 1 s" if cards == 4096 else "", seconds <= 1 if cards == 4096 else None)
+    model.layout("tp=8,ep=8")
+    seconds = median_seconds(lambda: model.layout("tp=8,ep=8"), 20)
+    row("Model.layout('tp=8,ep=8') once compiled", f"{seconds * 1e6:,.0f} µs (floor {floor:.2f} s)", "≤ 200 µs",
+        seconds * 1e6 <= 200)
+
+
+LAYER = "  gqa(d, q_heads = 32, kv_heads = 8, head_dim = 128, qk_norm = true) as attn{i}\n" \
+        "  swiglu(d, f = 12_288) as ffn{i}\n"
+
+
+def tall(layers: int, unrolled: bool) -> str:
+    """Qwen3-8B's layer, 200 times: in a `repeat`, or written out one call after another."""
+    head = ('use std.embedding\nuse std.attention.gqa\nuse std.ffn.swiglu\n\nmodel "Tall" {\n  d = 4096\n'
+            '  vocab = 151_936\n  precision weights = bf16, kv = bf16\n  embedding(vocab, d)\n')
+    body = "".join(LAYER.format(i=i) for i in range(layers)) if unrolled else \
+        f"  repeat {layers} as layers {{\n" + LAYER.format(i="") + "  }\n"
+    return head + body + "  rmsnorm(d) as final_norm\n  lm_head(d, vocab)\n}\n"
+
+
+def unrolled(floor: float) -> None:
+    """Cold `eval` processes of the two spellings of one 200-layer model, paired."""
+    with tempfile.TemporaryDirectory() as folder:
+        files = []
+        for name, written in (("repeat", False), ("written", True)):
+            files.append(Path(folder) / f"{name}.arch")
+            files[-1].write_text(tall(200, written))
+        evals = [archcost("eval", str(f), "--phase", "prefill", "--P", "8192", "--no-cache") for f in files]
+        env = dict(os.environ)
+        written, repeat, ratio = paired(evals[1], evals[0], 3, env)
+    row("200 layers written out (3,603 ops) against `repeat 200`", f"{written:.2f} s vs {repeat:.2f} s = "
+        f"{ratio:.1f} × (floor {floor:.2f} s)", "≤ 1.5 ×", ratio <= 1.5)
+
+
+def suite(floor: float) -> None:
+    seconds = cpu_of([sys.executable, "-m", "pytest", "-q"], dict(os.environ))
+    row("the README's test command (default suite)", f"{seconds:.0f} s CPU (floor {floor:.2f} s)",
+        "≤ 180 s CPU", seconds <= 180)
+
+
 SMALL = 'model "Small" {\n  lookup embed: 1000 -> 64\n}\n'
 
 
-def hostile_limits() -> None:
+def hostile_limits(floor: float) -> None:
     """How long each limit takes to refuse its hostile input (issue 8: each well under a second)."""
     import tempfile
 
@@ -176,8 +227,29 @@ def hostile_limits() -> None:
             ("`repeat 10^12`, compiled and evaluated", lambda: evaluate(compile_text(tall), "decode", Scenario())),
         ]
         for label, action in cases:
-            print(f"limit: {label:<45} {median_seconds(action, 5) * 1e3:8.1f} ms")
+            row(f"limit: {label}", f"{median_seconds(action, 5) * 1e3:.1f} ms (floor {floor:.2f} s)")
+
+
+SECTIONS = {"exact": exact_scenarios, "sweeps": sweeps, "layouts": layouts, "unrolled": unrolled,
+            "limits": hostile_limits}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=["processes", *SECTIONS], default=None)
+    parser.add_argument("--suite", action="store_true")
+    args = parser.parse_args(argv)
+    env = {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="archcost-bench-")}
+    os.environ["XDG_CACHE_HOME"] = env["XDG_CACHE_HOME"]
+    chosen = args.only or ["processes", *SECTIONS]
+    floor = processes(env) if "processes" in chosen else statistics.median(cpu_of(FLOOR, env) for _ in range(5))
+    for name in chosen:
+        if name in SECTIONS:
+            SECTIONS[name](floor)
+    if args.suite:
+        suite(floor)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
