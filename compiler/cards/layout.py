@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from fractions import Fraction
 
 import sympy as sp
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -64,7 +65,8 @@ class Layout(BaseModel):
         return SymbolicLayout(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
-                       imbalance=sp.nsimplify(self.imbalance), expert_parallel=self.ep > 1)
+                       imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
+                       expert_parallel=self.ep > 1)
 
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
@@ -152,7 +154,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     every = _every_card_params(compiled, degrees, layout, evaluate)
     report = LayoutReport(model=compiled.name, layout=layout, phase=phase, scenario=scenario, cards=cards,
                           busiest=busiest.stage, whole_params=whole, replicated_params=every - whole,
-                          traffic=list(_traffic(placement, evaluate)))
+                          traffic=list(_traffic(compiled, degrees, placement, evaluate)))
     if device is not None and link is not None:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         card = busiest if micro.B == replica.B else _card(compiled, placement, degrees, busiest.stage,
@@ -188,12 +190,22 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
     numbers = {name: evaluate(getattr(cost, name), name) for name in CARD_FIELDS}  # exact: a size may be a fraction
     read = sum(evaluate(getattr(cost, name), name) for name in READS)
     write = sum(evaluate(getattr(cost, name), name) for name in WRITES)
-    held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
-    sent, steps = ([_flow(evaluate, getattr(c, name) / _layers(c, placement, degrees, stage)) for c in held]
-                   for name in ("sent", "steps"))
+    flows = _card_flows(compiled, placement, degrees, stage)
+    sent, steps = ([_flow(evaluate, flow[index]) for flow in flows] for index in (0, 1))
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
-                network_bytes=sum(int(round(b * c.network)) for b, c in zip(sent, held)),
-                network_steps=sum(int(round(n * c.network)) for n, c in zip(steps, held)), **numbers)
+                network_bytes=sum(int(round(b * flow[2])) for b, flow in zip(sent, flows)),
+                network_steps=sum(int(round(n * flow[2])) for n, flow in zip(steps, flows)), **numbers)
+
+
+def _card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
+    """(bytes sent, steps waited, share between servers) of each collective one card of `stage` takes part in,
+    built once per layout and stage (sympy's arithmetic on them costs more than their numbers)."""
+    key = ("card flows", degrees, stage)
+    if key not in compiled.memo:
+        held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
+        compiled.memo[key] = [(c.sent / _layers(c, placement, degrees, stage),
+                               c.steps / _layers(c, placement, degrees, stage), _fraction(c.network)) for c in held]
+    return compiled.memo[key]
 
 
 def _on_stage(collective, placement: Placement, stage: str) -> bool:
@@ -211,13 +223,27 @@ def _flow(evaluate, expr) -> int:
     return int(round(evaluate(sp.nsimplify(expr) if not isinstance(expr, sp.Basic) else expr, "flops_matrix")))
 
 
-def _traffic(placement: Placement, evaluate) -> Iterator[Traffic]:
-    groups: dict[tuple[str, str], list] = {}
-    for collective in placement.collectives:
-        groups.setdefault((collective.kind, collective.group), []).append(collective)
-    for (kind, group), found in sorted(groups.items()):
-        count = sum(_flow(evaluate, c.times) for c in found)
-        yield Traffic(kind=kind, group=group, count=count, sent_bytes=sum(_flow(evaluate, c.sent) for c in found))
+def _fraction(share: sp.Expr) -> Fraction:
+    """A share between servers as an exact Python fraction (rounded the same way, half to even)."""
+    share = sp.Rational(share)
+    return Fraction(int(share.p), int(share.q))
+
+
+def _traffic(compiled, degrees: SymbolicLayout, placement: Placement, evaluate) -> Iterator[Traffic]:
+    for (kind, group), found in _traffic_groups(compiled, degrees, placement):
+        count = sum(_flow(evaluate, times) for times, _ in found)
+        yield Traffic(kind=kind, group=group, count=count, sent_bytes=sum(_flow(evaluate, sent) for _, sent in found))
+
+
+def _traffic_groups(compiled, degrees: SymbolicLayout, placement: Placement) -> list:
+    """The collectives by kind and group, as (copies, bytes sent) of each: built once per layout."""
+    key = ("traffic", degrees)
+    if key not in compiled.memo:
+        groups: dict[tuple[str, str], list] = {}
+        for collective in placement.collectives:
+            groups.setdefault((collective.kind, collective.group), []).append((collective.times, collective.sent))
+        compiled.memo[key] = sorted(groups.items())
+    return compiled.memo[key]
 
 
 def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate) -> int:
