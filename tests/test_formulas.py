@@ -113,6 +113,29 @@ def test_fast_paths_agree_with_exact_evaluation():
                 assert float(np.asarray(grid[key])[0]) == pytest.approx(value, rel=1e-12), (name, phase, key)
 
 
+@pytest.mark.parametrize("name", ["qwen3-8b", "deepseek-v4-flash", "gemma-2-9b", "mamba-codestral-7b"])
+def test_a_request_sweep_is_the_exact_request_at_every_point(name):
+    """`sweep --phase request` sums the decodes on arrays (closed power sums) or point by point (windows,
+    compressed blocks): every column at every point is the exact evaluator's request, long histories and
+    thousands of decodes included."""
+    import itertools
+
+    from archcost.compiler.numbers.assemble import Evaluator, total_key
+    from archcost.compiler.numbers.leaves import phase_forms
+    from archcost.compiler.serving.sweep import sweep
+    from archcost.compiler.terms.quantities import SWEPT
+
+    model = compiled(name)
+    grid = {"B": [1, 3], "S": [0, 77, 999_999], "P": [1, 300], "G": [1, 2, 4097]}
+    columns = sweep(model, "request", grid)
+    exact = Evaluator(phase_forms(model, "request"))
+    for index, shape in enumerate(itertools.product(*(grid[k] for k in "BSPG"))):
+        row = exact(*shape)
+        for quantity in SWEPT:
+            want = sum(row[total_key(field)] for field in quantity.fields)
+            assert float(columns[quantity.name][index]) == pytest.approx(want, rel=1e-12, abs=1e-9), (shape, quantity)
+
+
 def test_stepped_request_equals_its_calls():
     """Block-compressed caches and replay make a decode piecewise in S: the request is summed step by
     step, exactly, and must equal its prefill plus each decode evaluated on its own."""

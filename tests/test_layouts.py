@@ -9,8 +9,9 @@ from helpers import ROOT, compiled
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from archcost.compiler.cards.degrees import Layout, parse_layout
 from archcost.compiler.cards.fleet import ranked
-from archcost.compiler.cards.layout import Layout, layout_report, parse_layout
+from archcost.compiler.cards.layout import layout_report
 from archcost.compiler.cards.placement import place
 from archcost.compiler.cli import main
 from archcost.compiler.front.hardware import device, link

@@ -235,7 +235,8 @@ MOE = str(Path(__file__).resolve().parents[1] / "specs" / "qwen3-30b-a3b.arch")
 
 
 def _layout(spec: str, words: str, phase: str = "decode", **shape):
-    from archcost.compiler.cards.layout import layout_report, parse_layout
+    from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.layout import layout_report
     from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Scenario
 

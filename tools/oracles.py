@@ -69,7 +69,8 @@ def cold_warm(model, text: str) -> str | None:
 
 
 def one_card(model, text: str) -> str | None:
-    from archcost.compiler.cards.layout import Layout, layout_report
+    from archcost.compiler.cards.degrees import Layout
+    from archcost.compiler.cards.layout import layout_report
     from archcost.compiler.terms.scenario import Scenario
 
     card = layout_report(model, Layout(), "decode", Scenario(**SHAPE)).cards[0]
@@ -81,7 +82,8 @@ def one_card(model, text: str) -> str | None:
 
 
 def cards_sum(model, text: str) -> str | None:
-    from archcost.compiler.cards.layout import layout_report, parse_layout
+    from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.layout import layout_report
     from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.errors import ArchError
 

@@ -167,7 +167,8 @@ class Model:
         """One card of the model split over cards (`"tp=8,ep=8"`, docs/layouts.md): its M, F, R, the
         collectives on the graph's edges and, with a device and a link, the call's time bounds (`memory`:
         the device's capacity as it reports it, or `"nominal"`, the vendor's figure)."""
-        from archcost.compiler.cards.layout import layout_report, parse_layout
+        from archcost.compiler.cards.degrees import parse_layout
+        from archcost.compiler.cards.layout import layout_report
         from archcost.compiler.front.hardware import device as device_sheet
         from archcost.compiler.front.hardware import link as link_sheet
 

@@ -12,7 +12,8 @@ from ..front.hardware import Device, Link
 from ..numbers.evaluate import state_bytes_at
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
-from .layout import Layout, LayoutReport, layout_report
+from .degrees import Layout
+from .layout import LayoutReport, layout_report
 from .placement import stage_cost
 
 

@@ -1,78 +1,20 @@
-"""A model split over cards: the layout as data, and the per-card M, F, R, traffic and time bounds of a call."""
+"""A model split over cards: the per-card M, F, R, traffic and time bounds of a call on a layout (degrees.py)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from fractions import Fraction
 
 import sympy as sp
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
+from pydantic import BaseModel
 
 from ..front.hardware import Device, Link
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
+from .degrees import Layout, refused
 from .placement import Placement, SymbolicLayout, placed, stage_cost
 
-Degree = Field(1, ge=1, le=100_000)
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
-
-
-class Layout(BaseModel):
-    """Parallel degrees: tensor (TP), expert (EP), pipeline (PP), context (CP) and data (DP) parallel. A model
-    replica spans TP × PP × CP cards; DP replicas serve B/DP requests each; EP groups are built from the
-    TP × DP cards of a pipeline stage (DeepSeek-V3's layout: attention data parallel, experts over EP)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    tp: int = Degree
-    ep: int = Degree
-    pp: int = Degree
-    dp: int = Degree
-    cp: int = Degree
-    sequence_parallel: bool = False   # Megatron-SP: each all-reduce as a reduce-scatter and an all-gather
-    micro_batches: int = Field(1, ge=1, le=100_000)
-    node: int = Field(8, ge=1, le=100_000)           # cards per server
-    limit: int | None = Field(None, ge=1, le=100_000)  # servers a token is sent to at most (node-limited routing)
-    dispatch: str | None = None       # the format tokens travel to their experts in, e.g. fp8
-    imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
-
-    @model_validator(mode="after")
-    def _expert_groups(self) -> Layout:
-        if (self.tp * self.dp) % self.ep:
-            raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
-                             "pipeline stage")
-        if self.limit is not None and self.ep > self.node and self.ep % self.node:
-            raise ValueError(f"ep = {self.ep} is not a whole number of servers of {self.node} cards")
-        return self
-
-    @property
-    def cards(self) -> int:
-        return self.tp * self.pp * self.cp * self.dp
-
-    def degrees(self, keep: frozenset[str] = frozenset(), formats: dict | None = None) -> SymbolicLayout:
-        """The degrees as sympy values; those in `keep` stay symbols (`--keep tp,ep`)."""
-        def value(name: str):
-            return sp.Symbol(name, positive=True, integer=True) if name in keep else sp.Integer(getattr(self, name))
-        dispatch = None
-        if self.dispatch is not None:
-            if self.dispatch not in (formats or {}):
-                raise ArchError([Diagnostic(code="E405", message=f"layout: unknown dispatch format `{self.dispatch}`",
-                                            hint=did_you_mean(self.dispatch, formats or {}) or "e.g. fp8, bf16")])
-            dispatch = formats[self.dispatch]
-        return SymbolicLayout(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
-                       sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
-                       node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
-                       imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
-                       expert_parallel=self.ep > 1)
-
-    def text(self) -> str:
-        extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
-                                                      (f"≤ {self.limit} servers a token", self.limit)) if on)
-        cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
-        return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
 
 
 class Card(BaseModel):
@@ -176,12 +118,12 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
     micro-batch needs a request, each card a position (the new positions of a prefill, the history at a decode)."""
     requests = -(-scenario.B // layout.dp)
     if layout.micro_batches > requests:
-        raise _refused(f"mb = {layout.micro_batches} micro-batches of the {requests:,} request"
+        raise refused(f"mb = {layout.micro_batches} micro-batches of the {requests:,} request"
                        f"{'s' if requests != 1 else ''} a replica serves: a micro-batch would hold none",
                        "choose mb no larger than the requests of a replica, B / dp")
     positions = scenario.S + 1 if phase == "decode" else scenario.P
     if layout.cp > positions:
-        raise _refused(f"cp = {layout.cp} splits {positions:,} position{'s' if positions != 1 else ''} of this "
+        raise refused(f"cp = {layout.cp} splits {positions:,} position{'s' if positions != 1 else ''} of this "
                        f"{phase}: a card would hold none", "choose cp no larger than the positions split")
 
 
@@ -268,49 +210,3 @@ def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link
                  communication=communication,
                  no_overlap=slots * (compute + memory + communication),
                  full_overlap=slots * max(compute, memory, communication), bubble=(layout.pp - 1) / slots)
-
-
-WORDS = {"mb": "micro_batches", "imb": "imbalance", "sp": "sequence_parallel"}
-
-
-SWITCH = {"": True, "1": True, "true": True, "on": True, "0": False, "false": False, "off": False}
-
-
-def _refused(message: str, hint: str | None = None) -> ArchError:
-    return ArchError([Diagnostic(code="E405", message=message, hint=hint)])
-
-
-def _word_value(name: str, value: str, part: str):
-    """One word's value: ASCII digits only (`²` passes str.isdigit), a switch from its words, a format's name."""
-    if name == "sequence_parallel":
-        if value not in SWITCH:
-            raise _refused(f"layout `{part}`: sp is on or off", "write sp, sp=on or sp=off")
-        return SWITCH[value]
-    if name == "dispatch":
-        return value
-    if name == "imbalance" and re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", value):
-        return float(value)
-    if re.fullmatch(r"[0-9]{1,6}", value):
-        return int(value)
-    raise _refused(f"layout `{part}`: give NAME=whole number, e.g. tp=8")
-
-
-def parse_layout(text: str) -> Layout:
-    """`tp=8,ep=8,pp=2` (or spaces) as a Layout; never evaluated: whole numbers, `imb` a decimal, `dispatch`
-    a format's name, `sp` a switch."""
-    values: dict[str, object] = {}
-    for part in text.replace(",", " ").split():
-        written, _, value = part.partition("=")
-        name = WORDS.get(written, written)
-        if name in values:  # `tp=2,tp=4`: which one was meant is not ours to guess
-            raise _refused(f"layout `{text}` gives `{written}` twice")
-        values[name] = _word_value(name, value, part)
-    try:
-        return Layout(**values)
-    except ValueError as error:
-        first = error.errors()[0] if hasattr(error, "errors") else {"msg": str(error), "loc": ()}
-        where = ".".join(str(p) for p in first["loc"])
-        raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
-                                    hint="degrees: tp, ep, pp, dp, cp; mb (micro-batches), sp (sequence parallel), "
-                                         "node (cards per server), limit (servers per token), dispatch (a format), "
-                                         "imb (expert load imbalance)")]) from None

@@ -34,7 +34,7 @@ def _traffic(compiled, layout_text: str | None) -> dict[tuple[str, str], str] | 
     """The collective each edge carries on a layout, as the diagram labels it."""
     if layout_text is None:
         return None
-    from ..cards.layout import parse_layout
+    from ..cards.degrees import parse_layout
     from ..cards.placement import placed
 
     layout = parse_layout(layout_text)

@@ -35,7 +35,8 @@ def layout_arguments(parser) -> None:
 
 
 def run_layout(args) -> int:
-    from ..cards.layout import layout_report, parse_layout
+    from ..cards.degrees import parse_layout
+    from ..cards.layout import layout_report
     from ..front.hardware import device, link
     from ..render.layouts import layout_text
 

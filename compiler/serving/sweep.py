@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..numbers import forms
-from ..numbers.assemble import Evaluator, total_key
+from ..numbers.assemble import total_key
 from ..terms.letters import LOWEST, MAX_COUNT, bad_value
 from ..terms.quantities import SWEPT
 
@@ -120,13 +120,9 @@ def functions(phase_forms: dict):
         vector = forms.function(trees, VECTOR, vector=True)
         return lambda b, s, p, g: [np.broadcast_to(np.asarray(c, dtype=np.float64), b.shape)
                                    for c in vector(b, s, p, g)]
-    exact = Evaluator(phase_forms)  # a request: each point summed exactly, then as floats
-    fields = [[total_key(f) for f in quantity.fields] for quantity in SWEPT]
+    from .request_sweep import request_columns  # a request: its decodes summed on the arrays
 
-    def per_point(b, s, p, g):
-        rows = [exact(int(bb), int(ss), int(pp), int(gg)) for bb, ss, pp, gg in zip(b, s, p, g, strict=True)]
-        return [np.array([float(sum(row[k] for k in keys)) for row in rows]) for keys in fields]
-    return per_point
+    return request_columns(phase_forms)
 
 
 def evaluator(compiled, phase: str):

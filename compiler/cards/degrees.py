@@ -1,0 +1,117 @@
+"""A layout as data: the parallel degrees and the words that go with them, read from `tp=8,ep=8,pp=2` text."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import sympy as sp
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
+
+from .placement import SymbolicLayout
+
+Degree = Field(1, ge=1, le=100_000)
+
+
+class Layout(BaseModel):
+    """Parallel degrees: tensor (TP), expert (EP), pipeline (PP), context (CP) and data (DP) parallel. A model
+    replica spans TP × PP × CP cards; DP replicas serve B/DP requests each; EP groups are built from the
+    TP × DP cards of a pipeline stage (DeepSeek-V3's layout: attention data parallel, experts over EP)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tp: int = Degree
+    ep: int = Degree
+    pp: int = Degree
+    dp: int = Degree
+    cp: int = Degree
+    sequence_parallel: bool = False   # Megatron-SP: each all-reduce as a reduce-scatter and an all-gather
+    micro_batches: int = Field(1, ge=1, le=100_000)
+    node: int = Field(8, ge=1, le=100_000)           # cards per server
+    limit: int | None = Field(None, ge=1, le=100_000)  # servers a token is sent to at most (node-limited routing)
+    dispatch: str | None = None       # the format tokens travel to their experts in, e.g. fp8
+    imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
+
+    @model_validator(mode="after")
+    def _expert_groups(self) -> Layout:
+        if (self.tp * self.dp) % self.ep:
+            raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
+                             "pipeline stage")
+        if self.limit is not None and self.ep > self.node and self.ep % self.node:
+            raise ValueError(f"ep = {self.ep} is not a whole number of servers of {self.node} cards")
+        return self
+
+    @property
+    def cards(self) -> int:
+        return self.tp * self.pp * self.cp * self.dp
+
+    def degrees(self, keep: frozenset[str] = frozenset(), formats: dict | None = None) -> SymbolicLayout:
+        """The degrees as sympy values; those in `keep` stay symbols (`--keep tp,ep`)."""
+        def value(name: str):
+            return sp.Symbol(name, positive=True, integer=True) if name in keep else sp.Integer(getattr(self, name))
+        dispatch = None
+        if self.dispatch is not None:
+            if self.dispatch not in (formats or {}):
+                raise ArchError([Diagnostic(code="E405", message=f"layout: unknown dispatch format `{self.dispatch}`",
+                                            hint=did_you_mean(self.dispatch, formats or {}) or "e.g. fp8, bf16")])
+            dispatch = formats[self.dispatch]
+        return SymbolicLayout(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
+                       sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
+                       node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
+                       imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
+                       expert_parallel=self.ep > 1)
+
+    def text(self) -> str:
+        extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
+                                                      (f"≤ {self.limit} servers a token", self.limit)) if on)
+        cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
+        return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
+
+
+WORDS = {"mb": "micro_batches", "imb": "imbalance", "sp": "sequence_parallel"}
+
+
+SWITCH = {"": True, "1": True, "true": True, "on": True, "0": False, "false": False, "off": False}
+
+
+def refused(message: str, hint: str | None = None) -> ArchError:
+    """A layout no card arrangement makes, or one written wrongly (E405)."""
+    return ArchError([Diagnostic(code="E405", message=message, hint=hint)])
+
+
+def _word_value(name: str, value: str, part: str):
+    """One word's value: ASCII digits only (`²` passes str.isdigit), a switch from its words, a format's name."""
+    if name == "sequence_parallel":
+        if value not in SWITCH:
+            raise refused(f"layout `{part}`: sp is on or off", "write sp, sp=on or sp=off")
+        return SWITCH[value]
+    if name == "dispatch":
+        return value
+    if name == "imbalance" and re.fullmatch(r"[0-9]{1,6}(\.[0-9]{1,6})?", value):
+        return float(value)
+    if re.fullmatch(r"[0-9]{1,6}", value):
+        return int(value)
+    raise refused(f"layout `{part}`: give NAME=whole number, e.g. tp=8")
+
+
+def parse_layout(text: str) -> Layout:
+    """`tp=8,ep=8,pp=2` (or spaces) as a Layout; never evaluated: whole numbers, `imb` a decimal, `dispatch`
+    a format's name, `sp` a switch."""
+    values: dict[str, object] = {}
+    for part in text.replace(",", " ").split():
+        written, _, value = part.partition("=")
+        name = WORDS.get(written, written)
+        if name in values:  # `tp=2,tp=4`: which one was meant is not ours to guess
+            raise refused(f"layout `{text}` gives `{written}` twice")
+        values[name] = _word_value(name, value, part)
+    try:
+        return Layout(**values)
+    except ValueError as error:
+        first = error.errors()[0] if hasattr(error, "errors") else {"msg": str(error), "loc": ()}
+        where = ".".join(str(p) for p in first["loc"])
+        raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
+                                    hint="degrees: tp, ep, pp, dp, cp; mb (micro-batches), sp (sequence parallel), "
+                                         "node (cards per server), limit (servers per token), dispatch (a format), "
+                                         "imb (expert load imbalance)")]) from None
