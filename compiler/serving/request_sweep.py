@@ -25,10 +25,9 @@ from ..numbers.assemble import atom_sum, plain, total_key
 from ..terms.quantities import SWEPT
 
 
-def request_columns(phase_forms: dict):
-    """(B, S, P, G) float arrays → one float array per column of the sweep, for a request's forms."""
-    from .sweep import VECTOR
-
+def request_columns(phase_forms: dict, helpers: dict):
+    """(B, S, P, G) float arrays → one float array per column of the sweep, for a request's forms (`helpers`:
+    the numpy functions of a vector form, sweep.VECTOR)."""
     leaves, requests, atoms = phase_forms["leaves"], phase_forms["requests"], phase_forms["atoms"]
     columns = [[total_key(f) for f in quantity.fields] for quantity in SWEPT]
     flows = sorted({key for keys in columns for key in keys if key in requests})
@@ -40,7 +39,7 @@ def request_columns(phase_forms: dict):
     trees = [leaves[key] for key in levels] + [requests[key]["call"] for key in flows]
     terms = [(key, power) for key in polynomial for _, power, _ in requests[key]["decode"]]
     trees += [coefficient for key in polynomial for _, _, coefficient in requests[key]["decode"]]
-    vector = forms.function(trees, VECTOR, vector=True)
+    vector = forms.function(trees, helpers, vector=True)
     exact = _exact_decodes(requests, atoms, stepped)
 
     def evaluate(b, s, p, g) -> list[np.ndarray]:

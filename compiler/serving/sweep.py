@@ -122,7 +122,7 @@ def functions(phase_forms: dict):
                                    for c in vector(b, s, p, g)]
     from .request_sweep import request_columns  # a request: its decodes summed on the arrays
 
-    return request_columns(phase_forms)
+    return request_columns(phase_forms, VECTOR)
 
 
 def evaluator(compiled, phase: str):
