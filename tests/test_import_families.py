@@ -10,7 +10,6 @@ import json
 import warnings
 
 import pytest
-import transformers
 from helpers import ROOT, check_golden, compiled, load_tool
 
 from archcost.compiler.importer import FAMILIES, MULTIMODAL, Multimodal, import_config, parse_config, read_config
@@ -26,6 +25,8 @@ PUBLISHED = ROOT / "tests" / "configs" / "published"
 
 def class_fields(model_type: str) -> dict:
     """The fields transformers' config class writes for `model_type`, with their default values."""
+    import transformers  # imported where it is used: collecting the suite does not pay for it
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return transformers.AutoConfig.for_model(model_type).to_dict()
