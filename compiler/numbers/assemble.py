@@ -49,11 +49,15 @@ class Evaluator:
         self.function = forms.function(trees)
         self.atoms = phase_forms["atoms"]
         self.atom_functions = [forms.function([atom]) for atom in self.atoms]
+        # the leaves whose value may be other than a Python integer (a fraction, a float, a truth value)
+        self.unplain = [key for key, tree in phase_forms["leaves"].items() if not forms.integral(tree)]
 
     def __call__(self, B: int, S: int, P: int, G: int) -> dict:
         try:
             values = self.function(B, S, P, G)
-            numbers = dict(zip(self.keys, map(plain, values)))
+            numbers = dict(zip(self.keys, values))
+            for key in self.unplain:
+                numbers[key] = plain(numbers[key])
             if self.request_keys:
                 numbers.update(self._requests(values, B, S, P, G))
         except (ZeroDivisionError, ValueError, TypeError, OverflowError, sums.Unsummable) as error:
@@ -96,15 +100,13 @@ class Numbers:
 
     def __init__(self, values: dict):
         self.values = values
+        self.leaf = values.__getitem__  # a leaf is its value, as it is
 
     def total(self, key: str):
         value = self.values[key]
         if value < 0:
             raise Fallback(key)
         return value
-
-    def leaf(self, key: str):
-        return self.values[key]
 
 
 def shape(scenario: dict, phase: str) -> dict:
@@ -129,7 +131,12 @@ def assemble(head: dict, plan: list, phase: str, scenario: dict, numbers) -> dic
     for entry in plan:
         kind, name = entry[0], entry[1]
         if kind == "sum":  # totals, less other totals, less classes' shares
-            data[name] = sum(map(total, entry[2])) - sum(map(total, entry[3])) - sum(map(leaf, entry[4:]))
+            value = sum(map(total, entry[2]))
+            if entry[3]:
+                value -= sum(map(total, entry[3]))
+            if len(entry) > 4:
+                value -= sum(map(leaf, entry[4:]))
+            data[name] = value
         elif kind == "each":
             data[name] = {group: leaf(key) for group, key in entry[2]}
         elif kind == "parts":

@@ -73,6 +73,17 @@ def check(tree, depth: int = 0, budget: list | None = None) -> bool:
     return True
 
 
+INTEGRAL = frozenset({"+", "*", "^", "fdiv", "cdiv", "floor", "ceil", "min", "max", "mod"})
+
+
+def integral(tree) -> bool:
+    """True when the form's value is a Python integer whenever B, S, P, G and X are: only sums, products,
+    whole powers, floor and ceiling divisions, minima, maxima and remainders of integers."""
+    if type(tree) is int or type(tree) is str:
+        return True
+    return tree[0] in INTEGRAL and all(integral(a) for a in tree[1:])
+
+
 # ---------------------------------------------------------------------------------------------- code
 
 def _exact(numerator, denominator: int):
