@@ -127,25 +127,82 @@ def function(trees: list, helpers: dict | None = None, vector: bool = False):
     Python integers, or element by element on numpy arrays with `vector` and numpy's `helpers`. Each form is
     turned into nested closures, node by node: nothing is parsed or executed as code."""
     ops = {**HELPERS, **(helpers or {})}
-    built: dict[int, object] = {}  # id of a subtree → its closure: a subtree many forms share is built once
-    parts = [_closure(tree, ops, vector, built) for tree in trees]
+    keys: dict[int, tuple] = {}  # id of a subtree → its structure, so equal subtrees are one
+    uses: dict[tuple, int] = {}
+    for tree in trees:
+        _count(tree, keys, uses)
+    built: dict[tuple, object] = {}  # structure → its closure: a subtree many forms share is built once
+    cells: list[list] = []           # the remembered values, forgotten after each call on arrays
+    parts = [_closure(tree, ops, vector, (built, keys, uses, cells)) for tree in trees]
     evaluators = [part if callable(part) else (lambda e, value=part[0]: value) for part in parts]
 
     def forms(B, S, P, G, X=0):
         env = (B, S, P, G, X)
-        return tuple([evaluate(env) for evaluate in evaluators])
+        values = tuple([evaluate(env) for evaluate in evaluators])
+        if vector:  # a chunk's arrays are not kept alive by the closures once its values are out
+            for cell in cells:
+                cell[0] = FORGOTTEN
+        return values
     return forms
 
 
-def _closure(tree, ops: dict, vector: bool, built: dict):
-    """A closure of the environment (B, S, P, G, X), or a 1-tuple holding a constant (folded as it is built)."""
+FORGOTTEN = (None, None)
+SHARED_SIZE = 3  # a subtree of at least this many nodes, met more than once, is computed once a call
+
+
+def _count(tree, keys: dict, uses: dict):
+    """The structure of `tree` as nested tuples (memoized by identity), counting how often each compound
+    subtree occurs among the forms."""
+    if type(tree) is not list:
+        return tree
+    if id(tree) not in keys:
+        keys[id(tree)] = tuple(_count(part, keys, uses) for part in tree)
+    key = keys[id(tree)]
+    uses[key] = uses.get(key, 0) + 1
+    return key
+
+
+def _size(key, limit: int) -> int:
+    """Nodes of a structure, counted up to `limit`."""
+    if type(key) is not tuple:
+        return 1
+    total = 1
+    for part in key[1:]:
+        total += _size(part, limit - total)
+        if total >= limit:
+            break
+    return total
+
+
+def _closure(tree, ops: dict, vector: bool, built: tuple):
+    """A closure of the environment (B, S, P, G, X), or a 1-tuple holding a constant (folded as it is built).
+    A subtree met more than once keeps its last value for the environment it was computed in, so one call
+    computes it once however many forms hold it."""
     if type(tree) is int:
         return (tree,)
     if type(tree) is str:
         return operator.itemgetter(LETTERS.index(tree))
-    if id(tree) not in built:
-        built[id(tree)] = _node(tree, ops, vector, built)
-    return built[id(tree)]
+    closures, keys, uses, cells = built
+    key = keys[id(tree)]
+    if key not in closures:
+        node = _node(tree, ops, vector, built)
+        shared = callable(node) and uses[key] > 1 and _size(key, SHARED_SIZE) >= SHARED_SIZE
+        closures[key] = _remembered(node, cells) if shared else node
+    return closures[key]
+
+
+def _remembered(inner, cells: list):
+    last = [FORGOTTEN]  # (environment, value), replaced whole: a reader never sees half of it
+    cells.append(last)
+
+    def remembered(e):
+        seen, value = last[0]
+        if seen is e:
+            return value
+        value = inner(e)
+        last[0] = (e, value)
+        return value
+    return remembered
 
 
 def _node(tree: list, ops: dict, vector: bool, built: dict):
