@@ -128,12 +128,18 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
 
 
 def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate) -> Card:
-    cost = stage_cost(compiled, degrees, stage)
-    numbers = {name: evaluate(getattr(cost, name), name) for name in CARD_FIELDS}  # exact: a size may be a fraction
-    read = sum(evaluate(getattr(cost, name), name) for name in READS)
-    write = sum(evaluate(getattr(cost, name), name) for name in WRITES)
     flows = _card_flows(compiled, placement, degrees, stage)
-    sent, steps = ([_flow(evaluate, flow[index]) for flow in flows] for index in (0, 1))
+    fields = CARD_FIELDS + READS + WRITES
+
+    def items():
+        cost = stage_cost(compiled, degrees, stage)
+        return [(getattr(cost, name), name) for name in fields] + [
+            (_exact(flow[index]), "flops_matrix") for index in (0, 1) for flow in flows]
+    values = evaluate.many(("card", degrees, stage), items)  # exact: a size may be a fraction
+    numbers = dict(zip(CARD_FIELDS, values))
+    read = sum(values[len(CARD_FIELDS):len(CARD_FIELDS) + len(READS)])
+    write = sum(values[len(CARD_FIELDS) + len(READS):len(fields)])
+    sent, steps = ([int(round(v)) for v in values[len(fields) + index * len(flows):][:len(flows)]] for index in (0, 1))
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
                 network_bytes=sum(int(round(b * flow[2])) for b, flow in zip(sent, flows)),
                 network_steps=sum(int(round(n * flow[2])) for n, flow in zip(steps, flows)), **numbers)
@@ -161,8 +167,9 @@ def _layers(collective, placement: Placement, degrees: SymbolicLayout, stage: st
     return degrees.pp if stage != "whole" and stacked else 1
 
 
-def _flow(evaluate, expr) -> int:
-    return int(round(evaluate(sp.nsimplify(expr) if not isinstance(expr, sp.Basic) else expr, "flops_matrix")))
+def _exact(expr) -> sp.Expr:
+    """A collective's figure as an exact sympy value (a plain Python number where the degrees make one)."""
+    return sp.nsimplify(expr) if not isinstance(expr, sp.Basic) else expr
 
 
 def _fraction(share: sp.Expr) -> Fraction:
@@ -172,9 +179,13 @@ def _fraction(share: sp.Expr) -> Fraction:
 
 
 def _traffic(compiled, degrees: SymbolicLayout, placement: Placement, evaluate) -> Iterator[Traffic]:
-    for (kind, group), found in _traffic_groups(compiled, degrees, placement):
-        count = sum(_flow(evaluate, times) for times, _ in found)
-        yield Traffic(kind=kind, group=group, count=count, sent_bytes=sum(_flow(evaluate, sent) for _, sent in found))
+    groups = _traffic_groups(compiled, degrees, placement)
+    values = iter(int(round(v)) for v in evaluate.many(("traffic", degrees), lambda: [
+        (_exact(expr), "flops_matrix") for _, found in groups for pair in found for expr in pair]))
+    for (kind, group), found in groups:
+        pairs = [(next(values), next(values)) for _ in found]
+        yield Traffic(kind=kind, group=group, count=sum(times for times, _ in pairs),
+                      sent_bytes=sum(sent for _, sent in pairs))
 
 
 def _traffic_groups(compiled, degrees: SymbolicLayout, placement: Placement) -> list:

@@ -47,3 +47,26 @@ class PlainEvaluator:
             except forms.NotPlain:
                 memo[key] = None
         return memo[key]
+
+    def many(self, name: tuple, items) -> list[Number]:
+        """The values of several closed forms at once, `items` (expression, field) pairs that `name` stands
+        for (a card of a layout: every figure it reports): one evaluator built once per model and phase, so
+        equal parts are computed once; where it cannot vouch for a number, each is asked alone (and the
+        symbolic path says why)."""
+        key = ("plain many", name, self.phase)
+        memo = self.compiled.memo
+        if key not in memo:
+            pairs = list(items() if callable(items) else items)
+            found = {str(index): Leaf(expr, self.phase, field) for index, (expr, field) in enumerate(pairs)}
+            try:
+                memo[key] = (pairs, Evaluator(forms_of(self.compiled, found)))
+            except forms.NotPlain:
+                memo[key] = (pairs, None)
+        pairs, evaluator = memo[key]
+        if evaluator is not None:
+            try:
+                values = evaluator(**self.shape)
+                return [values[str(index)] for index in range(len(pairs))]
+            except Fallback:
+                pass
+        return [self(expr, field) for expr, field in pairs]
