@@ -63,9 +63,11 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
     placed once per layout and kept with the model (a report, its capacity and its diagram share it)."""
     key = ("placement", degrees)
     if key not in compiled.memo:
-        compiled.memo[key] = place(compiled.graph, degrees)
+        problems = [(op, message) for node_id in nx.topological_sort(compiled.graph)
+                    for op in (compiled.graph.nodes[node_id]["op"],) for message in _uneven(op, degrees)]
+        compiled.memo[key] = Placement(problems=problems) if problems else place(compiled.graph, degrees)
     placement = compiled.memo[key]
-    if placement.problems:
+    if placement.problems:  # found before anything is placed: a layout search refuses most layouts so
         raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span,
                                                         hint="choose degrees that divide the model's heads "
                                                              "and experts")
@@ -140,17 +142,22 @@ def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
     experts over EP cards, repeated layers over pipeline stages (uneven stages are not modelled). A head count
     is a whole number ≥ 1 here: the front refuses any other where the shard word is read (E301)."""
     word, heads = op.shard
-    tp, ep, pp = degrees.tp, degrees.ep, degrees.pp
-    layers = op.multiplicity
-    if pp.is_Integer and layers.is_Integer and layers != 1 and layers % pp:
+    tp, ep, pp = (_number(d) for d in (degrees.tp, degrees.ep, degrees.pp))
+    layers, heads = _number(op.multiplicity), _number(heads)
+    if type(pp) is int and type(layers) is int and layers != 1 and layers % pp:
         return [f"its {layers} copies cannot be split evenly over pp = {pp} stages"]
-    if (word == "heads" and heads is not None and heads.is_Integer and tp.is_Integer
+    if (word == "heads" and type(heads) is int and type(tp) is int
             and (heads % tp if tp <= heads else tp % heads) != 0):
         return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
-    count = getattr(op.args, "count", None)
-    if word == "ep" and ep.is_Integer and getattr(count, "is_Integer", False) and count % ep:
+    count = _number(getattr(op.args, "count", None))
+    if word == "ep" and type(ep) is int and type(count) is int and count % ep:
         return [f"{count} experts cannot be split evenly over ep = {ep} cards"]
     return []
+
+
+def _number(value):
+    """A sympy integer as a Python one (the checks above are arithmetic on numbers); anything else as it is."""
+    return int(value) if getattr(value, "is_Integer", False) else value
 
 
 def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout) -> Share:
@@ -265,14 +272,16 @@ def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
 
 def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str) -> Cost:
     """Σ over the ops one card of `stage` (first, last, or whole when pp = 1) holds, each scaled by its share."""
-    total = Cost()
+    terms: dict[str, list] = {name: [] for name in COST_FIELDS}
     for node_id, data in graph.nodes(data=True):
         where = placement.stages[node_id]
         if stage != "whole" and where not in ("stack", stage):
             continue
         layers = degrees.pp if where == "stack" and stage != "whole" else ONE
-        total = total + _scaled(graph, node_id, data, placement, degrees).scaled(data["op"].multiplicity / layers)
-    return total
+        scaled = _scaled(graph, node_id, data, placement, degrees)
+        for name in COST_FIELDS:
+            terms[name].append(getattr(scaled, name) * (data["op"].multiplicity / layers))
+    return Cost(**{name: sp.Add(*parts) for name, parts in terms.items()})  # one Add a field: flattened once
 
 
 def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement, degrees: SymbolicLayout) -> Cost:

@@ -47,7 +47,9 @@ def share(word: str, heads: sp.Expr | None, tp: sp.Expr, ep: sp.Expr) -> Share:
     if word == "row":
         return Share(1 / tp, 1 / tp, "P", "S")
     if word == "heads":
-        cards = sp.Min(tp, heads)  # the cards that hold different heads; the rest hold copies
+        # the cards that hold different heads; the rest hold copies (two numbers: their smaller, as sympy's
+        # Min gives it, without its search of the assumptions, which a layout search pays for every op)
+        cards = sp.Integer(min(tp, heads)) if tp.is_Integer and heads.is_Integer else sp.Min(tp, heads)
         return Share(1 / cards, 1 / cards, "S", "S")  # a whole input: each card takes its heads
     if word == "vocab":
         return Share(1 / tp, 1 / tp, "P", "R")
