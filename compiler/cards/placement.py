@@ -278,20 +278,23 @@ def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, 
         if stage != "whole" and where not in ("stack", stage):
             continue
         layers = degrees.pp if where == "stack" and stage != "whole" else ONE
-        scaled = _scaled(graph, node_id, data, placement, degrees)
-        for name in COST_FIELDS:
-            terms[name].append(getattr(scaled, name) * (data["op"].multiplicity / layers))
+        for name, value in _scaled(graph, node_id, data, placement, degrees, data["op"].multiplicity / layers).items():
+            terms[name].append(value)
     return Cost(**{name: sp.Add(*parts) for name, parts in terms.items()})  # one Add a field: flattened once
 
 
-def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement, degrees: SymbolicLayout) -> Cost:
+def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement, degrees: SymbolicLayout,
+            copies: sp.Expr) -> dict[str, sp.Expr]:
+    """An op's cost fields on one card: its share of each, for the `copies` of it the card holds (each
+    expression multiplied once, by one factor: sympy distributes a number over a sum term by term)."""
     given = placement.shares[node_id]
     cost: Cost = _group_tokens(data["cost"], given, degrees)
-    values = {name: getattr(cost, name) * (given.hold if name in HELD else given.work) for name in COST_FIELDS}
-    values["read_weights"] = cost.read_weights * given.work * given.positions  # every position's card reads them
+    hold, work = given.hold * copies, given.work * copies
+    values = {name: getattr(cost, name) * (hold if name in HELD else work) for name in COST_FIELDS}
+    values["read_weights"] = cost.read_weights * (work * given.positions)  # every position's card reads them
     caches = [source for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "state"]
     if caches:  # a card reads the part of a cache it holds
-        values["read_state"] = cost.read_state * placement.shares[caches[0]].hold
+        values["read_state"] = cost.read_state * (placement.shares[caches[0]].hold * copies)
     reads = [edge["cost"]["read_activations"] for _, _, edge in graph.in_edges(node_id, data=True) if "cost" in edge]
-    values["read_activations"] += sp.Add(*reads) * given.work
-    return Cost(**values)
+    values["read_activations"] += sp.Add(*reads) * work
+    return values
