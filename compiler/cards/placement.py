@@ -253,7 +253,7 @@ def stage_cost(compiled, degrees: SymbolicLayout, stage: str) -> Cost:
     """`card_cost` of a compiled model's placement, built once per layout and stage."""
     key = ("card", degrees, stage)
     if key not in compiled.memo:
-        compiled.memo[key] = card_cost(compiled.graph, placed(compiled, degrees), degrees, stage)
+        compiled.memo[key] = card_cost(compiled.graph, placed(compiled, degrees), degrees, stage, compiled.memo)
     return compiled.memo[key]
 
 
@@ -270,17 +270,34 @@ def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
                    for name in COST_FIELDS})
 
 
-def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str) -> Cost:
-    """Σ over the ops one card of `stage` (first, last, or whole when pp = 1) holds, each scaled by its share."""
+def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str,
+              memo: dict | None = None) -> Cost:
+    """Σ over the ops one card of `stage` (first, last, or whole when pp = 1) holds, each scaled by its share;
+    with a `memo` (the compiled model's), an op's scaled cost is kept for every layout that gives it the same
+    share, tokens and copies (a layout search meets each many times: most ops depend on tp or ep, not both)."""
     terms: dict[str, list] = {name: [] for name in COST_FIELDS}
+    memo = {} if memo is None else memo
     for node_id, data in graph.nodes(data=True):
         where = placement.stages[node_id]
         if stage != "whole" and where not in ("stack", stage):
             continue
         layers = degrees.pp if where == "stack" and stage != "whole" else ONE
-        for name, value in _scaled(graph, node_id, data, placement, degrees, data["op"].multiplicity / layers).items():
+        copies = data["op"].multiplicity / layers
+        key = ("scaled", node_id, *_scaling(graph, node_id, placement, degrees), copies)
+        if key not in memo:
+            memo[key] = _scaled(graph, node_id, data, placement, degrees, copies)
+        for name, value in memo[key].items():
             terms[name].append(value)
     return Cost(**{name: sp.Add(*parts) for name, parts in terms.items()})  # one Add a field: flattened once
+
+
+def _scaling(graph: nx.DiGraph, node_id: str, placement: Placement, degrees: SymbolicLayout) -> tuple:
+    """Everything of a layout an op's scaled cost depends on, besides its copies: its share, the share of the
+    cache it reads, and, for an expert layer, the tokens its EP group gathers."""
+    given = placement.shares[node_id]
+    caches = [source for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "state"]
+    tokens = (degrees.expert_parallel, degrees.ep, degrees.tp) if given.group == "ep" else None
+    return given, placement.shares[caches[0]].hold if caches else None, tokens
 
 
 def _scaled(graph: nx.DiGraph, node_id: str, data: dict, placement: Placement, degrees: SymbolicLayout,
