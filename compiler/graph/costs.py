@@ -21,14 +21,21 @@ EDGE_FIELDS = ("read_activations",)
 def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGraph:
     """Attach `cost` (per instance, per call) to every node, from what the graph says of it: the caches on
     its state edges and its stage; the graph is otherwise unchanged."""
+    staged: dict[tuple, sp.Expr] = {}  # (expression, stage) → the expression in that stage, built once
+
+    def in_stage(expr: sp.Expr, tail) -> sp.Expr:
+        if (expr, tail) not in staged:  # the layers of a stage repeat the same few costs
+            staged[expr, tail] = expr.xreplace(_stage(tail))
+        return staged[expr, tail]
+
     for node_id, data in graph.nodes(data=True):
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
         history = S if data["tail"] is None else S_w
         context = CostContext(act_bytes=act_format, states=states, options=options, window_history=history)
         cost = REGISTRY[op.kind].cost(op.args, context)
-        subs = _stage(data["tail"])
-        data["cost"] = cost.map(lambda e, subs=subs: e.xreplace(subs)) if subs else cost
+        tail = data["tail"]
+        data["cost"] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
     for node_id in graph.nodes:
         _onto_edges(graph, node_id)
     return graph
