@@ -12,9 +12,9 @@ from ..front.hardware import Device, Link
 from ..numbers.evaluate import state_bytes_at
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
+from .card import stage_cost
 from .degrees import Layout
 from .layout import LayoutReport, layout_report
-from .placement import stage_cost
 
 
 class LayoutCapacity(BaseModel):

@@ -11,8 +11,9 @@ from pydantic import BaseModel
 from ..front.hardware import Device, Link
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
+from .card import stage_cost
 from .degrees import Layout, refused
-from .placement import Placement, SymbolicLayout, placed, stage_cost
+from .placement import Placement, SymbolicLayout, placed
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
 

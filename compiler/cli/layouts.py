@@ -67,7 +67,8 @@ def _formulas(compiled, layout, args) -> int:
     """Per-card closed forms with the kept degrees as letters (the first stage's card when pp is kept)."""
     import sympy as sp
 
-    from ..cards.placement import DEGREES, placed, stage_cost
+    from ..cards.card import stage_cost
+    from ..cards.placement import DEGREES, placed
     from ..terms.scenario import at_phase
     from ..terms.symbols import B
 

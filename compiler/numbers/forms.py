@@ -205,7 +205,7 @@ def _remembered(inner, cells: list):
     return remembered
 
 
-def _node(tree: list, ops: dict, vector: bool, built: dict):
+def _node(tree: list, ops: dict, vector: bool, built: tuple):
     tag, arguments = tree[0], tree[1:]
     if tag == "free":
         return lambda e, name=arguments[0]: _unbound(name)
