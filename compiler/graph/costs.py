@@ -9,7 +9,7 @@ from functools import lru_cache
 import networkx as nx
 import sympy as sp
 
-from ..ops import REGISTRY, CostContext
+from ..ops import REGISTRY, Cost, CostContext
 from ..terms.symbols import B, Min, N_pair, N_rect, P, S, S_w, causal_pairs, m, rectangle_pairs
 from .ir import OpNode
 
@@ -28,30 +28,43 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
             staged[expr, tail] = expr.xreplace(_stage(tail))
         return staged[expr, tail]
 
+    priced: dict[tuple, Cost] = {}  # an op's kind, arguments, caches and stage → its cost, one object for all
+
     for node_id, data in graph.nodes(data=True):
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
-        history = S if data["tail"] is None else S_w
-        context = CostContext(act_bytes=act_format, states=states, options=options, window_history=history)
-        cost = REGISTRY[op.kind].cost(op.args, context)
         tail = data["tail"]
-        data["cost"] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
+        key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail)
+        if key not in priced:  # a spec written out layer by layer repeats the same few ops hundreds of times
+            history = S if tail is None else S_w
+            context = CostContext(act_bytes=act_format, states=states, options=options, window_history=history)
+            cost = REGISTRY[op.kind].cost(op.args, context)
+            priced[key] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
+        data["cost"] = priced[key]
+    sizes: dict[tuple, sp.Expr] = {}  # (rows, width, format, stage) → a tensor's bytes, built once
     for node_id in graph.nodes:
-        _onto_edges(graph, node_id)
+        _onto_edges(graph, node_id, sizes)
     return graph
 
 
-def _onto_edges(graph: nx.DiGraph, node_id: str) -> None:
+def _arguments(args) -> tuple:
+    """An op's arguments as a key: what its cost rule reads (every argument's value is hashable)."""
+    return tuple(sorted(vars(args).items()))
+
+
+def _onto_edges(graph: nx.DiGraph, node_id: str, sizes: dict) -> None:
     """Activation traffic on the edges: each tensor edge gets the tensor's size (`tensor_bytes`, rows × width ×
     format, in the consumer's stage) and carries its consumer's read of it; the producer's write stays on the
     producer, once however many read it. A node's read rule is shared evenly by the tensors it reads (the arms
     of a `select` are alternatives, each supplying its share); an op that reads only token ids keeps its own."""
     data = graph.nodes[node_id]
     edges = [edge for _, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
-    subs = _stage(data["tail"])
     for edge in edges:
-        size = None if edge["width"] is None else edge["rows"] * edge["width"] * edge["format"]
-        edge["tensor_bytes"] = None if size is None else (sp.Integer(1) * size).xreplace(subs)
+        key = (edge["rows"], edge["width"], edge["format"], data["tail"])
+        if key not in sizes:
+            size = None if edge["width"] is None else edge["rows"] * edge["width"] * edge["format"]
+            sizes[key] = None if size is None else (sp.Integer(1) * size).xreplace(_stage(data["tail"]))
+        edge["tensor_bytes"] = sizes[key]
         edge["cost"] = {"read_activations": data["cost"].read_activations / len(edges)}
     if edges:
         data["cost"] = replace(data["cost"], read_activations=sp.Integer(0))
@@ -85,9 +98,9 @@ def ops(graph: nx.DiGraph) -> list[OpNode]:
 
 def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True) -> sp.Expr:
     """Σ multiplicity · cost over the ops `keep` accepts and the edges into them."""
-    return sp.Add(*(data["op"].multiplicity * getattr(data["cost"], field)
-                    for _, data in graph.nodes(data=True) if keep(data["op"])),
-                  *(op.multiplicity * value for op, value in _edge_terms(graph, field, keep)))
+    terms = [(data["op"].multiplicity, getattr(data["cost"], field))
+             for _, data in graph.nodes(data=True) if keep(data["op"])]
+    return _summed(terms + [(op.multiplicity, value) for op, value in _edge_terms(graph, field, keep)])
 
 
 def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
@@ -95,8 +108,17 @@ def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple
     groups: dict[str, list] = {name: [] for name in names}
     terms = [(data["op"], getattr(data["cost"], field)) for _, data in graph.nodes(data=True)]
     for op, value in terms + _edge_terms(graph, field):
-        groups.setdefault(key(op), []).append(op.multiplicity * value)
-    return {name: sp.Add(*parts) for name, parts in groups.items()}  # one Add a group: sympy flattens once
+        groups.setdefault(key(op), []).append((op.multiplicity, value))
+    return {name: _summed(parts) for name, parts in groups.items()}
+
+
+def _summed(terms: list[tuple[sp.Expr, sp.Expr]]) -> sp.Expr:
+    """Σ multiplicity · value over the pairs, in one Add (sympy flattens once), equal pairs counted and
+    multiplied once: a spec written out layer by layer repeats the same costs hundreds of times."""
+    counted: dict[tuple, int] = {}
+    for pair in terms:
+        counted[pair] = counted.get(pair, 0) + 1
+    return sp.Add(*(count * multiplicity * value for (multiplicity, value), count in counted.items()))
 
 
 def by_fields(graph: nx.DiGraph, fields: tuple[str, ...], key: Callable[[OpNode], str],
