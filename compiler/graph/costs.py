@@ -41,7 +41,7 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
             cost = REGISTRY[op.kind].cost(op.args, context)
             priced[key] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
         data["cost"] = priced[key]
-    sizes: dict[tuple, sp.Expr] = {}  # (rows, width, format, stage) → a tensor's bytes, built once
+    sizes: dict = {}  # (rows, width, format, stage) → a tensor's bytes; a shared Cost → it without its reads
     for node_id in graph.nodes:
         _onto_edges(graph, node_id, sizes)
     return graph
@@ -67,7 +67,10 @@ def _onto_edges(graph: nx.DiGraph, node_id: str, sizes: dict) -> None:
         edge["tensor_bytes"] = sizes[key]
         edge["cost"] = {"read_activations": data["cost"].read_activations / len(edges)}
     if edges:
-        data["cost"] = replace(data["cost"], read_activations=sp.Integer(0))
+        cost = data["cost"]
+        if ("read on the edges", id(cost)) not in sizes:  # the Cost object many ops share (annotate)
+            sizes["read on the edges", id(cost)] = (cost, replace(cost, read_activations=sp.Integer(0)))
+        data["cost"] = sizes["read on the edges", id(cost)][1]
 
 
 def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True):
@@ -115,9 +118,13 @@ def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple
 def _summed(terms: list[tuple[sp.Expr, sp.Expr]]) -> sp.Expr:
     """Σ multiplicity · value over the pairs, in one Add (sympy flattens once), equal pairs counted and
     multiplied once: a spec written out layer by layer repeats the same costs hundreds of times."""
+    same: dict[tuple[int, int], list] = {}  # the same objects first (cheap), then equal ones
+    for multiplicity, value in terms:
+        seen = same.setdefault((id(multiplicity), id(value)), [multiplicity, value, 0])
+        seen[2] += 1
     counted: dict[tuple, int] = {}
-    for pair in terms:
-        counted[pair] = counted.get(pair, 0) + 1
+    for multiplicity, value, count in same.values():
+        counted[multiplicity, value] = counted.get((multiplicity, value), 0) + count
     return sp.Add(*(count * multiplicity * value for (multiplicity, value), count in counted.items()))
 
 
