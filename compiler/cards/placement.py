@@ -21,7 +21,7 @@ from archcost.dsl.errors import ArchError
 from ..graph.ir import OpNode
 from ..ops import REGISTRY
 from ..ops.sharding import ONE, Share, share
-from ..terms.symbols import P
+from ..terms.symbols import Min, P
 from .collectives import Collective
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
@@ -220,7 +220,7 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
         times, ids = op.multiplicity, ((source, node_id), (node_id, after[0] if after else node_id))
         nodes = degrees.ep / degrees.node_cards if degrees.node_cards is not None else ONE
         if degrees.node_limit is not None and nodes != 1:
-            copies = sp.Min(top, degrees.node_limit)
+            copies = Min(top, degrees.node_limit)
             out += [Collective("all_to_all", ids[0], "nodes", nodes, sent * copies, times),
                     Collective("all_to_all", ids[1], "nodes", nodes, rows * copies, times)]
             cards = degrees.node_cards  # forwarded to the experts inside each server

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..terms.symbols import Min
+
 ONE = sp.Integer(1)
 # cost fields one card holds a part of (weights, state) and does a part of (FLOPs, traffic)
 HELD = ("params", "params_active", "params_row_read", "weight_bytes", "state_bytes", "kv_bytes_per_token",
@@ -47,9 +49,7 @@ def share(word: str, heads: sp.Expr | None, tp: sp.Expr, ep: sp.Expr) -> Share:
     if word == "row":
         return Share(1 / tp, 1 / tp, "P", "S")
     if word == "heads":
-        # the cards that hold different heads; the rest hold copies (two numbers: their smaller, as sympy's
-        # Min gives it, without its search of the assumptions, which a layout search pays for every op)
-        cards = sp.Integer(min(tp, heads)) if tp.is_Integer and heads.is_Integer else sp.Min(tp, heads)
+        cards = Min(tp, heads)  # the cards that hold different heads; the rest hold copies
         return Share(1 / cards, 1 / cards, "S", "S")  # a whole input: each card takes its heads
     if word == "vocab":
         return Share(1 / tp, 1 / tp, "P", "R")
