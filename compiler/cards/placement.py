@@ -62,11 +62,9 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
     placed once per layout and kept with the model (a report, its capacity and its diagram share it)."""
     key = ("placement", degrees)
     if key not in compiled.memo:
-        problems = [(op, message) for node_id in nx.topological_sort(compiled.graph)
-                    for op in (compiled.graph.nodes[node_id]["op"],) for message in _uneven(op, degrees)]
-        compiled.memo[key] = Placement(problems=problems) if problems else place(compiled.graph, degrees)
+        compiled.memo[key] = place(compiled.graph, degrees)
     placement = compiled.memo[key]
-    if placement.problems:  # found before anything is placed: a layout search refuses most layouts so
+    if placement.problems:
         raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span,
                                                         hint="choose degrees that divide the model's heads "
                                                              "and experts")
@@ -75,10 +73,15 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
 
 
 def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
+    """Each op's share, each tensor's layout and the collectives; a layout that splits an op unevenly is only
+    its problems, found before anything is placed (a layout search refuses most of the layouts it tries)."""
+    order = list(nx.topological_sort(graph))
+    problems = [(graph.nodes[n]["op"], message) for n in order for message in _uneven(graph.nodes[n]["op"], degrees)]
+    if problems:
+        return Placement(problems=problems)
     placement = Placement()
-    for node_id in nx.topological_sort(graph):
-        op: OpNode = graph.nodes[node_id]["op"]
-        _place_op(graph, node_id, op, degrees, placement)
+    for node_id in order:
+        _place_op(graph, node_id, graph.nodes[node_id]["op"], degrees, placement)
     placement.stages = _stages(graph)
     placement.collectives += _stage_sends(graph, placement, degrees)
     placement.collectives = [replace(c, network=network_share(c, degrees)) for c in placement.collectives]
@@ -119,7 +122,6 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayo
     inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
     given = _given(op, laid, degrees)
-    placement.problems += [(op, message) for message in _uneven(op, degrees)]
     for (source, edge), (kind, _) in zip(inputs, laid):
         if (source, given.needs) not in placement.converted:  # reduced or gathered once for all its readers
             placement.converted.add((source, given.needs))
