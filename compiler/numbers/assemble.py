@@ -79,20 +79,14 @@ class Evaluator:
         return out
 
     def _atom_sum(self, atom: int, power: int, env: dict, low: int, high: int):
-        return atom_sum(self.atoms[atom], self.atom_functions[atom], power, env, low, high)
-
-
-def atom_sum(tree, function, power: int, env: dict, low: int, high: int):
-    """Σ X^power · atom(X) over the decodes' histories low ≤ X < high, exactly (`function` the atom's
-    evaluator, `env` the request's B and G): by the sum analysis, else step by step up to MAX_DECODE_STEPS."""
-    B, G = env["B"], env["G"]
-    step = lambda x: function(B, 0, 1, G, x)[0]  # noqa: E731
-    try:
-        return sums.form_sum(tree, step, env, low, high, power)
-    except sums.Unsummable:
-        if high - low > MAX_DECODE_STEPS:
-            raise
-        return sum(x ** power * step(x) for x in range(low, high))
+        function, B, G = self.atom_functions[atom], env["B"], env["G"]
+        step = lambda x: function(B, 0, 1, G, x)[0]  # noqa: E731
+        try:
+            return sums.form_sum(self.atoms[atom], step, env, low, high, power)
+        except sums.Unsummable:
+            if high - low > MAX_DECODE_STEPS:
+                raise
+            return sum(x ** power * step(x) for x in range(low, high))
 
 
 class Numbers:

@@ -8,9 +8,9 @@ model whose decode is a polynomial in its history) is summed in closed form on a
     Σ_{i<c} (low + i)^k = Σ_j C(k, j) · low^(k−j) · Σ_{i<c} i^j,   Σ_{i<c} i^j = Σ_t S(j, t) · t! · C(c, t + 1),
 
 every term non-negative (Stirling numbers of the second kind S), so floating point loses nothing to
-cancellation. A flow with any other atom (a window's min, a compressed block's floor) has its decodes summed
-exactly for each point by the sum analysis (numbers/sums.py), each atom once per point for every flow that holds
-it: the sums of neighbouring atoms can nearly cancel, which floating point would not survive.
+cancellation. A flow with any other atom (a window's min, a compressed block's floor) is the report's exact
+Evaluator's, point by point (the sum analysis of numbers/sums.py, each atom once per point for every flow that
+holds it): the sums of neighbouring atoms can nearly cancel, which floating point would not survive.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from functools import cache
 import numpy as np
 
 from ..numbers import forms
-from ..numbers.assemble import atom_sum, plain, total_key
+from ..numbers.assemble import Evaluator, total_key
 from ..terms.quantities import SWEPT
 
 
@@ -32,54 +32,30 @@ def request_columns(phase_forms: dict, helpers: dict):
     columns = [[total_key(f) for f in quantity.fields] for quantity in SWEPT]
     flows = sorted({key for keys in columns for key in keys if key in requests})
     levels = sorted({key for keys in columns for key in keys if key not in requests})
-    # a flow whose decode is a polynomial in X is summed on arrays; one with any other atom, exactly per point
-    # (its atoms' sums can nearly cancel one another, which floating point would not survive)
+    # a flow whose decode is a polynomial in X is summed on arrays; one with any other atom by the report's own
+    # exact evaluator, point by point (its atoms' sums can nearly cancel, which floating point would not survive)
     polynomial = [key for key in flows if all(atoms[atom] == 1 for atom, _, _ in requests[key]["decode"])]
     stepped = [key for key in flows if key not in polynomial]
-    trees = [leaves[key] for key in levels] + [requests[key]["call"] for key in flows]
+    trees = [leaves[key] for key in levels] + [requests[key]["call"] for key in polynomial]
     terms = [(key, power) for key in polynomial for _, power, _ in requests[key]["decode"]]
     trees += [coefficient for key in polynomial for _, _, coefficient in requests[key]["decode"]]
     vector = forms.function(trees, helpers, vector=True)
-    exact = _exact_decodes(requests, atoms, stepped)
+    exact = Evaluator({"leaves": {}, "requests": {key: requests[key] for key in stepped}, "atoms": atoms})
 
     def evaluate(b, s, p, g) -> list[np.ndarray]:
         values = [np.broadcast_to(np.asarray(v, dtype=np.float64), b.shape) for v in vector(b, s, p, g)]
-        found = dict(zip(levels + flows, values))
+        found = dict(zip(levels + polynomial, values))
         low, count = s + p, g - 1
         sums: dict[int, np.ndarray] = {}
-        for (key, power), coefficient in zip(terms, values[len(levels) + len(flows):], strict=True):
+        for (key, power), coefficient in zip(terms, values[len(levels) + len(polynomial):], strict=True):
             if power not in sums:
                 sums[power] = power_sums(low, count, power)
             found[key] = found[key] + coefficient * sums[power]
-        for key, decodes in exact(b, low, count, g).items():
-            found[key] = found[key] + decodes
+        if stepped:
+            rows = [exact(*map(int, point)) for point in zip(b, s, p, g, strict=True)]
+            found.update({key: np.array([float(row[key]) for row in rows]) for key in stepped})
         return [sum((found[key] for key in keys), np.zeros(b.shape)) for keys in columns]
     return evaluate
-
-
-def _exact_decodes(requests: dict, atoms: list, flows: list[str]):
-    """(B, low, count, G) arrays → {flow: the decodes' sum at each point}, each summed exactly, then a float."""
-    coefficients = forms.function([c for key in flows for _, _, c in requests[key]["decode"]])
-    functions = {atom: forms.function([atoms[atom]]) for key in flows for atom, _, _ in requests[key]["decode"]}
-
-    def decodes(b, low, count, g) -> dict[str, np.ndarray]:
-        out = {key: np.empty(np.shape(low)) for key in flows}
-        if not flows:
-            return out
-        for index, (batch, start, steps, returned) in enumerate(zip(b, low, count, g, strict=True)):
-            start, env = int(start), {"B": int(batch), "S": 0, "P": 1, "G": int(returned)}
-            values, slot, done = coefficients(env["B"], 0, 1, env["G"]), 0, {}
-            for key in flows:
-                total = 0
-                for atom, power, _ in requests[key]["decode"]:
-                    if (atom, power) not in done:
-                        done[atom, power] = atom_sum(atoms[atom], functions[atom], power, env, start,
-                                                     start + int(steps))
-                    total += values[slot] * done[atom, power]
-                    slot += 1
-                out[key][index] = float(plain(total))
-        return out
-    return decodes
 
 
 def power_sums(low: np.ndarray, count: np.ndarray, power: int) -> np.ndarray:
