@@ -136,11 +136,11 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
         cost = stage_cost(compiled, degrees, stage)
         return [(getattr(cost, name), name) for name in fields] + [
             (_exact(flow[index]), "flops_matrix") for index in (0, 1) for flow in flows]
-    values = evaluate.many(("card", degrees, stage), items)  # exact: a size may be a fraction
-    numbers = dict(zip(CARD_FIELDS, values))
-    read = sum(values[len(CARD_FIELDS):len(CARD_FIELDS) + len(READS)])
-    write = sum(values[len(CARD_FIELDS) + len(READS):len(fields)])
-    sent, steps = ([int(round(v)) for v in values[len(fields) + index * len(flows):][:len(flows)]] for index in (0, 1))
+    found = evaluate.many(("card", degrees, stage), items)  # exact: a size may be a fraction
+    values, counts = dict(zip(fields, found)), [int(round(v)) for v in found[len(fields):]]
+    numbers = {name: values[name] for name in CARD_FIELDS}
+    read, write = (sum(values[name] for name in names) for names in (READS, WRITES))
+    sent, steps = counts[:len(flows)], counts[len(flows):]
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
                 network_bytes=sum(int(round(b * flow[2])) for b, flow in zip(sent, flows)),
                 network_steps=sum(int(round(n * flow[2])) for n, flow in zip(steps, flows)), **numbers)

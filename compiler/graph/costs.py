@@ -41,9 +41,10 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
             cost = REGISTRY[op.kind].cost(op.args, context)
             priced[key] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
         data["cost"] = priced[key]
-    sizes: dict = {}  # (rows, width, format, stage) → a tensor's bytes; a shared Cost → it without its reads
+    sizes: dict[tuple, sp.Expr | None] = {}  # (rows, width, format, stage) → a tensor's bytes
+    cleared: dict[int, tuple] = {}            # id of a shared Cost → (it, it with its reads on the edges)
     for node_id in graph.nodes:
-        _onto_edges(graph, node_id, sizes)
+        _onto_edges(graph, node_id, sizes, cleared)
     return graph
 
 
@@ -52,7 +53,7 @@ def _arguments(args) -> tuple:
     return tuple(sorted(vars(args).items()))
 
 
-def _onto_edges(graph: nx.DiGraph, node_id: str, sizes: dict) -> None:
+def _onto_edges(graph: nx.DiGraph, node_id: str, sizes: dict, cleared: dict) -> None:
     """Activation traffic on the edges: each tensor edge gets the tensor's size (`tensor_bytes`, rows × width ×
     format, in the consumer's stage) and carries its consumer's read of it; the producer's write stays on the
     producer, once however many read it. A node's read rule is shared evenly by the tensors it reads (the arms
@@ -68,9 +69,9 @@ def _onto_edges(graph: nx.DiGraph, node_id: str, sizes: dict) -> None:
         edge["cost"] = {"read_activations": data["cost"].read_activations / len(edges)}
     if edges:
         cost = data["cost"]
-        if ("read on the edges", id(cost)) not in sizes:  # the Cost object many ops share (annotate)
-            sizes["read on the edges", id(cost)] = (cost, replace(cost, read_activations=sp.Integer(0)))
-        data["cost"] = sizes["read on the edges", id(cost)][1]
+        if id(cost) not in cleared:  # the Cost object many ops share (annotate); kept, so its id stays its own
+            cleared[id(cost)] = (cost, replace(cost, read_activations=sp.Integer(0)))
+        data["cost"] = cleared[id(cost)][1]
 
 
 def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True):
