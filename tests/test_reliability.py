@@ -330,3 +330,16 @@ def test_a_repeat_count_cannot_depend_on_the_request():
     with pytest.raises(ArchError) as caught:
         compile_text('model "M" {\n  lookup embed: 10 -> 8\n  repeat B as layers {\n    linear up: 8 -> 8\n  }\n}\n')
     assert caught.value.codes == ["E302"] and "depends on the request (B)" in caught.value.diagnostics[0].message
+
+
+def test_a_name_without_a_value_is_unbound_even_where_the_scenario_hides_it(tmp_path, capsys):
+    """Fuzz find: `min(S, x)` with `x` never bound is 0 at S = 0 for sympy (x ≥ 0), not for the plain forms,
+    which gave an internal error. A figure that depends on a name with no value is E400 wherever the name is
+    left in its closed form (a decode's m − m_out = 0 takes it out of the form itself)."""
+    spec = tmp_path / "hidden.arch"
+    spec.write_text('use std.embedding\nmodel "t" {\n  d = 64\n  vocab = 100\n  r = m_out + min(S, x) * (m - m_out)\n'
+                    '  embedding(vocab, d)\n  lm_head(d, vocab, rows = r)\n}\n')
+    for phase in (["--phase", "prefill", "--P", "3"], ["--phase", "request", "--P", "3", "--G", "4"]):
+        assert main(["eval", str(spec), *phase]) == 2
+        err = capsys.readouterr().err
+        assert "error[E400]: cannot evaluate: `x` has no value" in err and "internal error" not in err

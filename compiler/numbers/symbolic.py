@@ -130,6 +130,8 @@ class SymbolicEvaluator:
             except (ZeroDivisionError, ValueError, TypeError, OverflowError):
                 pass  # the symbolic path below says what went wrong, and where
         closed = at_phase(expr, self.phase, self.compiled.options, level=level)
+        if closed.free_symbols - {B, S, P, G}:  # a name with no value, even where this scenario hides it (min(0, x))
+            raise self._unbound(closed.free_symbols - {B, S, P, G})
         values = {B: sp.Integer(sc.B), S: sp.Integer(sc.S), P: sp.Integer(sc.P), G: sp.Integer(sc.G)}
         return self._number(substituted(closed, values))
 
@@ -150,6 +152,8 @@ class SymbolicEvaluator:
         form when a decode is polynomial in j, else step by step, exactly (floors, windows, replay)."""
         sc = self.scenario
         call = substituted(call_form(expr, self.compiled.options), {B: sp.Integer(sc.B)})
+        if call.free_symbols - {S, P}:
+            raise self._unbound(call.free_symbols - {S, P})
         first = self._number(substituted(call, {S: sp.Integer(sc.S), P: sp.Integer(sc.P)}))
         if sc.G == 1:
             return first
