@@ -165,6 +165,18 @@ CODES: dict[str, ErrorKind] = {
     "E503": ErrorKind("config value not supported",
                       "The field is understood but this value is not (the message lists the supported ones), or "
                       "it is not a valid number. Fix the value or write that part of the spec by hand."),
+    "E504": ErrorKind("the modeling code's libraries are not installed",
+                      "The import from the modeling code builds the model with transformers and torch, which the "
+                      "plain install leaves out. Install them with `pip install \"archcost[hf]\"`."),
+    "E505": ErrorKind("transformers cannot build or run the config",
+                      "transformers' own config class or model refused the config (its message is quoted), or "
+                      "the model it built does not run on the meta device. Fix the field it names."),
+    "E506": ErrorKind("module the import cannot map",
+                      "A module of the model transformers built has no stdlib block of its structure; the "
+                      "message names its path, class and parameter shapes. Write that part of the spec by hand."),
+    "E507": ErrorKind("imported spec does not cost the model it came from",
+                      "The spec read from the modeling code was checked against the model and a figure differs "
+                      "(both are printed): a mechanism the recognised blocks do not hold. Write it by hand."),
 }
 
 

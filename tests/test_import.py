@@ -132,8 +132,9 @@ def test_not_understood_stops_the_import_at_the_field(config, code, field):
 
 
 def test_unsupported_model_type_lists_the_supported():
+    """A type neither a schema nor transformers reads (a remote-code model's own type, say)."""
     with pytest.raises(ArchError) as caught:
-        import_config(parse_config('{"model_type": "bert"}'))
+        import_config(parse_config('{"model_type": "my_private_lm"}'))
     assert caught.value.codes == ["E501"]
     assert all(name in caught.value.diagnostics[0].hint for name in IMPORTERS)
 

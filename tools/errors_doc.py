@@ -35,12 +35,23 @@ def case_command(case: Path) -> list[str]:
     """The CLI arguments a case runs from tests/: its `# run:` line with {file} filled in, else a
     prefill evaluation of a spec or the import of a config."""
     relative = os.path.relpath(case, CASES.parent)
-    for line in _header(case)[1:3]:
+    for line in _header(case)[1:]:
         if line.startswith("# run:"):
             return [word.replace("{file}", relative) for word in line.removeprefix("# run:").split()]
     if case.suffix == ".json":
         return ["import", relative]
     return ["eval", relative, "--phase", "prefill", "--P", "8"]
+
+
+def hidden_modules(case: Path) -> list[str]:
+    """The libraries a case runs as if they were not installed: its `# without:` line."""
+    lines = [line for line in _header(case)[1:] if line.startswith("# without:")]
+    return lines[0].removeprefix("# without:").split() if lines else []
+
+
+def _without(case: Path) -> str:
+    hidden = hidden_modules(case)
+    return f", with {' and '.join(hidden)} not installed" if hidden else ""
 
 
 def cases() -> list[Path]:
@@ -82,7 +93,7 @@ def render() -> str:
             continue
         name = case.relative_to(ROOT).as_posix()
         out += ["", f"Example, `{name}`:", "", "```", case.read_text().rstrip("\n"), "```", "",
-                f"`archcost {' '.join(case_command(case))}` (run in `tests/`) prints:", "", "```",
+                f"`archcost {' '.join(case_command(case))}` (run in `tests/`{_without(case)}) prints:", "", "```",
                 (MESSAGES / f"{case.stem}.err").read_text().rstrip("\n"), "```"]
     return "\n".join(out) + "\n"
 

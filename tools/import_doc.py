@@ -107,6 +107,32 @@ def _not_yet(read: set[str]) -> list[str]:
             *textwrap.wrap(", ".join(f"`{name}`" for name in missing), 116), ""]
 
 
+def _modeling_code(schemas: set[str]) -> list[str]:
+    """The import from the modeling code, per decoder-only text type (tests/reference/modeling_coverage.json)."""
+    import json
+
+    record = json.loads((ROOT / "tests" / "reference" / "modeling_coverage.json").read_text(encoding="utf-8"))
+    types = record["types"]
+    read = [name for name, outcome in types.items() if outcome.get("read")]
+    either = [name for name in types if name in read or name in schemas]
+    about = ("`archcost import CONFIG.json --from-modeling-code` (and a plain import of a type no schema reads) "
+             "builds the model with transformers on the meta device, recognises the stdlib's blocks in its modules, "
+             "and checks the spec against that model before writing it: parameters exactly, and the matrix FLOPs "
+             "of two prefills and two decode steps with FlopCounterMode. It needs `pip install \"archcost[hf]\"`.")
+    tally = (f"Of transformers {record['transformers']}'s {len(types)} decoder-only text model types (a CausalLM "
+             "class, not also an encoder, an encoder-decoder or an audio model), "
+             f"{len(read)} import this way from a small config and verify exactly; with the schemas, {len(either)} "
+             "import by one path or the other (tools/modeling_coverage.py records it; `pytest -m long` checks the "
+             "record).")
+    out = ["", "## The import from the modeling code", "", *textwrap.wrap(about, 116), "", *textwrap.wrap(tally, 116),
+           "", "## Not read from the modeling code yet", ""]
+    for name, outcome in types.items():
+        if not outcome.get("read"):
+            schema = " (its schema reads it)" if name in schemas else ""
+            out.append(f"- `{name}`{schema}: {outcome['code']} — {outcome['message']}")
+    return out + [""]
+
+
 def render() -> str:
     sys.path.insert(0, str(ROOT))
     from archcost.compiler.importer import COMMON_NEUTRAL, FAMILIES, MULTIMODAL, Multimodal
@@ -117,6 +143,7 @@ def render() -> str:
     for model_type in sorted(FAMILIES):
         out += _family(model_type, FAMILIES[model_type].schema)
     out += _not_yet(set(FAMILIES) | set(MULTIMODAL))
+    out += _modeling_code(set(FAMILIES) | set(MULTIMODAL))
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -14,8 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar, NamedTuple
 
+from archcost.dsl.errors import ArchError
+
 from . import deepseek, dense, hybrid, llama4, moe, recent
-from .config import Config, parse_config, read_config
+from .config import Config, parse_config, read_config, spec_title
 from .quantization import precision
 from .schema import COMMON_NEUTRAL, Schema
 from .spec import Spec, render
@@ -61,6 +63,7 @@ IMPORTERS = SUPPORTED  # the model types `archcost import` reads
 class Imported(NamedTuple):
     text: str
     passed_over: tuple[str, ...]  # the config's fields no transformers code reads for its model type ("a.b" nested)
+    checked: tuple[str, ...] = ()  # the import from the modeling code: its check against the model, line by line
 
 
 def import_config(config: Config, name: str | None = None) -> str:
@@ -68,9 +71,16 @@ def import_config(config: Config, name: str | None = None) -> str:
     return import_spec(config, name).text
 
 
-def import_spec(config: Config, name: str | None = None) -> Imported:
-    """The spec for `config` and the fields passed over on the way."""
+def import_spec(config: Config, name: str | None = None, from_modeling_code: bool = False) -> Imported:
+    """The spec for `config` and the fields passed over on the way: by the family's schema where archcost has
+    one, else (or when asked) read from transformers' own model of it and checked against that model."""
     model_type = config.values.get("model_type")
+    if from_modeling_code or (isinstance(model_type, str) and model_type not in SUPPORTED
+                              and model_type not in recent.INNER and _transformers_knows(config, model_type)):
+        from .check import from_modeling_code as read
+
+        checked = read(config, name, tuple(SUPPORTED))
+        return Imported(checked.text, (), checked.lines)
     if isinstance(model_type, str) and model_type in recent.INNER:
         wrapper = next(outer for outer, inner in MULTIMODAL.items() if inner == model_type)
         raise config.error("E501", f"model_type {json.dumps(model_type)} is the text_config of a {wrapper} "
@@ -90,11 +100,25 @@ def import_spec(config: Config, name: str | None = None) -> Imported:
     schema = family.schema.read(text)
     passed_over += tuple(f"text_config.{field}" if text is not config else field for field in schema.passed_over)
     spec = family.build(schema)
-    title = name or _default_name(config) or model_type
-    title = "".join(c for c in title if c.isprintable() and c not in '"\\').strip() or "imported"  # a spec string
+    title = spec_title(config, name, model_type)
     header = [f"Passed over, as no code of transformers reads them for this model type: {', '.join(passed_over)}."
               ] if passed_over else []
     return Imported(render(spec, title, source, precision(text, config, spec.components()), header), passed_over)
+
+
+def _transformers_knows(config: Config, model_type: str) -> bool:
+    """Whether the installed transformers builds `model_type` (the import then reads its modeling code); without
+    the `hf` extra, E501 says how to get it."""
+    from .meta import libraries, refuse_unknown
+
+    try:
+        libraries()
+    except ArchError:
+        raise config.error("E501", f"model_type {json.dumps(model_type)} has no schema in archcost", "model_type",
+                           hint="read by a schema: " + ", ".join(SUPPORTED) + '; any type transformers builds, '
+                                'from its modeling code: pip install "archcost[hf]"') from None
+    refuse_unknown(config, model_type, SUPPORTED)
+    return True
 
 
 def _text_config(config: Config, model_type: str) -> Config:
@@ -110,15 +134,6 @@ def _text_config(config: Config, model_type: str) -> Config:
     elif "tie_word_embeddings" in config.values:
         values.setdefault("tie_word_embeddings", config.values["tie_word_embeddings"])
     return Config(values=values, text=text.text, file=text.file, start=text.start)
-
-
-def _default_name(config: Config) -> str | None:
-    """The checkpoint's own name (`_name_or_path`, `name_or_path`: its last part), else the file's stem."""
-    for field in ("_name_or_path", "name_or_path"):
-        path = config.values.get(field)
-        if isinstance(path, str) and path.strip("/ "):
-            return path.rstrip("/").split("/")[-1]
-    return None if config.file.startswith("<") else Path(config.file).stem
 
 
 __all__ = ["COMMON_NEUTRAL", "FAMILIES", "IMPORTERS", "SUPPORTED", "Config", "Imported", "import_config",

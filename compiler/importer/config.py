@@ -51,6 +51,21 @@ class Config:
 
 
 
+def spec_title(config: Config, name: str | None, fallback: str) -> str:
+    """The spec's model name: `name`, else the checkpoint's own (`_name_or_path`, `name_or_path`: its last part),
+    else the file's stem, else `fallback`; printable, and without the characters a spec string cannot hold."""
+    title = name or _default_name(config) or fallback
+    return "".join(c for c in title if c.isprintable() and c not in '"\\').strip() or "imported"
+
+
+def _default_name(config: Config) -> str | None:
+    for field in ("_name_or_path", "name_or_path"):
+        path = config.values.get(field)
+        if isinstance(path, str) and path.strip("/ "):
+            return path.rstrip("/").split("/")[-1]
+    return None if config.file.startswith("<") else Path(config.file).stem
+
+
 def read_config(path: str | Path) -> Config:
     return parse_config(read_source(Path(path)), str(path))  # refused before reading if over the size limit
 

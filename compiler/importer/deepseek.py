@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from archcost.dsl import ast
+
 from .common import Stack, decoder, option, swiglu
 from .moe import MTP, ffn_layers, routing, sparse_layers
 from .schema import Count, Layers, Silu, Size
@@ -60,8 +62,13 @@ def deepseek(cfg: DeepseekV3) -> Spec:
                label="ffn", note=cfg.cite("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                           "n_shared_experts"))
     dense = swiglu(cfg)
-    paths = option("mla_cache", "reexpand", "compressed", "expanded",
-                   note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
-                        "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")
+    paths = mla_cache_option()
     return decoder(cfg, ffn_layers(mla, dense, moe, sparse_layers(cfg, cfg.first_k_dense_replace)), options=[paths],
                    stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
+
+
+def mla_cache_option() -> ast.Option:
+    """The spec's `mla_cache` option: transformers 5's path first (the check against it uses the default)."""
+    return option("mla_cache", "reexpand", "compressed", "expanded",
+                  note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
+                       "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")

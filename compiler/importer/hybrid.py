@@ -12,14 +12,16 @@ from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option
 from .dense import embed_scale
 from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .schema import Count, Fraction, Gelu, Layers, Scale, Silu, Size
-from .spec import Layer, Spec, call, op, times
+from .spec import Layer, Spec, call, number, op, times
 
 BANDED = ("sliding_attention", "full_attention")
 
 
-def number(item: float | int) -> ast.Num:
-    """A config's float as the spec writes it: exact digits, no exponent."""
-    return ast.Num(text=str(int(item)) if float(item).is_integer() else repr(float(item)))
+def linear_kernels_option() -> ast.Option:
+    """The spec's `linear_kernels` option (Gated DeltaNet's prefill and step as the fused kernels or the torch
+    reference compute them)."""
+    return option("linear_kernels", "fused", "torch", note="torch: transformers' torch reference of the linear "
+                  "attention (chunks padded, the step as elementwise work); fused: the kernels' own work")
 
 
 class Gemma2(Decoder):
@@ -59,17 +61,14 @@ def gemma2(cfg: Gemma2, period: int = 2, qk_norm: bool = False) -> Spec:
     spec = decoder(cfg, [layer(kind) for kind in kinds], before=[embed_scale()], stack_note=cfg.cite("layer_types"),
                    header=["Gemma 2/3: banded (sliding) and full attention layers, sandwich norms, a GeGLU MLP."])
     if cfg.final_logit_softcapping:
-        spec.after.append(
-            op(
-                "elementwise",
-                "logit_softcap",
-                cfg.cite("final_logit_softcapping") + ": tanh(logits / c)·c on every logit",
-                width="vocab",
-                flops=times(3, "vocab"),
-                rows="m_out",
-            )
-        )
+        spec.after.append(logit_softcap(cfg.cite("final_logit_softcapping")))
     return spec
+
+
+def logit_softcap(cited: str) -> ast.Op:
+    """tanh(logits / c)·c on every logit of the rows the head scores (Gemma 2)."""
+    return op("elementwise", "logit_softcap", cited + ": tanh(logits / c)·c on every logit", width="vocab",
+              flops=times(3, "vocab"), rows="m_out")
 
 
 class Gemma3Text(Gemma2):
@@ -133,9 +132,8 @@ def qwen3_next(cfg: QwenNext) -> Spec:
     layers = [Layer(kind.replace("_attention", "_layers" if layer.kind == "moe_layers" else "_dense_layers"),
                     (linear if kind == "linear_attention" else full, layer.stmts[1]))
               for kind, layer in zip(kinds, ffn_layers(full, dense, cfg.moe(), sparse_layers(cfg)))]
-    paths = option("linear_kernels", "fused", "torch", note="torch: transformers' torch reference of the linear "
-                   "attention (chunks padded, the step as elementwise work); fused: the kernels' own work")
-    return decoder(cfg, layers, options=[paths], stack_note=cfg.cite("layer_types", "full_attention_interval"),
+    return decoder(cfg, layers, options=[linear_kernels_option()],
+                   stack_note=cfg.cite("layer_types", "full_attention_interval"),
                    header=["Qwen3-Next: Gated DeltaNet linear attention with gated full attention, MoE."])
 
 

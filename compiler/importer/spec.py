@@ -53,6 +53,11 @@ def value(item) -> ast.Expr:
     return ast.Name(id=item)
 
 
+def number(item: float | int) -> ast.Num:
+    """A config's float as the spec writes it: exact digits, no exponent."""
+    return ast.Num(text=str(int(item)) if float(item).is_integer() else repr(float(item)))
+
+
 def call(block: str, *positional, label: str | None = None, note: str | None = None, **named) -> ast.BlockCall:
     """`block(positional…, name = value…) as label`; a keyword given None is left to the block's default."""
     args = [ast.Positional(value=value(item)) for item in positional]

@@ -1,0 +1,95 @@
+"""`archcost import --from-modeling-code`: the spec read from transformers' own model (modeling.py), checked
+against that model before it is written: its parameters exactly, and the matrix FLOPs of two prefills and of
+the decode steps after them, as PyTorch's FlopCounterMode counts them (eager attention: every score of the
+rectangle; the spec's execution paths set to how transformers runs the model).
+
+A disagreement stops the import (E507) with both figures: a spec that costs another model is never
+written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from ..numbers.evaluate import evaluate
+from ..pipeline import compile_text
+from ..terms.scenario import Conventions, Scenario
+from . import meta
+from .config import Config, spec_title
+from .modeling import configs, walk
+from .quantization import precision
+from .spec import render
+
+
+class Checked(NamedTuple):
+    text: str
+    lines: tuple[str, ...]   # what the check compared, one line per figure
+
+
+def from_modeling_code(config: Config, name: str | None = None, schemas: tuple[str, ...] = ()) -> Checked:
+    """The spec of `config` read from the model transformers builds for it, and its check; an error about the
+    model as a whole is located at the config's `model_type`."""
+    try:
+        return _read(config, name, schemas)
+    except ArchError as error:
+        first = error.diagnostics[0]
+        if first.span is None:
+            raise config.error(first.code, first.message, "model_type", hint=first.hint) from None
+        raise
+
+
+def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked:
+    top, text = configs(config)
+    if not isinstance(config.values.get("model_type"), str):
+        raise config.error("E501", "the config names no model_type", None,
+                           hint="a config.json says which transformers class reads it in `model_type`")
+    meta.refuse_unknown(config, config.values["model_type"], list(schemas))
+    built = meta.build(config)
+    try:
+        walked = walk(built)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError) as unreadable:
+        # a module tree of a shape the walk does not know: said, never a traceback
+        raise ArchError([Diagnostic(code="E506", message=f"cannot read {type(built.model).__name__}'s module tree: "
+                                                         f"{type(unreadable).__name__}: {unreadable}")]) from None
+    model_type = config.values["model_type"]
+    title = spec_title(config, name, model_type)
+    source = f"{Path(config.file).name} (model_type {model_type})"
+    header = [f"Read from the modeling code: {meta.versions()} built {walked.model_class} from the config on the "
+              "meta device, and its modules were recognised as the blocks below."]
+    if built.wrapper:
+        header.append("The text model of a vision-language checkpoint; its vision tower is not counted.")
+    formats = precision(text or top, top, walked.spec.components())
+    draft = render(walked.spec, title, source, formats, header)
+    lines = check(draft, walked, built)
+    summary = (f"Checked against that model: {lines[0]}; matrix FLOPs equal at {len(meta.CHECK_SHAPES)} shapes "
+               "(FlopCounterMode, eager attention).")
+    return Checked(render(walked.spec, title, source, formats, [*header, summary]), tuple(lines))
+
+
+def check(text: str, walked, built) -> list[str]:
+    compiled = compile_text(text, name="<imported spec>",
+                            options=Conventions(attention="rectangle", paths=walked.paths))
+    ours = evaluate(compiled, "prefill", Scenario(P=1)).params
+    lines = [f"parameters {ours:,} = transformers' {walked.params:,}"]
+    wrong = [] if ours == walked.params else [f"parameters: the spec {ours:,}, transformers {walked.params:,}"]
+    for batch, cached, new in meta.CHECK_SHAPES:
+        phase = "decode" if cached else "prefill"
+        theirs = meta.run_flops(built.model, batch, cached, new)
+        mine = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
+        shape = f"{phase} B={batch} S={cached} P={new}"
+        lines.append(f"{shape}: matrix FLOPs {mine:,} = FlopCounterMode's {theirs:,}")
+        if mine != theirs:
+            wrong.append(f"{shape}: the spec {mine:,} matrix FLOPs, FlopCounterMode {theirs:,}")
+    if wrong:
+        raise ArchError([Diagnostic(
+            code="E507",
+            message=f"the spec read from {walked.model_class} does not cost that model: " + "; ".join(wrong),
+            hint="a mechanism the recognised blocks do not hold; write that part by hand (archcost import "
+                 "without --from-modeling-code prints the schema's spec where one exists)")])
+    return lines
+
+
+__all__ = ["Checked", "from_modeling_code"]

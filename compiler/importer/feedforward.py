@@ -1,0 +1,160 @@
+"""The feed-forward blocks recognised in a transformers layer: SwiGLU and GeGLU (gate and up apart or fused),
+two-matrix MLPs, and mixtures of experts with their routers and shared experts (recognise.py dispatches)."""
+
+from __future__ import annotations
+
+from archcost.dsl import ast
+
+from .modules import Found, Linear, Where, activation, children, linear, own, pick, shapes_of
+from .spec import call
+
+GATE = ("gate_proj", "w1")
+UP = ("up_proj", "w3", "fc1", "c_fc", "dense_h_to_4h", "fc_in")
+DOWN = ("down_proj", "w2", "fc2", "c_proj", "dense_4h_to_h", "fc_out")
+FUSED_GATE_UP = ("gate_up_proj", "input_linear")
+ROUTER = ("gate", "router")
+SHARED = ("shared_expert", "shared_experts", "shared_mlp")
+GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu"}
+
+
+def _ffn_parts(module) -> tuple[dict, dict] | None:
+    parts = children(module)
+    if own(module) or not parts:
+        return None
+    shapes = shapes_of(parts)
+    return (parts, shapes) if all(shape is not None for shape in shapes.values()) else None
+
+
+def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
+    """SwiGLU or GeGLU: gate and up (separate or one fused matrix) d → f, down f → d."""
+    found = _ffn_parts(module)
+    if found is None:
+        return None
+    parts, shapes = found
+    gate, up, down = pick(parts, GATE)[0], pick(parts, UP)[0], pick(parts, DOWN)[0]
+    d = width or at.d
+    fused = pick(parts, FUSED_GATE_UP)[0]
+    down = down or ("output_linear" if fused == "input_linear" else None)
+    if fused and down and set(parts) == {fused, down}:
+        f = shapes[down].width_in
+        if shapes[fused] != Linear(d, 2 * f, shapes[down].bias):
+            return None
+    elif gate and up and down and set(parts) == {gate, up, down}:
+        f = shapes[gate].width_out
+        if shapes[gate] != shapes[up] or shapes[gate].width_in != d or shapes[down] != Linear(f, d, shapes[gate].bias):
+            return None
+    else:
+        return None
+    block = GATED_BLOCKS.get(activation(module) or _config_act(at.config) or _forward_act(module))
+    if block is None:
+        return None
+    return Found(call(block, "d", f=f, bias=shapes[down].bias or None), mixer=False)
+
+
+def plain_ffn(module, at: Where) -> Found | None:
+    """A two-matrix MLP: up d → f, an activation, down f → d (GPT-2, OPT, StarCoder2)."""
+    found = _ffn_parts(module)
+    if found is None:
+        return None
+    parts, shapes = found
+    up, down = pick(parts, UP)[0], pick(parts, DOWN)[0]
+    if not (up and down) or set(parts) != {up, down} or shapes[up].width_in != at.d:
+        return None
+    f = shapes[up].width_out
+    if shapes[down] != Linear(f, at.d, shapes[up].bias):
+        return None
+    act = activation(module) or _config_act(at.config)
+    if act not in ("gelu", "relu", "silu", "relu2"):
+        return None
+    return Found(call("gelu_mlp", "d", f=f, bias=shapes[up].bias, act=act), mixer=False, post_norm=False)
+
+
+def _forward_act(module) -> str | None:
+    """The activation a module's own forward calls by name (LFM2's MLP calls F.silu and holds no activation
+    module, and its config names none): the modeling code read as text, never run."""
+    import inspect
+
+    try:
+        source = inspect.getsource(type(module).forward)
+    except (OSError, TypeError):
+        return None
+    found = {act for act, calls in (("silu", ("silu(",)), ("gelu", ("gelu(",))) if any(c in source for c in calls)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _config_act(config) -> str | None:
+    act = getattr(config, "hidden_act", None) or getattr(config, "hidden_activation", None)
+    if act in ("silu", "swish"):
+        return "silu"
+    return "gelu" if isinstance(act, str) and act.startswith("gelu") else ("relu" if act == "relu" else None)
+
+
+def moe(module, at: Where) -> Found | None:
+    """A router over experts (stored fused, as transformers 5 keeps them, or one module each), an optional
+    shared expert with an optional sigmoid gate."""
+    parts = children(module)
+    router_name, router = pick(parts, ROUTER)
+    experts = parts.get("experts")
+    if router is None or experts is None or own(module):
+        return None
+    scores = own(router)
+    if "weight" not in scores or len(scores["weight"]) != 2 or scores["weight"][1] != at.d:
+        return None
+    count = scores["weight"][0]
+    shape = _experts(experts, count, at)
+    top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
+    statics = _router_statics(router, count)
+    if shape is None or set(scores) - {"weight", "bias"} or statics is None:
+        return None
+    f, expert_bias, clamped = shape
+    shared_name, shared = pick(parts, SHARED)
+    shared_f = None
+    if shared is not None:
+        inner = gated_ffn(shared, at)
+        if inner is None or inner.call.name != "swiglu":
+            return None
+        shared_f = next(a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "f")
+    gate = parts.get("shared_expert_gate")
+    if gate is not None and linear(gate) != Linear(at.d, 1, False):
+        return None
+    if set(parts) - {router_name, "experts", shared_name, "shared_expert_gate"}:
+        return None
+    return Found(call("moe", "d", experts=count, top=top, f=f, shared_f=shared_f, shared_gate=gate is not None or None,
+                      router_bias="bias" in scores or statics or None, expert_bias=expert_bias or None,
+                      act_flops=9 if clamped else None), mixer=False, post_norm=False)
+
+
+def _router_statics(router, count: int) -> bool | None:
+    """Whether the router holds a learned score-correction bias as a parameter of a child (ERNIE 4.5's
+    moe_statics, [1, E]); None when it holds any other child with parameters."""
+    inner = children(router)
+    if not inner:
+        return False
+    if set(inner) != {"moe_statics"} or set(own(inner["moe_statics"]).values()) != {(1, count)}:
+        return None
+    return True
+
+
+def _experts(experts, count: int, at: Where) -> tuple[int, bool, bool] | None:
+    """(f, biased, clamped activation) of `count` gated experts: transformers 5's fused tensors (gate and up as one
+    [E, 2f, d] tensor, or [E, d, 2f] when transposed; down [E, d, f]), or a list of gated MLPs."""
+    shapes = own(experts)
+    if not shapes:
+        inner = [gated_ffn(child, at) for child in experts.children()]
+        if len(inner) != count or any(i is None or i.call != inner[0].call for i in inner):
+            return None
+        return next(a.value for a in inner[0].call.args if isinstance(a, ast.Keyword) and a.name == "f"), False, False
+    if getattr(experts, "has_gate", True) is not True or children(experts):  # gated (an older class says nothing)
+        return None
+    up, down = shapes.get("gate_up_proj"), shapes.get("down_proj")
+    if up is None or down is None or len(up) != 3 or up[0] != count or down[0] != count:
+        return None
+    transposed = getattr(experts, "is_transposed", up[1] == at.d and up[2] != at.d)
+    f = up[2] // 2 if transposed else up[1] // 2
+    if (up[2] if not transposed else up[1]) != at.d or down[1:] != ((f, at.d) if transposed else (at.d, f)):
+        return None
+    biases = {"gate_up_proj_bias": (count, 2 * f), "down_proj_bias": (count, at.d)}
+    extra = set(shapes) - {"gate_up_proj", "down_proj"}
+    if extra and (extra != set(biases) or any(shapes[name] != shape for name, shape in biases.items())):
+        return None
+    return f, bool(extra), hasattr(experts, "limit")

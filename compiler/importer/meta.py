@@ -1,0 +1,163 @@
+"""transformers' own model of a config, built on PyTorch's meta device (shapes only: no weights, no memory, no
+download), and what PyTorch's FlopCounterMode counts when it runs.
+
+torch and transformers come with the `hf` extra (`pip install "archcost[hf]"`); they are imported here, when
+the import from the modeling code asks for them, never by the plain install's commands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import warnings
+from typing import NamedTuple
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from .config import Config
+
+# the config's fields that say which class to build or where the file came from, not the model itself
+NOT_FIELDS = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map")
+# (batch, cached positions, new positions) the check runs: two prefills, then the decode steps after them
+CHECK_SHAPES = ((1, 0, 5), (2, 0, 9), (1, 5, 1), (2, 9, 1))
+# building and running a model costs time per layer: the deepest published decoders have a few hundred
+MAX_BUILT_LAYERS = 1_000
+
+
+def libraries():
+    """(torch, transformers), or E504 saying how to install them."""
+    try:
+        import torch
+        import transformers
+    except ImportError as missing:
+        raise ArchError([Diagnostic(
+            code="E504", message=f"the import from the modeling code needs torch and transformers ({missing.name} "
+                                 "is not installed)",
+            hint='pip install "archcost[hf]"   (the plain install stays without torch)')]) from None
+    transformers.logging.set_verbosity_error()
+    return torch, transformers
+
+
+class Built(NamedTuple):
+    """The model transformers builds for a config, and the config object it read."""
+
+    model: object           # a PreTrainedModel on the meta device
+    config: object          # its (text) PretrainedConfig
+    wrapper: str | None     # a vision-language checkpoint's model type: its text model is what was built
+
+
+def refuse_unknown(config: Config, model_type: str, schemas: list[str]) -> None:
+    """E501 for a model type the installed transformers does not know (a remote-code model's `auto_map` is
+    not run: its code is not transformers')."""
+    _, transformers = libraries()
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if model_type not in CONFIG_MAPPING:
+        raise config.error("E501", f"model_type {json.dumps(model_type)} is not supported: neither a schema of "
+                                   f"archcost nor transformers {transformers.__version__} reads it", "model_type",
+                           hint="read by a schema: " + ", ".join(schemas) + "; a remote-code model (`auto_map`) is "
+                                "not run")
+
+
+def build(config: Config) -> Built:
+    """transformers' CausalLM for `config` (or, for a vision-language checkpoint, for its text config), on
+    the meta device, eager attention, experts run one batched matrix product per expert row
+    (`batched_mm`) where the model offers the choice."""
+    torch, transformers = libraries()
+    model_type = config.values["model_type"]
+    fields = {k: v for k, v in config.values.items() if k not in NOT_FIELDS}
+    try:
+        whole = transformers.AutoConfig.for_model(model_type, **fields)
+        inner = whole.get_text_config()
+        layers = inner.num_hidden_layers
+    except Exception as refused:  # transformers' own validation: its message says which field
+        raise config.error("E505", f"transformers cannot build this config: {_first_line(refused)}", "model_type",
+                           hint="fix the field transformers names") from None
+    if not isinstance(layers, int) or not 0 < layers <= MAX_BUILT_LAYERS:
+        raise config.error("E505", f"num_hidden_layers {layers!r}: the model built on the meta device holds 1 to "
+                                   f"{MAX_BUILT_LAYERS:,} layers", "model_type")
+    with warnings.catch_warnings(), torch.device("meta"), _quiet():
+        warnings.simplefilter("ignore")
+        try:
+            model = _auto_class(transformers, inner, whole).from_config(
+                inner if inner.model_type in _causal_types(transformers) else whole, attn_implementation="eager")
+        except Exception as refused:  # the modeling code's own __init__: any exception it raises is its own
+            raise config.error("E505", f"transformers cannot build model_type {json.dumps(inner.model_type)}: "
+                                       f"{_first_line(refused)}", "model_type") from None
+    if getattr(model, "_can_set_experts_implementation", lambda: False)():
+        model.set_experts_implementation("batched_mm")
+    return Built(model, inner, model_type if inner is not whole else None)
+
+
+def _causal_types(transformers) -> dict:
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    return MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+
+def _auto_class(transformers, inner, whole):
+    """The CausalLM of the text config; a text model transformers builds only inside its vision-language model
+    (Qwen3-VL's) is run through that whole model, whose text path is what input ids take."""
+    if inner.model_type in _causal_types(transformers) or inner is whole:
+        return transformers.AutoModelForCausalLM
+    return transformers.AutoModelForImageTextToText
+
+
+def parameters(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def run_flops(model, batch: int, cached: int, new: int) -> int:
+    """counted_flops, with a model that cannot run on the meta device said as an error (E505)."""
+    try:
+        return counted_flops(model, batch, cached, new)
+    except Exception as failed:  # the model's own forward: any exception it raises is its own
+        raise ArchError([Diagnostic(code="E505", message=f"{type(model).__name__} does not run on the meta "
+                                                         f"device ({type(failed).__name__}: {_first_line(failed)})")]
+                        ) from None
+
+
+def counted_flops(model, batch: int, cached: int, new: int) -> int:
+    """FlopCounterMode's total for a prefill of `new` positions (logits for the last one), or, with `cached`
+    positions, for the decode step that follows a prefill of them."""
+    torch, _ = libraries()
+    from torch.utils.flop_counter import FlopCounterMode
+
+    ids = torch.zeros(batch, cached or new, dtype=torch.long, device="meta")
+    with warnings.catch_warnings(), _quiet():
+        warnings.simplefilter("ignore")
+        with FlopCounterMode(display=False) as counter:
+            out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
+        if not cached:
+            return counter.get_total_flops()
+        step = torch.zeros(batch, new, dtype=torch.long, device="meta")
+        with FlopCounterMode(display=False) as counter:
+            model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
+        return counter.get_total_flops()
+
+
+def cached_state(model, out) -> dict:
+    """The prefill's cache, under the keyword the model reads: Mamba-2 takes only `cache` (`past_key_values`
+    would land in **kwargs, unread, and the decode would be a fresh one-token prefill)."""
+    if model.config.model_type == "mamba2":
+        return {"cache": out.past_key_values}
+    return {"past_key_values": out.past_key_values}
+
+
+def versions() -> str:
+    torch, transformers = libraries()
+    return f"transformers {transformers.__version__}, torch {torch.__version__.split('+')[0]}"
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return (text[0] if text else type(error).__name__)[:300]
+
+
+@contextlib.contextmanager
+def _quiet():
+    """transformers prints advice on stdout and stderr while building; the import's own output is the spec."""
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield

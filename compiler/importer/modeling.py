@@ -1,0 +1,213 @@
+"""The import from the modeling code: transformers builds the config's model on the meta device, the walk
+below recognises the stdlib's blocks in its module tree (recognise.py), writes the spec with them, and
+checks the spec against the model it came from (check.py) before anything is printed.
+
+Every parameter of the text model must be accounted for by a recognised block; the first one that is not
+stops the import with its module's path, class and parameter shapes, rather than a spec that costs a
+different model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from archcost.dsl import ast
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from . import meta
+from .config import Config
+from .deepseek import mla_cache_option
+from .dense import embed_scale
+from .hybrid import linear_kernels_option, logit_softcap
+from .modules import norm, own, parameters_of
+from .recognise import Found, sublayer
+from .semantics import where
+from .spec import Layer, Spec, binding, call
+
+BLOCK_NORMS = {"gelu_mlp": "layernorm"}   # a block's own default norm, where it is not rmsnorm
+MIXERS = ("gqa", "gated_attention", "mla")
+
+
+@dataclass(frozen=True)
+class Walked:
+    """The spec, and what it was read from (for the header and the check)."""
+
+    spec: Spec
+    model_class: str
+    paths: tuple[tuple[str, str], ...]   # the spec's execution paths that match how transformers runs the model
+    params: int                          # the text model's parameters, as transformers holds them
+
+
+def walk(built: meta.Built) -> Walked:
+    model, config = built.model, built.config
+    embedding, head = model.get_input_embeddings(), model.get_output_embeddings()
+    path, layers = _layer_list(model, config)
+    base = model.get_submodule(path.rsplit(".", 1)[0]) if "." in path else model
+    d = embedding.weight.shape[1]
+    rotary = any("rotary" in type(m).__name__.lower() for m in model.modules())
+    stack = [_layer(layer, f"{path}.{i}", i, where(config, d, i, _attention_of(layer), rotary))
+             for i, layer in enumerate(layers)]
+    kinds = _kind_names(stack)
+    before, after = _edges(base, path, embedding, head, d, config)
+    text = parameters_of(base) | parameters_of(head)
+    if built.wrapper is None:
+        _nothing_outside(model, text)
+    spec = Spec(header=[], bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]), *_options(stack)],
+                before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
+                note=f"{len(layers)} layers: {path}")
+    paths = (("linear_kernels", "torch"),) if any(s.name == "gated_deltanet" for st in stack for s in st) else ()
+    count = sum(p.numel() for p in {id(p): p for p in model.parameters() if id(p) in text}.values())
+    return Walked(spec, type(model).__name__, paths, count)
+
+
+def _nothing_outside(model, text: set[int]) -> None:
+    """Every parameter of a CausalLM is in its base model or its head (a multi-token-prediction module, say,
+    would not be)."""
+    for name, parameter in model.named_parameters():
+        if id(parameter) not in text:
+            owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
+            raise _unmapped(owner, name.rsplit(".", 1)[0], "outside the layers, the embedding and the head")
+
+
+def _layer_list(model, config):
+    """The decoder's layers: the list of num_hidden_layers modules beside the input embedding (a vision tower's
+    list may be as long), else the first such list in the tree."""
+    count, embedding = config.num_hidden_layers, model.get_input_embeddings()
+    for path, module in model.named_modules():
+        if any(child is embedding for child in module.children()):
+            for name, child in module.named_children():
+                if type(child).__name__ == "ModuleList" and len(child) == count:
+                    return f"{path}.{name}" if path else name, child
+    for path, module in model.named_modules():
+        if type(module).__name__ == "ModuleList" and len(module) == count and any(True for _ in module.parameters()):
+            return path, module
+    raise _refuse(f"no list of {count} layers (num_hidden_layers) in {type(model).__name__}")
+
+
+def _attention_of(layer):
+    return next((child for name, child in layer.named_children() if "attn" in name or "attention" in name), None)
+
+
+def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
+    """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
+    after (Gemma's sandwich)."""
+    if own(layer):
+        raise _unmapped(layer, path, "parameters of the layer itself")
+    norms, found = [], []
+    for name, child in layer.named_children():
+        kind = norm(child)
+        if kind is not None and kind.width in (None, at.d):
+            norms.append(kind.block)
+            continue
+        if not any(True for _ in child.parameters()):
+            continue  # dropout, an activation, an identity
+        block = sublayer(child, at)
+        if block is None:
+            raise _unmapped(child, f"{path}.{name}", "no stdlib block has this structure")
+        found.append((name, block))
+    found = _shared_beside(found)
+    found.sort(key=lambda item: not item[1].mixer)   # the mixer first, as the residual stream runs
+    if [f.mixer for _, f in found].count(True) > 1 or not found:
+        raise _unmapped(layer, path, "more than one mixer side by side in one layer" if found else "no sublayer")
+    return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
+
+
+def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:
+    """A dense MLP named `shared…` beside the experts, reading the same norm (Granite's shared_mlp): the MoE
+    block's shared expert, which costs the same."""
+    names = [name for name, block in found if block.call.name == "moe"]
+    shared = [name for name, block in found if "shared" in name and block.call.name == "swiglu"]
+    if len(names) != 1 or len(shared) != 1:
+        return found
+    blocks = dict(found)
+    width = next(a for a in blocks[shared[0]].call.args if isinstance(a, ast.Keyword) and a.name == "f")
+    moe = blocks[names[0]]
+    merged = moe.call.model_copy(update={"args": [*moe.call.args, width.model_copy(update={"name": "shared_f"})]})
+    return [(name, Found(merged, False, False) if name == names[0] else block) for name, block in found
+            if name != shared[0]]
+
+
+def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, path: str) -> ast.BlockCall:
+    if len(set(norms)) > 1 or len(norms) not in (count, 2 * count) or (len(norms) == 2 * count and not block.post_norm):
+        raise _unmapped(layer, path, f"{len(norms)} norms for {count} sublayers")
+    kind = norms[0]
+    args = list(block.call.args)
+    if kind != BLOCK_NORMS.get(block.call.name, "rmsnorm"):
+        args.append(ast.Keyword(name="norm", value=ast.Name(id=kind)))
+    if len(norms) == 2 * count:
+        args.append(ast.Keyword(name="post_norm", value=ast.Bool(value=True)))
+    label = "attn" if block.call.name in MIXERS else ("mixer" if block.mixer else "ffn")
+    return block.call.model_copy(update={"args": args, "label": label, "note": f"{type(layer).__name__}.{name}"})
+
+
+def _kind_names(stack: list[tuple]) -> list[str]:
+    """A name for each run of equal layers: `layers` when all are equal, else what tells them apart."""
+    distinct = list(dict.fromkeys(stack))
+    if len(distinct) == 1:
+        return ["layers"] * len(stack)
+    names = {layer: f"{_describe(layer)}_layers" for layer in distinct}
+    if len(set(names.values())) < len(distinct):
+        names = {layer: f"kind{i + 1}_layers" for i, layer in enumerate(distinct)}
+    return [names[layer] for layer in stack]
+
+
+def _describe(layer: tuple) -> str:
+    words = []
+    for block in layer:
+        given = {a.name for a in block.args if isinstance(a, ast.Keyword)}
+        words.append("sliding" if "window" in given else "chunked" if "chunk" in given
+                     else "moe" if block.name == "moe" else "dense" if block.label == "ffn" else "full")
+    return "_".join(words)
+
+
+def _edges(base, path: str, embedding, head, d: int, config) -> tuple[list, list]:
+    """The embedding (and a learned position table) before the layers; the final norm and the head after."""
+    before, after = [call("embedding", "vocab", "d")], []
+    if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:  # Gemma's scaled embedding (its class says how much)
+        before.append(embed_scale())
+    layer_list = path.rsplit(".", 1)[-1]
+    for name, child in base.named_children():
+        if name == layer_list or child is embedding:
+            continue
+        kind = norm(child)
+        if kind is not None and kind.width in (None, d):
+            after.append(call(kind.block, "d", label="final_norm"))
+        elif type(child).__name__.endswith("Embedding") and own(child).get("weight", (0, 0))[1:] == (d,):
+            before.append(call("learned_positions", own(child)["weight"][0], "d", label="positions"))
+        elif any(True for _ in child.parameters()):
+            raise _unmapped(child, f"{path.rsplit('.', 1)[0]}.{name}", "not an embedding, a norm or the layers")
+    if head is None:
+        raise _refuse("the model has no output head")
+    tied = head.weight is embedding.weight
+    bias = getattr(head, "bias", None) is not None
+    after.append(call("lm_head", "d", "vocab", tied=True if tied else None, bias=True if bias else None,
+                      note="the head reads the embedding table" if tied else "a head of its own"))
+    if getattr(config, "final_logit_softcapping", None):
+        after.append(logit_softcap("final_logit_softcapping"))
+    return before, after
+
+
+def _options(stack: list[tuple]) -> list[ast.Stmt]:
+    blocks = {block.name for layer in stack for block in layer}
+    return ([mla_cache_option()] if "mla" in blocks else []) + ([linear_kernels_option()]
+                                                                 if "gated_deltanet" in blocks else [])
+
+
+def _unmapped(module, path: str, why: str) -> ArchError:
+    shapes = ", ".join(f"{name} {list(shape)}" for name, shape in
+                       ((n, tuple(p.shape)) for n, p in module.named_parameters())) or "no parameters"
+    if len(shapes) > 400:
+        shapes = shapes[:399] + "…"
+    return _refuse(f"cannot map `{path}` ({type(module).__name__}): {why}; its parameters: {shapes}")
+
+
+def _refuse(message: str) -> ArchError:
+    return ArchError([Diagnostic(code="E506", message=message,
+                                 hint="write this part of the spec by hand from the stdlib blocks, or import with "
+                                      "the schema where archcost has one")])
+
+
+def configs(config: Config) -> tuple[Config, Config | None]:
+    """(the config, its text section when it is a vision-language checkpoint's wrapper)."""
+    text = config.values.get("text_config")
+    return config, (config.section("text_config") if isinstance(text, dict) else None)

@@ -1,0 +1,127 @@
+"""What a torch module of a transformers model is, read from its parameters' shapes and its own attributes:
+linear maps (nn.Linear, GPT-2's Conv1D), norms, activations. The recognisers of the stdlib's blocks
+(recognise.py) are built from these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from archcost.dsl import ast
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A matrix in → out, and whether it adds a bias."""
+
+    width_in: int
+    width_out: int
+    bias: bool
+
+
+def own(module) -> dict[str, tuple[int, ...]]:
+    """The module's own parameters (not its children's) and their shapes."""
+    return {name: tuple(p.shape) for name, p in module.named_parameters(recurse=False)}
+
+
+def linear(module) -> Linear | None:
+    """`module` as a matrix: nn.Linear stores (out, in), GPT-2's Conv1D (in, out) with `nf` outputs."""
+    shapes = own(module)
+    if set(shapes) - {"weight", "bias"} or "weight" not in shapes or len(shapes["weight"]) != 2 or children(module):
+        return None
+    rows, cols = shapes["weight"]
+    if type(module).__name__ == "Conv1D":
+        return Linear(rows, cols, "bias" in shapes)
+    if not hasattr(module, "in_features"):
+        return None
+    return Linear(cols, rows, "bias" in shapes)
+
+
+def children(module) -> dict:
+    """The child modules that hold parameters (dropouts and activations without weights left out)."""
+    return {name: child for name, child in module.named_children() if any(True for _ in child.parameters())}
+
+
+@dataclass(frozen=True)
+class Norm:
+    """A normalisation over `width` values: its stdlib block (rmsnorm, layernorm, or their weightless forms)."""
+
+    block: str
+    width: int | None   # None: a weightless norm says nothing of its width
+
+
+def norm(module) -> Norm | None:
+    """A norm module: an RMS norm holds one scale vector, a LayerNorm a scale and a shift; one whose class says
+    it normalises but holds nothing is weightless (OLMo's LayerNorm, nanochat's RMS norm)."""
+    name = type(module).__name__
+    if "norm" not in name.lower() or any(True for _ in module.named_children()) or "Gated" in name:
+        return None
+    shapes = own(module)
+    rms = "rms" in name.lower() or ("layernorm" not in name.lower() and "LayerNorm" not in name)
+    if not shapes:
+        return Norm("rmsnorm_unscaled" if rms else "layernorm_unscaled", None)
+    if set(shapes) == {"weight"} and len(shapes["weight"]) == 1 and rms:
+        return Norm("rmsnorm", shapes["weight"][0])
+    if set(shapes) == {"weight", "bias"} and len(shapes["weight"]) == 1 and shapes["bias"] == shapes["weight"]:
+        return Norm("layernorm", shapes["weight"][0])
+    if set(shapes) == {"weight"} and len(shapes["weight"]) == 1:
+        return Norm("layernorm_unbiased", shapes["weight"][0])
+    return None
+
+
+def activation(module) -> str | None:
+    """The activation a module applies, by its class: silu, gelu (exact or tanh form), relu or relu²; None when
+    it is none of these (the block for it is not known)."""
+    for name, child in module.named_children():
+        if any(True for _ in child.parameters()):
+            continue
+        kind = type(child).__name__.lower()
+        if "silu" in kind or "swish" in kind:
+            return "silu"
+        if "gelu" in kind and "quick" not in kind:
+            return "gelu"
+        if kind in ("relu", "reluactivation"):
+            return "relu"
+        if kind in ("relusquaredactivation", "relu2"):
+            return "relu2"
+        if "act" in name or "activation" in kind:
+            return None
+    return None
+
+
+def parameters_of(module) -> set[int]:
+    """The identities of every parameter `module` holds (ties make one tensor appear under two names)."""
+    return {id(p) for p in module.parameters()}
+
+
+@dataclass(frozen=True)
+class Found:
+    """A recognised block: its call (label and norm set by the layer) and whether it mixes positions."""
+
+    call: ast.BlockCall
+    mixer: bool
+    post_norm: bool = True   # the block takes `post_norm` (a norm after its output, before the residual add)
+
+
+@dataclass(frozen=True)
+class Where:
+    """What a recogniser may read beside the module: the model's width, the config, the layer's attention."""
+
+    d: int
+    config: object
+    window: int = 0
+    chunk: int = 0
+    rope: bool = True
+    rotary_factor: float = 1.0  # the part of each head RoPE turns
+    softcap: float = 0          # tanh(x / c) · c on every score
+
+    def rotary(self, head_dim: int) -> int | None:
+        turned = head_dim * self.rotary_factor
+        return None if self.rotary_factor == 1 or not turned.is_integer() else int(turned)
+
+
+def pick(parts: dict, names: tuple[str, ...]):
+    return next(((name, parts[name]) for name in names if name in parts), (None, None))
+
+
+def shapes_of(parts: dict) -> dict[str, Linear | None]:
+    return {name: linear(child) for name, child in parts.items()}

@@ -1,0 +1,154 @@
+"""The stdlib's blocks recognised in a transformers decoder layer's modules, by structure: which projections
+a sublayer holds and their shapes, its norms, its experts and router. Each recogniser returns the block call
+and the modules it accounts for, or None when the module is not that block; a parameter no recogniser
+accounts for stops the import (modeling.py names it).
+
+What shapes cannot say is read from the attention module's own attributes and the config's fields, per
+layer (semantics.py): windows, chunks, RoPE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .feedforward import gated_ffn, moe, plain_ffn
+from .modules import Found, Linear, Where, children, linear, norm, own, pick, shapes_of
+from .spec import call, number
+
+QUERY = ("q_proj", "query", "q_lin", "Wq", "project_q", "wq")
+KEY = ("k_proj", "key", "k_lin", "Wk", "project_k", "wk")
+VALUE = ("v_proj", "value", "v_lin", "Wv", "project_v", "wv")
+OUTPUT = ("o_proj", "out_proj", "dense", "c_proj", "Wo", "attention_out", "out_lin", "wo")
+FUSED_QKV = ("qkv_proj", "query_key_value", "c_attn", "Wqkv")
+QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layernorm", "key_layernorm"))
+
+
+def sublayer(module, at: Where) -> Found | None:
+    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet):
+        found = recogniser(module, at)
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class _Heads:
+    q_heads: int
+    kv_heads: int
+    head_dim: int
+    bias: bool          # on Q, K and V
+    used: frozenset     # the children holding the projections
+
+
+def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
+    """Q, K and V, apart (each a whole number of heads, K and V alike) or one fused matrix of q + 2·kv heads."""
+    (q, k, v), fused = (pick(parts, names)[0] for names in (QUERY, KEY, VALUE)), pick(parts, FUSED_QKV)[0]
+    heads = getattr(module, "num_heads", None) or at.config.num_attention_heads
+    head_dim = getattr(module, "head_dim", None) or getattr(at.config, "head_dim", None) or at.d // heads
+    if fused and shapes[fused] is not None and not shapes[fused].width_out % head_dim:
+        total = shapes[fused].width_out // head_dim
+        if (total - heads) % 2 or total <= heads:
+            return None
+        return _Heads(heads, (total - heads) // 2, head_dim, shapes[fused].bias, frozenset({fused}))
+    if not (q and k and v) or any(shapes[name] is None for name in (q, k, v)):
+        return None
+    if len({shapes[n].bias for n in (q, k, v)}) > 1 or shapes[k] != shapes[v]:
+        return None
+    if shapes[q].width_out % head_dim or shapes[k].width_out % head_dim:
+        return None
+    return _Heads(shapes[q].width_out // head_dim, shapes[k].width_out // head_dim, head_dim, shapes[q].bias,
+                  frozenset({q, k, v}))
+
+
+def attention(module, at: Where) -> Found | None:
+    """GQA and its variants: Q, K, V (separate or one fused matrix) and an output matrix, optional norms on Q and
+    K (per head or over the whole width), learned sinks; Q beside an output gate of its width (Qwen3-Next)."""
+    parts, shapes = children(module), shapes_of(children(module))
+    out = pick(parts, OUTPUT)[0]
+    h = _projections(module, parts, shapes, at) if out is not None and shapes[out] is not None else None
+    qk = _qk_norm(module, parts, h.head_dim, h.q_heads, h.kv_heads) if h else None
+    if h is None or qk is None:
+        return None
+    heads = getattr(module, "num_heads", None) or at.config.num_attention_heads
+    gated = h.q_heads == 2 * heads and len(h.used) == 3 and "q_norm" in parts
+    q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
+    sinks = own(module).get("sinks") == (q_heads,)
+    if shapes[out] != Linear(q_heads * head_dim, at.d, shapes[out].bias) \
+            or set(own(module)) - ({"sinks"} if sinks else set()) or set(parts) - h.used - {out} - qk[1]:
+        return None
+    if gated:
+        if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk:
+            return None
+        return Found(call("gated_attention", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim,
+                          rotary=at.rotary(head_dim)), mixer=True, post_norm=False)
+    return Found(call("gqa", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim, qkv_bias=h.bias or None,
+                      o_bias=shapes[out].bias or None, rope=None if at.rope else False, window=at.window or None,
+                      chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
+                      rotary=at.rotary(head_dim), **qk[0]), mixer=True)
+
+
+def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) -> tuple[dict, set] | None:
+    """The norms on Q and K: (the gqa arguments, the children they are), or None if they are another kind."""
+    names = next((pair for pair in QK_NORMS if pair[0] in parts or pair[1] in parts), None)
+    weightless = [name for name, child in module.named_children() if "L2Norm" in type(child).__name__
+                  or (norm(child) is not None and norm(child).width is None)]
+    if names is None:
+        return ({"qk_norm": True, "qk_norm_weights": False}, set()) if weightless else ({}, set())
+    found = [norm(parts[name]) if name in parts else None for name in names]
+    if any(f is None or f.block != "rmsnorm" for f in found):
+        return None
+    widths = (found[0].width, found[1].width)
+    if widths == (head_dim, head_dim):
+        return {"qk_norm": True}, set(names)
+    if widths == (q_heads * head_dim, kv_heads * head_dim):
+        return {"qk_norm": True, "qk_norm_heads": False}, set(names)
+    return None
+
+
+def mla(module, at: Where) -> Found | None:
+    """Multi-head latent attention (DeepSeek-V2/V3): a latent of kv_rank for keys and values beside a shared
+    positional key, queries through a q_rank latent (or one matrix)."""
+    parts = children(module)
+    needed = {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}
+    query = {"q_a_proj", "q_a_layernorm", "q_b_proj"} if "q_a_proj" in parts else {"q_proj"}
+    if set(parts) != needed | query or own(module):
+        return None
+    if any(linear(parts[name]) is None or linear(parts[name]).bias for name in needed | query if "norm" not in name):
+        return None
+    return Found(call("mla", "d", heads=module.num_heads, q_rank=module.q_lora_rank or 0,
+                      kv_rank=module.kv_lora_rank, nope_dim=module.qk_nope_head_dim, rope_dim=module.qk_rope_head_dim,
+                      v_dim=module.v_head_dim, cache="mla_cache"), mixer=True, post_norm=False)
+
+
+def mamba2(module, at: Where) -> Found | None:
+    """Mamba-2's mixer (Mamba-2, Codestral, Nemotron-H, Bamba, Zamba2): one input projection, a depthwise conv
+    over x, B and C, per-head dt_bias, A_log and D, a gated RMS norm, the output projection."""
+    parts = children(module)
+    if set(parts) != {"in_proj", "conv1d", "norm", "out_proj"} or set(own(module)) != {"dt_bias", "A_log", "D"}:
+        return None
+    heads, head_dim = module.num_heads, module.head_dim
+    state, groups = module.ssm_state_size, module.n_groups
+    inner, conv = heads * head_dim, heads * head_dim + 2 * groups * state
+    projection, output = linear(parts["in_proj"]), linear(parts["out_proj"])
+    if projection != Linear(at.d, inner + conv + heads, projection.bias if projection else False) \
+            or own(parts["conv1d"])["weight"][0] != conv or output != Linear(inner, at.d, projection.bias):
+        return None
+    conv_bias = "bias" in own(parts["conv1d"])
+    return Found(call("mamba2", "d", heads=heads, head_dim=head_dim, state=state, groups=groups,
+                      conv_kernel=module.conv_kernel_size, chunk=module.chunk_size, bias=projection.bias or None,
+                      conv_bias=None if conv_bias else False), mixer=True, post_norm=False)
+
+
+def gated_deltanet(module, at: Where) -> Found | None:
+    """Gated DeltaNet (Qwen3-Next, Qwen3.5): Q, K, V, the gate z and the controls a, b projected (fused or apart),
+    a short conv, the delta-rule state, a gated norm, the output projection."""
+    parts = children(module)
+    fused = {"in_proj_qkvz", "in_proj_ba"}
+    apart = {"in_proj_qkv", "in_proj_z", "in_proj_a", "in_proj_b"}
+    if set(parts) - {"conv1d", "norm", "out_proj"} not in (fused, apart) or set(own(module)) != {"dt_bias", "A_log"}:
+        return None
+    if module.head_k_dim != module.head_v_dim:
+        return None
+    qk_heads, v_heads, head_dim = module.num_k_heads, module.num_v_heads, module.head_k_dim
+    return Found(call("gated_deltanet", "d", qk_heads=qk_heads, v_heads=v_heads, head_dim=head_dim,
+                      conv_kernel=module.conv_kernel_size, kernels="linear_kernels"), mixer=True, post_norm=False)

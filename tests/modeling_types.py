@@ -1,0 +1,65 @@
+"""The decoder-only text model types of the installed transformers, each as a small config.json, for the
+enumeration of the import from the modeling code (test_modeling_code.py, tools/modeling_coverage.py).
+
+Decoder-only text types: every model type with a CausalLM class, less those transformers also maps as an
+encoder (masked-LM), an encoder-decoder or a speech or audio model, and less the decoders that read another
+model's encoder (EXCLUDED, each with its reason). A small config is the type's own class defaults with at most
+MAX_LAYERS layers (the widths stay: the meta device holds no weights, and counting FLOPs costs time per op,
+not per width), plus the fields a default config leaves unset where transformers cannot build it without them.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+MAX_LAYERS = 4
+EXCLUDED = {
+    "trocr": "the text decoder of a vision encoder-decoder (every layer cross-attends to the image encoder)",
+    "bert-generation": "BERT's layers as the decoder of an encoder-decoder",
+    "git": "an image-to-text model: its decoder reads the image encoder's features",
+}
+# fields a type's defaults leave unset (or set so that transformers cannot build or run it)
+FILLED = {
+    "hunyuan_v1_dense": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}},
+    "hunyuan_v1_moe": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}},
+    "ministral": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}},
+    "deepseek_v2": {"num_experts_per_tok": 2},
+    "nemotron": {"head_dim": 128},
+    "reformer": {"is_decoder": True},
+    "bamba": {"attn_layer_indices": [1]},
+    "granitemoehybrid": {"layer_types": ["mamba", "attention", "mamba", "attention"]},
+}
+
+
+def decoder_types() -> list[str]:
+    from transformers.models.auto import modeling_auto as auto
+
+    others = set()
+    for mapping in ("MODEL_FOR_MASKED_LM_MAPPING_NAMES", "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
+                    "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES", "MODEL_FOR_TEXT_TO_WAVEFORM_MAPPING_NAMES",
+                    "MODEL_FOR_TEXT_TO_SPECTROGRAM_MAPPING_NAMES"):
+        others |= set(getattr(auto, mapping, {}))
+    return sorted(set(auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) - others - set(EXCLUDED))
+
+
+def small_config(model_type: str) -> str:
+    """A config.json for `model_type`: the class defaults, at most MAX_LAYERS layers where the class allows it."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    values = {"model_type": model_type, **FILLED.get(model_type, {})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            default = CONFIG_MAPPING[model_type]()
+            layers = default.get_text_config().num_hidden_layers
+        except Exception:  # a type whose defaults transformers refuses: the import says why
+            layers = None
+    if isinstance(layers, int) and layers > MAX_LAYERS and "layer_types" not in values:
+        inner = default.get_text_config()
+        fields = {"num_hidden_layers": MAX_LAYERS}
+        if inner is not default:
+            values["text_config"] = {**fields}
+        else:
+            values.update(fields)
+    return json.dumps(values, indent=2)

@@ -1,0 +1,121 @@
+"""The import from the modeling code (`archcost import --from-modeling-code`): transformers builds the config's
+model on the meta device, archcost recognises the stdlib's blocks in its modules and checks the spec against
+that model (parameters exactly, matrix FLOPs with FlopCounterMode at four shapes) before writing it.
+
+Two independent references: the check itself (transformers' model, counted by PyTorch), and the schema path,
+written by hand from the families' configs, which must give every number the same for every small parity
+case both paths read. The long run enumerates every decoder-only text model type of the installed
+transformers and keeps docs/importing.md's list of the ones not read yet exact.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+
+import modeling_types
+import pytest
+import transformers_runs as runs
+from helpers import ROOT, load_tool
+
+from archcost.compiler.cli import main
+from archcost.compiler.importer import import_spec, parse_config
+from archcost.compiler.numbers.evaluate import evaluate
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.terms.scenario import Scenario
+from archcost.dsl.errors import ArchError
+
+FIGURES = runs.read_record()["figures"]
+# small parity cases the schema reads and the modeling code does not (yet): each names what stops it
+SCHEMA_ONLY = {
+    "opt": "the MLP's two matrices are children of the layer itself, with no module of their own",
+    "llama4": "Llama4TextExperts runs every expert on every token (E507 says so)",
+    "llama4_text": "Llama4TextExperts runs every expert on every token (E507 says so)",
+    "jamba": "Mamba-1's mixer with norms on dt, B and C",
+    "minimax": "lightning attention",
+}
+SHAPES = [("prefill", Scenario(B=2, P=12)), ("decode", Scenario(B=2, S=30)), ("prefill", Scenario(P=3000)),
+          ("request", Scenario(B=3, S=40, P=7, G=9))]
+# the types a default run imports from small configs: one per recogniser and layout of parameters
+SAMPLE = ("olmoe", "starcoder2", "qwen3_5_moe", "nanochat", "olmo", "granitemoeshared", "gpt2", "lfm2", "vaultgemma",
+          "minimax_m2", "bloom", "exaone4")
+
+
+@cache
+def _both(case: str) -> tuple[str, str]:
+    text = json.dumps(FIGURES[f"small/{case}"]["config"], indent=2)
+    schema = import_spec(parse_config(text, f"{case}.json")).text
+    return schema, import_spec(parse_config(text, f"{case}.json"), from_modeling_code=True).text
+
+
+def _numbers(report: dict) -> dict:
+    """A report's figures without the names of ops (the two paths name their layer kinds apart)."""
+    return {field: value for field, value in report.items() if field not in ("experts", "by_op")} | {
+        "experts": [{k: v for k, v in row.items() if k != "op"} for row in report.get("experts") or []]}
+
+
+# the schema counts RoPE on SmolLM3's NoPE layers too (its non-matrix FLOPs); the modeling code reads each layer's
+# own `use_rope`
+APART = ("smollm3",)
+
+
+@pytest.mark.parametrize("case", [case for case in runs.CASES if case not in SCHEMA_ONLY and case not in APART])
+def test_the_modeling_code_and_the_schema_give_the_same_numbers(case):
+    schema, modeling = (compile_text(text) for text in _both(case))
+    for phase, scenario in SHAPES:
+        ours = _numbers(evaluate(modeling, phase, scenario).model_dump())
+        assert ours == _numbers(evaluate(schema, phase, scenario).model_dump()), (phase, scenario)
+
+
+@pytest.mark.parametrize("case", SCHEMA_ONLY)
+def test_what_the_modeling_code_cannot_read_is_refused(case):
+    text = json.dumps(FIGURES[f"small/{case}"]["config"], indent=2)
+    with pytest.raises(ArchError) as refused:
+        import_spec(parse_config(text, f"{case}.json"), from_modeling_code=True)
+    assert refused.value.codes[0] in ("E506", "E507")
+    assert refused.value.diagnostics[0].source_line.strip().startswith('"model_type"')
+
+
+@pytest.mark.parametrize("model_type", SAMPLE)
+def test_a_type_without_a_schema_imports_from_its_modeling_code(model_type):
+    """No schema: a plain import reads the modeling code; the spec it writes passed the check (its header
+    and the returned lines say what was compared) and compiles."""
+    imported = import_spec(parse_config(modeling_types.small_config(model_type), f"{model_type}.json"))
+    assert imported.checked[0].startswith("parameters ") and len(imported.checked) == 5
+    assert all(re.fullmatch(r".*: matrix FLOPs ([\d,]+) = FlopCounterMode's \1", line) for line in imported.checked[1:])
+    assert "Checked against that model" in imported.text
+    assert evaluate(compile_text(imported.text), "decode", Scenario(S=100)).params > 0
+
+
+def test_the_cli_prints_the_check_and_writes_the_spec(tmp_path, capsys):
+    config = tmp_path / "qwen3-8b.json"
+    config.write_text((ROOT / "tests" / "configs" / "qwen3-8b.json").read_text())
+    assert main(["import", str(config), "--from-modeling-code", "-o", str(tmp_path / "q.arch")]) == 0
+    captured = capsys.readouterr()
+    assert "parameters 8,190,735,360 = transformers' 8,190,735,360" in captured.err
+    assert "wrote" in captured.out and (tmp_path / "q.arch").read_text().startswith("# qwen3-8b")
+
+
+def test_the_same_config_gives_the_same_spec():
+    text = modeling_types.small_config("olmoe")
+    first, second = (import_spec(parse_config(text, "olmoe.json")).text for _ in range(2))
+    assert first == second
+
+
+@pytest.mark.long
+def test_the_coverage_record_is_what_transformers_gives():
+    """Every decoder-only text type of the installed transformers, from a small config: read and checked, or
+    refused with a located error. tests/reference/modeling_coverage.json (which docs/importing.md lists) must be
+    exactly that, so the list of types not read yet stays short and true."""
+    coverage = load_tool("modeling_coverage")
+    live = coverage.coverage(workers=2)
+    read = sum(1 for o in live["types"].values() if o.get("read"))
+    print(f"\n{read} of {len(live['types'])} decoder-only text model types import from the modeling code and "
+          "verify exactly")
+    assert live == json.loads(coverage.RECORD.read_text())
+
+
+def test_the_coverage_record_covers_the_installed_types():
+    record = json.loads((ROOT / "tests" / "reference" / "modeling_coverage.json").read_text())
+    assert list(record["types"]) == modeling_types.decoder_types()
