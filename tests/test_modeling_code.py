@@ -82,8 +82,10 @@ def test_a_type_without_a_schema_imports_from_its_modeling_code(model_type):
     """No schema: a plain import reads the modeling code; the spec it writes passed the check (its header
     and the returned lines say what was compared) and compiles."""
     imported = import_spec(parse_config(modeling_types.small_config(model_type), f"{model_type}.json"))
-    assert imported.checked[0].startswith("parameters ") and len(imported.checked) == 5
-    assert all(re.fullmatch(r".*: matrix FLOPs ([\d,]+) = FlopCounterMode's \1", line) for line in imported.checked[1:])
+    assert imported.checked[0].startswith("parameters ") and len(imported.checked) == 6
+    assert all(re.fullmatch(r".*: matrix FLOPs ([\d,]+) = FlopCounterMode's \1", line)
+               for line in imported.checked[1:5])
+    assert re.fullmatch(r"keys and values per token: ([\d,]+) values = transformers' cache's \1", imported.checked[5])
     assert "Checked against that model" in imported.text
     assert evaluate(compile_text(imported.text), "decode", Scenario(S=100)).params > 0
 

@@ -117,8 +117,9 @@ def _modeling_code(schemas: set[str]) -> list[str]:
     either = [name for name in types if name in read or name in schemas]
     about = ("`archcost import CONFIG.json --from-modeling-code` (and a plain import of a type no schema reads) "
              "builds the model with transformers on the meta device, recognises the stdlib's blocks in its modules, "
-             "and checks the spec against that model before writing it: parameters exactly, and the matrix FLOPs "
-             "of two prefills and two decode steps with FlopCounterMode. It needs `pip install \"archcost[hf]\"`.")
+             "and checks the spec against that model before writing it: parameters exactly, the matrix FLOPs "
+             "of two prefills and two decode steps with FlopCounterMode, and the keys and values cached per token. "
+             "It needs `pip install \"archcost[hf]\"`.")
     tally = (f"Of transformers {record['transformers']}'s {len(types)} decoder-only text model types (a CausalLM "
              "class, not also an encoder, an encoder-decoder or an audio model), "
              f"{len(read)} import this way from a small config and verify exactly; with the schemas, {len(either)} "

@@ -1,7 +1,8 @@
 """`archcost import --from-modeling-code`: the spec read from transformers' own model (modeling.py), checked
-against that model before it is written: its parameters exactly, and the matrix FLOPs of two prefills and of
+against that model before it is written: its parameters exactly, the matrix FLOPs of two prefills and of
 the decode steps after them, as PyTorch's FlopCounterMode counts them (eager attention: every score of the
-rectangle; the spec's execution paths set to how transformers runs the model).
+rectangle; the spec's execution paths set to how transformers runs the model), and the keys and values its
+cache holds per token (as values: the meta model's dtype is not the checkpoint's).
 
 A disagreement stops the import (E507) with both figures: a spec that costs another model is never
 written.
@@ -9,6 +10,7 @@ written.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,6 +24,8 @@ from .config import Config, spec_title
 from .modeling import configs, walk
 from .quantization import precision
 from .spec import render
+
+KV_BITS = {"fp32": 32, "bf16": 16, "fp16": 16}  # the formats a config's torch_dtype gives the keys and values
 
 
 class Checked(NamedTuple):
@@ -63,13 +67,14 @@ def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked
         header.append("The text model of a vision-language checkpoint; its vision tower is not counted.")
     formats = precision(text or top, top, walked.spec.components())
     draft = render(walked.spec, title, source, formats, header)
-    lines = check(draft, walked, built)
+    kv = next(s.format for s in formats.settings if s.role == "kv")
+    lines = check(draft, walked, built, KV_BITS[kv])
     summary = (f"Checked against that model: {lines[0]}; matrix FLOPs equal at {len(meta.CHECK_SHAPES)} shapes "
-               "(FlopCounterMode, eager attention).")
+               "(FlopCounterMode, eager attention), and the keys and values cached per token.")
     return Checked(render(walked.spec, title, source, formats, [*header, summary]), tuple(lines))
 
 
-def check(text: str, walked, built) -> list[str]:
+def check(text: str, walked, built, kv_bits: int) -> list[str]:
     compiled = compile_text(text, name="<imported spec>",
                             options=Conventions(attention="rectangle", paths=walked.paths))
     ours = evaluate(compiled, "prefill", Scenario(P=1)).params
@@ -83,6 +88,10 @@ def check(text: str, walked, built) -> list[str]:
         lines.append(f"{shape}: matrix FLOPs {mine:,} = FlopCounterMode's {theirs:,}")
         if mine != theirs:
             wrong.append(f"{shape}: the spec {mine:,} matrix FLOPs, FlopCounterMode {theirs:,}")
+    ours, theirs = _kv_per_token(compiled) * 8 / kv_bits, _kv_per_token_of(built.model)
+    lines.append(f"keys and values per token: {_shown(ours)} values = transformers' cache's {_shown(theirs)}")
+    if ours != theirs:
+        wrong.append(f"keys and values per token: the spec {_shown(ours)} values, transformers' cache {_shown(theirs)}")
     if wrong:
         raise ArchError([Diagnostic(
             code="E507",
@@ -90,6 +99,21 @@ def check(text: str, walked, built) -> list[str]:
             hint="a mechanism the recognised blocks do not hold; write that part by hand (archcost import "
                  "without --from-modeling-code prints the schema's spec where one exists)")])
     return lines
+
+
+def _shown(bytes_per_token: Fraction) -> str:
+    return f"{int(bytes_per_token):,}" if bytes_per_token.denominator == 1 else str(bytes_per_token)
+
+
+def _kv_per_token(compiled) -> Fraction:
+    short, long = meta.CACHE_PROMPTS
+    held = [evaluate(compiled, "prefill", Scenario(P=new)).state_bytes for new in (short, long)]
+    return Fraction(held[1] - held[0], long - short)
+
+
+def _kv_per_token_of(model) -> Fraction:
+    short, long = meta.CACHE_PROMPTS
+    return Fraction(meta.cache_values(model, long) - meta.cache_values(model, short), long - short)
 
 
 __all__ = ["Checked", "from_modeling_code"]

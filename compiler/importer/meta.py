@@ -20,6 +20,9 @@ from .config import Config
 NOT_FIELDS = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map")
 # (batch, cached positions, new positions) the check runs: two prefills, then the decode steps after them
 CHECK_SHAPES = ((1, 0, 5), (2, 0, 9), (1, 5, 1), (2, 9, 1))
+# prompts the cache is measured after: their difference is the keys and values of two positions (shorter than
+# any window, so a sliding layer still keeps every one)
+CACHE_PROMPTS = (2, 4)
 # building and running a model costs time per layer: the deepest published decoders have a few hundred
 MAX_BUILT_LAYERS = 1_000
 
@@ -134,6 +137,24 @@ def counted_flops(model, batch: int, cached: int, new: int) -> int:
         with FlopCounterMode(display=False) as counter:
             model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
         return counter.get_total_flops()
+
+
+def cache_values(model, new: int) -> int:
+    """The keys and values the model's cache holds after a prefill of `new` positions (one request), as a count
+    of values (the meta model's own dtype is not the checkpoint's); recurrent and convolution states, which do
+    not grow, are left out."""
+    torch, _ = libraries()
+    ids = torch.zeros(1, new, dtype=torch.long, device="meta")
+    try:
+        with warnings.catch_warnings(), _quiet():
+            warnings.simplefilter("ignore")
+            cache = model(input_ids=ids, logits_to_keep=1, use_cache=True).past_key_values
+    except Exception as failed:  # the model's own forward
+        raise ArchError([Diagnostic(code="E505", message=f"{type(model).__name__} does not run on the meta "
+                                                         f"device ({type(failed).__name__}: {_first_line(failed)})")]
+                        ) from None
+    tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ()) for name in ("keys", "values")]
+    return sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
 
 
 def cached_state(model, out) -> dict:
