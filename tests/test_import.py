@@ -15,7 +15,7 @@ import pytest
 from helpers import GOLDEN, ROOT, check_golden, compiled, load_tool, published_configs
 
 from archcost.compiler.cli import main
-from archcost.compiler.importer import IMPORTERS, import_config, parse_config, read_config
+from archcost.compiler.importer import IMPORTERS, import_config, import_spec, parse_config, read_config
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
@@ -223,3 +223,17 @@ def test_published_configs_import_as_they_are(path):
     if path.stem in TRANSFORMERS_PARAMS:
         assert report.params == TRANSFORMERS_PARAMS[path.stem]
     assert f'model "{json.loads(path.read_text()).get("_name_or_path", path.stem).split("/")[-1]}"' in spec
+
+
+def test_a_remote_code_type_refuses_a_field_its_schema_does_not_know():
+    """Kimi K2 (`model_type` kimi_k2) is implemented only by its checkpoint's own code (DeepSeek-V3's
+    modeling_deepseek.py): it imports by DeepSeek-V3's schema as published, and an unknown field is not passed
+    over (no transformers table says what that code reads) but stops the import at its line."""
+    path = ROOT / "tests" / "configs" / "next" / "Kimi-K2-Instruct.json"
+    assert import_spec(parse_config(path.read_text(), path.name)).passed_over == ()
+    values = json.loads(path.read_text())
+    text = json.dumps({**values, "expert_shuffle": True}, indent=2)
+    with pytest.raises(ArchError) as caught:
+        import_config(parse_config(text, "kimi.json"))
+    assert caught.value.codes == ["E502"] and "`expert_shuffle`" in caught.value.diagnostics[0].message
+    assert caught.value.diagnostics[0].source_line.strip().startswith('"expert_shuffle"')

@@ -224,11 +224,16 @@ def versions() -> dict:
     return {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0]}
 
 
+# remote-code model types, built as the transformers type whose code their auto_map names
+REMOTE_AS = {"kimi_k2": "deepseek_v3"}
+
+
 def _config(values: dict):
     import transformers
 
-    return transformers.AutoConfig.for_model(values["model_type"], **{k: v for k, v in values.items()
-                                                                     if k not in NOT_CONFIG})
+    model_type = REMOTE_AS.get(values["model_type"], values["model_type"])
+    return transformers.AutoConfig.for_model(model_type, **{k: v for k, v in values.items()
+                                                           if k not in NOT_CONFIG})
 
 
 def small_config(case: str):

@@ -136,13 +136,13 @@ def _modeling_code(schemas: set[str]) -> list[str]:
 
 def render() -> str:
     sys.path.insert(0, str(ROOT))
-    from archcost.compiler.importer import COMMON_NEUTRAL, FAMILIES, MULTIMODAL, Multimodal
+    from archcost.compiler.importer import COMMON_NEUTRAL, FAMILIES, MULTIMODAL, REMOTE, Multimodal
 
     out = [INTRO, "## Cost-neutral in every model type", "", *_reasons(COMMON_NEUTRAL)]
     out += ["", f"## Multimodal wrappers ({', '.join(sorted(MULTIMODAL))})", "", "Read: `text_config`. Cost-neutral:",
             "", *_reasons(Multimodal.NEUTRAL), ""]
-    for model_type in sorted(FAMILIES):
-        out += _family(model_type, FAMILIES[model_type].schema)
+    for model_type, family in sorted({**FAMILIES, **REMOTE}.items()):
+        out += _family(model_type, family.schema)
     out += _not_yet(set(FAMILIES) | set(MULTIMODAL))
     out += _modeling_code(set(FAMILIES) | set(MULTIMODAL))
     return "\n".join(out).rstrip("\n") + "\n"

@@ -54,9 +54,12 @@ FAMILIES: dict[str, Family] = {
     "mamba2": Family(hybrid.Mamba2, hybrid.mamba2), "minimax": Family(hybrid.MiniMax, hybrid.minimax),
     **{model_type: Family(*family) for model_type, family in recent.FAMILIES.items()},
 }
+# remote-code families (only their checkpoints' own code implements them, transformers has no class): each read
+# by the schema of the code its auto_map names, every field it does not know refused (E502)
+REMOTE: dict[str, Family] = {"kimi_k2": Family(deepseek.KimiK2, deepseek.deepseek)}
 # multimodal checkpoints: the model type of the wrapper, and the type its `text_config` has
 MULTIMODAL = {"llama4": "llama4_text", "gemma3": "gemma3_text", **recent.MULTIMODAL}
-SUPPORTED = sorted({*FAMILIES, *MULTIMODAL} - recent.INNER)
+SUPPORTED = sorted({*FAMILIES, *MULTIMODAL, *REMOTE} - recent.INNER)
 IMPORTERS = SUPPORTED  # the model types `archcost import` reads
 
 
@@ -96,7 +99,7 @@ def import_spec(config: Config, name: str | None = None, from_modeling_code: boo
         text = _text_config(config, MULTIMODAL[model_type])
         model_type = MULTIMODAL[model_type]
         source += ", its text_config; the vision tower is not counted"
-    family = FAMILIES[model_type]
+    family = FAMILIES.get(model_type) or REMOTE[model_type]
     schema = family.schema.read(text)
     passed_over += tuple(f"text_config.{field}" if text is not config else field for field in schema.passed_over)
     spec = family.build(schema)
@@ -136,5 +139,5 @@ def _text_config(config: Config, model_type: str) -> Config:
     return Config(values=values, text=text.text, file=text.file, start=text.start)
 
 
-__all__ = ["COMMON_NEUTRAL", "FAMILIES", "IMPORTERS", "SUPPORTED", "Config", "Imported", "import_config",
+__all__ = ["COMMON_NEUTRAL", "FAMILIES", "REMOTE", "IMPORTERS", "SUPPORTED", "Config", "Imported", "import_config",
            "import_spec", "parse_config", "read_config"]

@@ -52,6 +52,14 @@ class DeepseekV2(DeepseekV3):
     first_k_dense_replace: Count = 0
 
 
+class KimiK2(DeepseekV3):
+    """Kimi K2 (moonshotai/Kimi-K2-*): a remote-code checkpoint (`model_type` kimi_k2, its `auto_map` DeepSeek-V3's
+    own modeling_deepseek.py): DeepSeek-V3's layers with its own sizes. No transformers code reads this type, so
+    a field the schema does not know stops the import (E502)."""
+
+    moe_layer_freq: Literal[1] = 1   # modeling_deepseek: MoE on every layer from first_k_dense_replace
+
+
 def deepseek(cfg: DeepseekV3) -> Spec:
     mla = call("mla", "d", heads=cfg.num_attention_heads, q_rank=cfg.q_lora_rank or 0, kv_rank=cfg.kv_lora_rank,
                nope_dim=cfg.qk_nope_head_dim, rope_dim=cfg.qk_rope_head_dim, v_dim=cfg.v_head_dim, cache="mla_cache",
