@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from .common import gqa, heads, swiglu, uniform
-from .dense import Llama, Mistral, Qwen3, llama, qwen3
+from .common import decoder, gqa, heads, swiglu, uniform
+from .dense import Llama, Mistral, Qwen3, qwen3
 from .moe import Qwen3Moe, qwen3_moe, rotary
 from .schema import Count, Fraction, Layers, Size
-from .spec import Spec
-
-_NO_ROPE = "which layers skip RoPE: a rotation of the same channels, no shape"
+from .spec import Layer, Spec
 
 
 class Qwen3VlText(Qwen3):
@@ -74,9 +72,11 @@ def phi3(cfg: Phi3) -> Spec:
 
 
 class SmolLM3(Llama):
-    """SmolLM3 (`SmolLM3ForCausalLM`): Llama's layers; every `no_rope_layer_interval`-th layer skips RoPE."""
+    """SmolLM3 (`SmolLM3ForCausalLM`): Llama's layers; every `no_rope_layer_interval`-th layer skips RoPE (its
+    rotation's non-matrix FLOPs), unless `no_rope_layers` lists which layers turn (1) and which do not (0)."""
 
-    NEUTRAL: ClassVar[dict[str, str]] = dict.fromkeys(("no_rope_layers", "no_rope_layer_interval"), _NO_ROPE)
+    no_rope_layers: list[Literal[0, 1]] | None = None
+    no_rope_layer_interval: Size = 4
     hidden_size: Size = 2048
     num_hidden_layers: Layers = 36
     vocab_size: Size = 128_256
@@ -88,8 +88,21 @@ class SmolLM3(Llama):
     layer_types: list[Literal["full_attention"]] | None = None
 
 
+def smollm3(cfg: SmolLM3) -> Spec:
+    h, count = heads(cfg), cfg.num_hidden_layers
+    ropes = cfg.no_rope_layers or [int((i + 1) % cfg.no_rope_layer_interval != 0) for i in range(count)]
+    if len(ropes) < count:  # transformers reads one entry per layer (a longer list's tail is unread)
+        raise cfg.refuse("no_rope_layers", f"`no_rope_layers` must give 0 or 1 for each of the {count} layers")
+    ffn = swiglu(cfg)
+
+    def layer(rope: int) -> Layer:
+        attention = gqa(h, rope=None if rope else False, cited=cfg.cite("no_rope_layers", "no_rope_layer_interval"))
+        return Layer("rope_layers" if rope else "nope_layers", (attention, ffn))
+    return decoder(cfg, [layer(rope) for rope in ropes[:count]], stack_note=cfg.cite("no_rope_layers"))
+
+
 FAMILIES = {"qwen3_vl_text": (Qwen3VlText, qwen3), "qwen3_vl_moe_text": (Qwen3VlMoeText, qwen3_moe),
-            "hunyuan_v1_dense": (HunyuanDense, qwen3), "phi3": (Phi3, phi3), "smollm3": (SmolLM3, llama)}
+            "hunyuan_v1_dense": (HunyuanDense, qwen3), "phi3": (Phi3, phi3), "smollm3": (SmolLM3, smollm3)}
 MULTIMODAL = {"qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}
 # Wrappers whose text model transformers builds only inside the vision-language model: the wrapper's config is
 # the model's config, so its `tie_word_embeddings` (its class default when absent) ties the head, whatever the
