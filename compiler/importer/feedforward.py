@@ -3,6 +3,8 @@ two-matrix MLPs, and mixtures of experts with their routers and shared experts (
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from archcost.dsl import ast
 
 from .modules import Found, Linear, Where, activation, children, linear, own, pick, shapes_of
@@ -89,9 +91,20 @@ def _config_act(config) -> str | None:
     return "gelu" if isinstance(act, str) and act.startswith("gelu") else ("relu" if act == "relu" else None)
 
 
+ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1, "relu2": 2}  # std.activation's counts, for an ungated expert
+
+
+@dataclass(frozen=True)
+class Experts:
+    f: int
+    biased: bool
+    clamped: bool       # gpt-oss's clamped SwiGLU
+    act: str | None     # an ungated expert's activation (two matrices); None: gated, three
+
+
 def moe(module, at: Where) -> Found | None:
     """A router over experts (stored fused, as transformers 5 keeps them, or one module each), an optional
-    shared expert with an optional sigmoid gate."""
+    shared expert with an optional sigmoid gate; experts of two matrices (Nemotron-H) with their shared expert."""
     parts = children(module)
     router_name, router = pick(parts, ROUTER)
     experts = parts.get("experts")
@@ -106,22 +119,36 @@ def moe(module, at: Where) -> Found | None:
     statics = _router_statics(router, count)
     if shape is None or set(scores) - {"weight", "bias"} or statics is None:
         return None
-    f, expert_bias, clamped = shape
     shared_name, shared = pick(parts, SHARED)
-    shared_f = None
-    if shared is not None:
-        inner = gated_ffn(shared, at)
-        if inner is None or inner.call.name != "swiglu":
-            return None
-        shared_f = next(a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "f")
+    shared_f = _shared_width(shared, shape, at) if shared is not None else None
     gate = parts.get("shared_expert_gate")
-    if gate is not None and linear(gate) != Linear(at.d, 1, False):
+    if (gate is not None and linear(gate) != Linear(at.d, 1, False)) or shared_f == 0:
         return None
     if set(parts) - {router_name, "experts", shared_name, "shared_expert_gate"}:
         return None
-    return Found(call("moe", "d", experts=count, top=top, f=f, shared_f=shared_f, shared_gate=gate is not None or None,
-                      router_bias="bias" in scores or statics or None, expert_bias=expert_bias or None,
-                      act_flops=9 if clamped else None), mixer=False, post_norm=False)
+    act_flops = 9 if shape.clamped else (ACT_FLOPS[shape.act] if shape.act else None)
+    return Found(call("moe", "d", experts=count, top=top, f=shape.f, shared_f=shared_f,
+                      shared_gate=gate is not None or None, router_bias="bias" in scores or statics or None,
+                      expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None),
+                 mixer=False, post_norm=False)
+
+
+def _width(found: Found) -> int:
+    return next(a.value for a in found.call.args if isinstance(a, ast.Keyword) and a.name == "f")
+
+
+def _shared_width(shared, experts: Experts, at: Where) -> int:
+    """The shared expert's width: a SwiGLU beside gated experts, an ungated MLP of the experts' activation beside
+    ungated ones; 0 when it is neither."""
+    if experts.act is None:
+        inner = gated_ffn(shared, at)
+        return _width(inner) if inner is not None and inner.call.name == "swiglu" else 0
+    inner = plain_ffn(shared, at)
+    acts = [a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "act"] if inner else []
+    biased = [a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "bias"] if inner else []
+    if inner is None or acts != [ast.Name(id=experts.act)] or biased != [ast.Bool(value=False)]:
+        return 0
+    return _width(inner)
 
 
 def _router_statics(router, count: int) -> bool | None:
@@ -135,17 +162,19 @@ def _router_statics(router, count: int) -> bool | None:
     return True
 
 
-def _experts(experts, count: int, at: Where) -> tuple[int, bool, bool] | None:
-    """(f, biased, clamped activation) of `count` gated experts: transformers 5's fused tensors (gate and up as one
-    [E, 2f, d] tensor, or [E, d, 2f] when transposed; down [E, d, f]), or a list of gated MLPs."""
+def _experts(experts, count: int, at: Where) -> Experts | None:
+    """`count` experts: transformers 5's fused tensors (gate and up as one [E, 2f, d] tensor, or [E, d, 2f] when
+    transposed; down [E, d, f]; ungated: up [E, f, d]), or a list of gated MLPs."""
     shapes = own(experts)
     if not shapes:
         inner = [gated_ffn(child, at) for child in experts.children()]
         if len(inner) != count or any(i is None or i.call != inner[0].call for i in inner):
             return None
-        return next(a.value for a in inner[0].call.args if isinstance(a, ast.Keyword) and a.name == "f"), False, False
-    if getattr(experts, "has_gate", True) is not True or children(experts):  # gated (an older class says nothing)
+        return Experts(_width(inner[0]), False, False, None)
+    if children(experts):
         return None
+    if getattr(experts, "has_gate", True) is False:  # two matrices around an activation (Nemotron-H)
+        return _ungated(experts, shapes, count, at)
     up, down = shapes.get("gate_up_proj"), shapes.get("down_proj")
     if up is None or down is None or len(up) != 3 or up[0] != count or down[0] != count:
         return None
@@ -157,4 +186,13 @@ def _experts(experts, count: int, at: Where) -> tuple[int, bool, bool] | None:
     extra = set(shapes) - {"gate_up_proj", "down_proj"}
     if extra and (extra != set(biases) or any(shapes[name] != shape for name, shape in biases.items())):
         return None
-    return f, bool(extra), hasattr(experts, "limit")
+    return Experts(f, bool(extra), hasattr(experts, "limit"), None)
+
+
+def _ungated(experts, shapes: dict, count: int, at: Where) -> Experts | None:
+    up, down = shapes.get("up_proj"), shapes.get("down_proj")
+    act = activation(experts)
+    if set(shapes) != {"up_proj", "down_proj"} or len(up) != 3 or getattr(experts, "is_transposed", False) \
+            or up[0] != count or up[2] != at.d or down != (count, at.d, up[1]) or act not in ACT_FLOPS:
+        return None
+    return Experts(up[1], False, False, act)

@@ -48,6 +48,7 @@ def walk(built: meta.Built) -> Walked:
     stack = [_layer(layer, f"{path}.{i}", i, where(config, d, i, _attention_of(layer), rotary))
              for i, layer in enumerate(layers)]
     kinds = _kind_names(stack)
+    stack = _noted_once(stack)
     before, after = _edges(base, path, embedding, head, d, config)
     text = parameters_of(base) | parameters_of(head)
     if built.wrapper is None:
@@ -151,13 +152,28 @@ def _kind_names(stack: list[tuple]) -> list[str]:
     return [names[layer] for layer in stack]
 
 
+KIND_WORDS = {"mamba2": "mamba", "gated_deltanet": "linear", "mla": "mla", "gated_attention": "full", "moe": "moe"}
+
+
 def _describe(layer: tuple) -> str:
     words = []
     for block in layer:
-        given = {a.name for a in block.args if isinstance(a, ast.Keyword)}
+        given = {a.name for a in block.args if isinstance(a, ast.Keyword)} if block.name == "gqa" else set()
         words.append("sliding" if "window" in given else "chunked" if "chunk" in given
-                     else "moe" if block.name == "moe" else "dense" if block.label == "ffn" else "full")
+                     else KIND_WORDS.get(block.name) or ("dense" if block.label == "ffn" else "full"))
     return "_".join(words)
+
+
+def _noted_once(stack: list[tuple]) -> list[tuple]:
+    """Each block's note (the module it came from) on its first appearance only: a long stack reads cleaner."""
+    seen, out = set(), []
+    for layer in stack:
+        calls = []
+        for block in layer:
+            calls.append(block.model_copy(update={"note": None}) if block.note in seen else block)
+            seen.add(block.note)
+        out.append(tuple(calls))
+    return out
 
 
 def _edges(base, path: str, embedding, head, d: int, config) -> tuple[list, list]:
