@@ -121,3 +121,34 @@ def test_the_coverage_record_is_what_transformers_gives():
 def test_the_coverage_record_covers_the_installed_types():
     record = json.loads((ROOT / "tests" / "reference" / "modeling_coverage.json").read_text())
     assert list(record["types"]) == modeling_types.decoder_types()
+
+
+NEXT = ROOT / "tests" / "configs" / "next"
+# this year's published configs (tests/configs/next/SOURCES.md) whose modeling code holds a mechanism no stdlib
+# block has yet (issue 25): DeepSeek Sparse Attention's indexer, DeepSeek-V4's compressed attention, Gemma 4's
+# scaled router and per-layer inputs
+NEXT_REFUSED = {"DeepSeek-V3.2": "DeepseekV32Attention", "DeepSeek-V4-Flash": "DeepseekV4Attention",
+                "DeepSeek-V4-Pro": "DeepseekV4Attention", "GLM-5": "GlmMoeDsaAttention",
+                "GLM-5-FP8": "GlmMoeDsaAttention", "gemma-4-26B-A4B": "Gemma4TextRouter"}
+
+
+def _without_schema() -> list:
+    from archcost.compiler.importer import SUPPORTED
+
+    return [path for path in sorted(NEXT.glob("*.json")) if json.loads(path.read_text())["model_type"] not in SUPPORTED]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("path", _without_schema(), ids=lambda path: path.stem)
+def test_this_years_published_configs_import_from_their_modeling_code(path):
+    """As downloaded, full size: the import's own check (parameters, matrix FLOPs at four shapes, keys and
+    values per token against the model transformers builds) passes, or the module that stops it is the one
+    issue 25 names."""
+    config = parse_config(path.read_text(), path.name)
+    if path.stem in NEXT_REFUSED:
+        with pytest.raises(ArchError) as refused:
+            import_spec(config)
+        assert refused.value.codes == ["E506"] and NEXT_REFUSED[path.stem] in refused.value.diagnostics[0].message
+        return
+    imported = import_spec(config)
+    assert len(imported.checked) == 6 and "Checked against that model" in imported.text
