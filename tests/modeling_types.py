@@ -21,15 +21,20 @@ EXCLUDED = {
 }
 # fields a type's defaults leave unset (or set so that transformers cannot build or run it)
 FILLED = {
-    "hunyuan_v1_dense": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}},
-    "hunyuan_v1_moe": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}},
-    "ministral": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}},
+    "hunyuan_v1_dense": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}, "head_dim": 128},
+    "hunyuan_v1_moe": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}, "head_dim": 128},
+    "ministral": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}, "head_dim": 128},
     "deepseek_v2": {"num_experts_per_tok": 2},
-    "nemotron": {"head_dim": 128},
+    "nemotron": {"head_dim": 128, "num_key_value_heads": 8},
     "reformer": {"is_decoder": True},
     "bamba": {"attn_layer_indices": [1]},
-    "granitemoehybrid": {"layer_types": ["mamba", "attention", "mamba", "attention"]},
+    "granitemoehybrid": {"num_hidden_layers": 4, "layer_types": ["mamba", "attention", "mamba", "attention"]},
+    "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
+    "dbrx": {"attn_config": {"rope_theta": 500_000.0}},
+    "jamba": {"attn_layer_period": 2, "attn_layer_offset": 1},
 }
+# types whose layer pattern fields are fixed to the default depth: built at full depth
+FULL_DEPTH = ("zamba2", "gpt_neo")
 
 
 def decoder_types() -> list[str]:
@@ -55,7 +60,8 @@ def small_config(model_type: str) -> str:
             layers = default.get_text_config().num_hidden_layers
         except Exception:  # a type whose defaults transformers refuses: the import says why
             layers = None
-    if isinstance(layers, int) and layers > MAX_LAYERS and "layer_types" not in values:
+    if isinstance(layers, int) and layers > MAX_LAYERS and "layer_types" not in values \
+            and model_type not in FULL_DEPTH:
         inner = default.get_text_config()
         fields = {"num_hidden_layers": MAX_LAYERS}
         if inner is not default:

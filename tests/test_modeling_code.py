@@ -29,10 +29,8 @@ from archcost.dsl.errors import ArchError
 FIGURES = runs.read_record()["figures"]
 # small parity cases the schema reads and the modeling code does not (yet): each names what stops it
 SCHEMA_ONLY = {
-    "opt": "the MLP's two matrices are children of the layer itself, with no module of their own",
     "llama4": "Llama4TextExperts runs every expert on every token (E507 says so)",
     "llama4_text": "Llama4TextExperts runs every expert on every token (E507 says so)",
-    "jamba": "Mamba-1's mixer with norms on dt, B and C",
     "minimax": "lightning attention",
 }
 SHAPES = [("prefill", Scenario(B=2, P=12)), ("decode", Scenario(B=2, S=30)), ("prefill", Scenario(P=3000)),

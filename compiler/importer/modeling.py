@@ -18,6 +18,7 @@ from . import meta
 from .config import Config
 from .deepseek import mla_cache_option
 from .dense import embed_scale
+from .feedforward import plain_ffn
 from .hybrid import linear_kernels_option, logit_softcap
 from .modules import norm, own, parameters_of
 from .recognise import Found, sublayer
@@ -95,7 +96,12 @@ def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     if own(layer):
         raise _unmapped(layer, path, "parameters of the layer itself")
     norms, found = [], []
+    loose = _loose_ffn(layer, at)
+    if loose is not None:
+        found.append(("mlp", loose))
     for name, child in layer.named_children():
+        if loose is not None and name in ("fc1", "fc2"):
+            continue
         kind = norm(child)
         if kind is not None and kind.width in (None, at.d):
             norms.append(kind.block)
@@ -111,6 +117,21 @@ def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     if [f.mixer for _, f in found].count(True) > 1 or not found:
         raise _unmapped(layer, path, "more than one mixer side by side in one layer" if found else "no sublayer")
     return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
+
+
+def _loose_ffn(layer, at) -> Found | None:
+    """An MLP whose two matrices are children of the layer itself (OPT, BioGPT, XGLM: fc1 and fc2 beside the
+    attention), read as one: the two matrices and the layer's activation, held together."""
+    import torch
+
+    parts = dict(layer.named_children())
+    if "fc1" not in parts or "fc2" not in parts:
+        return None
+    holder = torch.nn.Module()
+    for name, child in parts.items():
+        if name in ("fc1", "fc2") or ("act" in name and not any(True for _ in child.parameters())):
+            holder.add_module(name, child)
+    return plain_ffn(holder, at)
 
 
 def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:

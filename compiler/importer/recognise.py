@@ -24,10 +24,13 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 
 def sublayer(module, at: Where) -> Found | None:
-    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet):
+    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba):
         found = recogniser(module, at)
         if found is not None:
             return found
+    inner = children(module)
+    if len(inner) == 1 and not own(module):  # a wrapper around one block (GPT-Neo's attn.attention)
+        return sublayer(next(iter(inner.values())), at)
     return None
 
 
@@ -43,7 +46,9 @@ class _Heads:
 def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
     """Q, K and V, apart (each a whole number of heads, K and V alike) or one fused matrix of q + 2·kv heads."""
     (q, k, v), fused = (pick(parts, names)[0] for names in (QUERY, KEY, VALUE)), pick(parts, FUSED_QKV)[0]
-    heads = getattr(module, "num_heads", None) or at.config.num_attention_heads
+    heads = getattr(module, "num_heads", None) or getattr(at.config, "num_attention_heads", None)
+    if not isinstance(heads, int) or heads <= 0:
+        return None
     head_dim = getattr(module, "head_dim", None) or getattr(at.config, "head_dim", None) or at.d // heads
     if fused and shapes[fused] is not None and not shapes[fused].width_out % head_dim:
         total = shapes[fused].width_out // head_dim
@@ -69,7 +74,7 @@ def attention(module, at: Where) -> Found | None:
     qk = _qk_norm(module, parts, h.head_dim, h.q_heads, h.kv_heads) if h else None
     if h is None or qk is None:
         return None
-    heads = getattr(module, "num_heads", None) or at.config.num_attention_heads
+    heads = getattr(module, "num_heads", None) or getattr(at.config, "num_attention_heads", None)
     gated = h.q_heads == 2 * heads and len(h.used) == 3 and "q_norm" in parts
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
@@ -152,3 +157,25 @@ def gated_deltanet(module, at: Where) -> Found | None:
     qk_heads, v_heads, head_dim = module.num_k_heads, module.num_v_heads, module.head_k_dim
     return Found(call("gated_deltanet", "d", qk_heads=qk_heads, v_heads=v_heads, head_dim=head_dim,
                       conv_kernel=module.conv_kernel_size, kernels="linear_kernels"), mixer=True, post_norm=False)
+
+
+def mamba(module, at: Where) -> Found | None:
+    """Mamba-1's mixer (Mamba, Falcon-Mamba, Jamba with its norms on dt, B and C): in_proj to x and z, a
+    depthwise conv, x_proj to dt, B and C, dt_proj back to the inner width, A_log and D, out_proj."""
+    parts = children(module)
+    norms = {"dt_layernorm", "b_layernorm", "c_layernorm"} & set(parts)
+    if set(parts) - norms != {"in_proj", "conv1d", "x_proj", "dt_proj", "out_proj"} or norms not in (set(), {
+            "dt_layernorm", "b_layernorm", "c_layernorm"}) or set(own(module)) != {"A_log", "D"}:
+        return None
+    inner, state, rank = module.intermediate_size, module.ssm_state_size, module.time_step_rank
+    projection = linear(parts["in_proj"])
+    if inner % at.d or projection is None or projection.width_out != 2 * inner \
+            or own(module)["A_log"] != (inner, state):
+        return None
+    if linear(parts["x_proj"]) != Linear(inner, rank + 2 * state, False) or linear(parts["dt_proj"]) != Linear(
+            rank, inner, True) or linear(parts["out_proj"]) != Linear(inner, at.d, projection.bias):
+        return None
+    conv_bias = "bias" in own(parts["conv1d"])
+    return Found(call("mamba", "d", state=state, expand=inner // at.d, conv_kernel=module.conv_kernel_size,
+                      dt_rank=rank, conv_bias=None if conv_bias else False, proj_bias=projection.bias or None,
+                      inner_norms=True if norms else None), mixer=True, post_norm=False)
