@@ -22,6 +22,9 @@ from pathlib import Path
 
 from helpers import published_configs
 
+# what the counter counts, as the import from the modeling code counts it (one definition of the counted run)
+from archcost.compiler.importer.meta import counted_flops
+
 CONFIGS = Path(__file__).parent / "configs"
 RECORD = Path(__file__).parent / "reference" / "transformers.json"
 
@@ -279,30 +282,3 @@ def meta_model(config, text, batched: bool | None = None):
     if batched:
         model.set_experts_implementation("batched_mm")
     return model
-
-
-def counted_flops(model, batch: int, cached: int, new: int) -> int:
-    """FlopCounterMode's total for a prefill of `new` positions, or, with `cached` positions, for the decode
-    step that follows a prefill of them."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    ids = torch.zeros(batch, cached or new, dtype=torch.long, device="meta")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with FlopCounterMode(display=False) as counter:
-            out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
-        if not cached:
-            return counter.get_total_flops()
-        step = torch.zeros(batch, new, dtype=torch.long, device="meta")
-        with FlopCounterMode(display=False) as counter:
-            model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
-        return counter.get_total_flops()
-
-
-def cached_state(model, out) -> dict:
-    """The prefill's cache, under the keyword the model reads: Mamba2 takes only `cache` (`past_key_values`
-    would land in **kwargs, unread, and the decode would be a fresh one-token prefill)."""
-    if model.config.model_type == "mamba2":
-        return {"cache": out.past_key_values}
-    return {"past_key_values": out.past_key_values}
