@@ -95,12 +95,13 @@ def test_a_type_without_a_schema_imports_from_its_modeling_code(model_type):
 
 
 def test_the_cli_prints_the_check_and_writes_the_spec(tmp_path, capsys):
-    config = tmp_path / "qwen3-8b.json"
-    config.write_text((ROOT / "tests" / "configs" / "qwen3-8b.json").read_text())
+    config = tmp_path / "small-qwen3.json"
+    config.write_text(json.dumps(FIGURES["small/qwen3"]["config"], indent=2))
     assert main(["import", str(config), "--from-modeling-code", "-o", str(tmp_path / "q.arch")]) == 0
     captured = capsys.readouterr()
-    assert "parameters 8,190,735,360 = transformers' 8,190,735,360" in captured.err
-    assert "wrote" in captured.out and (tmp_path / "q.arch").read_text().startswith("# qwen3-8b")
+    params = FIGURES["small/qwen3"]["params"]
+    assert f"parameters {params:,} = transformers' {params:,}" in captured.err
+    assert "wrote" in captured.out and (tmp_path / "q.arch").read_text().startswith("# small-qwen3")
 
 
 def test_the_same_config_gives_the_same_spec():
