@@ -30,9 +30,9 @@ def where(config, d: int, index: int, attention, rotary_model: bool) -> Where:
     kind = kinds[index] if isinstance(kinds, list | tuple) and len(kinds) > index else None
     window = chunk = 0
     if kind == "sliding_attention":
-        window = getattr(attention, "sliding_window", None) or config.sliding_window or 0
+        window = getattr(attention, "sliding_window", None) or getattr(config, "sliding_window", None) or 0
     elif kind == "chunked_attention":
-        chunk = config.attention_chunk_size or 0
+        chunk = getattr(config, "attention_chunk_size", None) or 0
     elif kind is None and attention is not None and hasattr(attention, "sliding_window"):
         window = attention.sliding_window or 0
     elif kind is None and defines(config, "sliding_window") and getattr(config, "use_sliding_window", True):
