@@ -26,7 +26,6 @@ FILLED = {
     "ministral": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}, "head_dim": 128},
     "deepseek_v2": {"num_experts_per_tok": 2},
     "nemotron": {"head_dim": 128, "num_key_value_heads": 8},
-    "reformer": {"is_decoder": True},
     "bamba": {"attn_layer_indices": [1]},
     "granitemoehybrid": {"num_hidden_layers": 4, "layer_types": ["mamba", "attention", "mamba", "attention"]},
     "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},

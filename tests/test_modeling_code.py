@@ -157,3 +157,7 @@ def test_this_years_published_configs_import_from_their_modeling_code(path):
         return
     imported = import_spec(config)
     assert len(imported.checked) == 6 and "Checked against that model" in imported.text
+
+
+def test_every_filled_config_is_of_an_enumerated_type():
+    assert set(modeling_types.FILLED) <= set(modeling_types.decoder_types())
