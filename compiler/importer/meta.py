@@ -82,8 +82,8 @@ def build(config: Config) -> Built:
     with warnings.catch_warnings(), torch.device("meta"), _quiet():
         warnings.simplefilter("ignore")
         try:
-            model = _auto_class(transformers, inner, whole).from_config(
-                inner if inner.model_type in _causal_types(transformers) else whole, attn_implementation="eager")
+            auto, built_from = _auto_class(transformers, inner, whole)
+            model = auto.from_config(built_from, attn_implementation="eager")
         except Exception as refused:  # the modeling code's own __init__: any exception it raises is its own
             raise config.error("E505", f"transformers cannot build model_type {json.dumps(inner.model_type)}: "
                                        f"{_first_line(refused)}", "model_type") from None
@@ -92,18 +92,15 @@ def build(config: Config) -> Built:
     return Built(model, inner, model_type if inner is not whole else None)
 
 
-def _causal_types(transformers) -> dict:
+def _auto_class(transformers, inner, whole):
+    """(the auto class, the config it builds from): the CausalLM of the text config; a text model transformers
+    builds only inside its vision-language model (Qwen3-VL's) is run through that whole model, whose text path
+    is what input ids take."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    return MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-
-
-def _auto_class(transformers, inner, whole):
-    """The CausalLM of the text config; a text model transformers builds only inside its vision-language model
-    (Qwen3-VL's) is run through that whole model, whose text path is what input ids take."""
-    if inner.model_type in _causal_types(transformers) or inner is whole:
-        return transformers.AutoModelForCausalLM
-    return transformers.AutoModelForImageTextToText
+    if inner.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or inner is whole:
+        return transformers.AutoModelForCausalLM, inner
+    return transformers.AutoModelForImageTextToText, whole
 
 
 def parameters(model) -> int:
