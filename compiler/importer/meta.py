@@ -103,15 +103,18 @@ def _auto_class(transformers, inner, whole):
     return transformers.AutoModelForImageTextToText, whole
 
 
-def parameters(model) -> int:
-    return sum(p.numel() for p in model.parameters())
-
-
 def run_flops(model, batch: int, cached: int, new: int) -> int:
     """counted_flops, with a model that cannot run on the meta device said as an error (E505)."""
-    try:
+    with _running(model):
         return counted_flops(model, batch, cached, new)
-    except Exception as failed:  # the model's own forward: any exception it raises is its own
+
+
+@contextlib.contextmanager
+def _running(model):
+    """The model's own forward on the meta device: any exception it raises is its own, said as E505."""
+    try:
+        yield
+    except Exception as failed:
         raise ArchError([Diagnostic(code="E505", message=f"{type(model).__name__} does not run on the meta "
                                                          f"device ({type(failed).__name__}: {_first_line(failed)})")]
                         ) from None
@@ -142,14 +145,9 @@ def cache_values(model, new: int) -> int:
     not grow, are left out."""
     torch, _ = libraries()
     ids = torch.zeros(1, new, dtype=torch.long, device="meta")
-    try:
-        with warnings.catch_warnings(), _quiet():
-            warnings.simplefilter("ignore")
-            cache = model(input_ids=ids, logits_to_keep=1, use_cache=True).past_key_values
-    except Exception as failed:  # the model's own forward
-        raise ArchError([Diagnostic(code="E505", message=f"{type(model).__name__} does not run on the meta "
-                                                         f"device ({type(failed).__name__}: {_first_line(failed)})")]
-                        ) from None
+    with _running(model), warnings.catch_warnings(), _quiet():
+        warnings.simplefilter("ignore")
+        cache = model(input_ids=ids, logits_to_keep=1, use_cache=True).past_key_values
     tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ()) for name in ("keys", "values")]
     return sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
 
