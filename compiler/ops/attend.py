@@ -3,7 +3,9 @@
 Seed 002 §2.1.3: F = 2·heads·(qk + v) per pair, causal pairs N_pair = B(PS + P(P+1)/2) or the full
 rectangle B·P·(S+P); §2.3.3: a window reads min(i+1, w) positions (under the rectangle option every new
 query scores the w − 1 kept and all P new ones, as an eager kernel does), `all(n)` every one of n entries,
-`top(k)` k selected ones; §2.3.6: each layer reads its entries once per step, shared by the heads.
+`top(k)` k selected ones, causally: the i-th new query after S cached positions sees min(k, S + i) of
+them (DeepSeek-V3.2-Exp's sparse attention selects its 2,048 among the positions up to the query itself);
+§2.3.6: each layer reads its entries once per step, shared by the heads.
 """
 
 from __future__ import annotations
@@ -69,9 +71,11 @@ def pairs_and_reads(term, override: str | None, S_w: sp.Expr = S):
         k, r = args
         return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), Min(k, sp.floor(H / r))
     (n,) = args
-    if name == "top":  # k selected entries, never more than the positions there are (an upper bound)
+    if name == "top" and override == "rectangle":  # a kernel that gives every new query the call's k best
         seen = Min(n, H)
         return m * seen, seen
+    if name == "top":  # the i-th new query selects among the S + i positions up to itself: Σ min(k, t)
+        return B * (window_sum(S + P, n) - window_sum(S, n)), Min(n, H)
     return m * n, n  # all(n): every query reads all n entries
 
 

@@ -3,6 +3,9 @@
 Seed 002 §2.3.3, Table 2-4: 2·heads·dim FLOPs per scanned entry, I = the entries the queries scan;
 each query scans every completed entry (causal), or, in the reference indexer, every query scores
 all ⌊H/r⌋ entries of the call (the rectangle); `limit` caps it to a candidate pool (§2.3.6).
+The head-weighted sum of the scores, 2·heads per entry, is reduced inside the kernel (DeepSeek-V3.2's
+fp8_index: relu(q·k)·w summed over the heads) or run as a matrix product of the weights and the scores
+(transformers' DeepseekV32Indexer: `torch.matmul(weights, scores)`), which counts as matrix work.
 """
 
 from __future__ import annotations
@@ -66,10 +69,12 @@ def per_entry(a: SimpleNamespace):
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     pairs = scanned(a)
     dot_products = 2 * a.heads * a.dim * pairs
+    head_sum = 2 * a.heads * pairs
+    matrix = dot_products + (head_sum if a.head_sum == "matmul" else ZERO)
     return Cost(
-        flops_matrix=dot_products,
-        context_flops=dot_products,
-        flops_nonmatrix=(2 * a.heads + TOP_K_FLOPS_PER_ENTRY) * pairs,
+        flops_matrix=matrix,
+        context_flops=matrix,
+        flops_nonmatrix=TOP_K_FLOPS_PER_ENTRY * pairs + (ZERO if a.head_sum == "matmul" else head_sum),
         read_state=sum((B * stored(a, H) * entry_bytes(s) for s in ctx.states), ZERO),
         read_activations=m * a.heads * a.dim * ctx.act_bytes,
     )
@@ -86,6 +91,9 @@ SPEC = OpSpec(
         Arg("over", "enum", "causal", choices=("causal", "rectangle", "sequential"),
             doc="causal: each query scans the entries before it; rectangle: the reference indexer; sequential: "
                 "the rectangle on a fresh prompt, causal when a prompt continues a history one token at a time"),
+        Arg("head_sum", "enum", "reduce", choices=("reduce", "matmul"),
+            doc="the head-weighted sum of the scores: reduced in the kernel (non-matrix), or a matrix product of "
+                "the weights and the scores (transformers' eager indexer)"),
         Arg("limit", "dim", None, doc="a candidate pool: each query scans at most this many entries (CSA2 Reindex)"),
         Arg("state", "state", None, doc="the index cache; default: the last cache in scope"),
     ),
