@@ -118,6 +118,13 @@ SHAPES = [(1, 0, 6), (2, 0, 12), (1, 6, 1), (2, 12, 1)]
 # published configs (tests/configs/specs/, sources in its SOURCES.md), full size on the meta device.
 GPT_OSS = json.loads((CONFIGS / "specs" / "gpt-oss-20b.json").read_text())
 GEMMA_2 = json.loads((CONFIGS / "published" / "gemma-2-9b-it.json").read_text())
+def published_fields(name: str) -> dict:
+    """The fields of a published config.json of tests/configs/next that a config class reads."""
+    values = json.loads((CONFIGS / "next" / f"{name}.json").read_text())
+    return {k: v for k, v in values.items() if k not in ("model_type", "architectures", "transformers_version",
+                                                         "quantization_config")}
+
+
 SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths the counter's run matches)
     "gpt-oss-20b": ("gpt_oss", GPT_OSS, ()),
     # gpt-oss-120b: the same but 36 layers and 128 experts (the GptOssConfig defaults, built for that shape)
@@ -157,6 +164,12 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
                                         tie_word_embeddings=False,
                                         layer_types=["full_attention" if i % 8 == 7 else "linear_attention"
                                                      for i in range(80)]), ()),
+    # deepseek-ai/DeepSeek-V3.2's config.json as published (tests/configs/next): MLA and the indexer as
+    # transformers runs them (latent re-expanded each call, every query against every index key)
+    "deepseek-v3.2": ("deepseek_v32", published_fields("DeepSeek-V3.2"),
+                      (("mla_cache", "reexpand"), ("index_kernel", "eager"))),
+    # zai-org/GLM-5's config.json as published (tests/configs/next), run as DeepSeek-V3.2 is
+    "glm-5": ("glm_moe_dsa", published_fields("GLM-5"), (("mla_cache", "reexpand"), ("index_kernel", "eager"))),
     # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
     "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
@@ -171,7 +184,7 @@ NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_p
 # the execution paths of a published config's spec that match how transformers runs it
 PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
 # hand-written specs' models whose default grouped_mm experts want bf16 (the meta run is fp32)
-BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe")
+BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa")
 V4_FLASH = CONFIGS / "next" / "DeepSeek-V4-Flash.json"
 
 

@@ -26,6 +26,11 @@ REASONS = {
     "mla_cache": ("MLA's cache: the latent and the key branch (`compressed`, the up-projections absorbed), per-head "
                   "K and V (`expanded`), or the latent re-expanded every call (`reexpand`, transformers 5).",
                   "The chapter counts the compressed path (Table 2-3 prints the expanded one beside it)."),
+    "index_kernel": ("DeepSeek Sparse Attention's lightning indexer: each query scores the keys up to itself and "
+                     "the heads' weighted sum is reduced in the kernel (`fused`, DeepSeek's fp8_index), or every "
+                     "query scores every cached key and the heads are summed by a matrix product (`eager`, "
+                     "transformers' DeepseekV32Indexer).",
+                     "The parity tests run `eager`, the modeling code's; `fused` is the work DeepSeek's kernels do."),
     "storage": ("Record formats: the BF16 reference layout of Table 2-E, or the production records of §2.3.6.",
                 "The chapter's tables use the reference layout; §2.3.6 prints the production one."),
     "indexer": ("What the CSA indexer scores: every completed entry for every query of the call (`rectangle`, the "
