@@ -170,3 +170,15 @@ def test_unknown_field_in_a_text_config_is_located_inside_it():
 def test_import_doc_is_current(update_golden):
     """docs/importing.md is exactly what tools/import_doc.py writes from the schemas (regenerate with that tool)."""
     check_golden(ROOT / "docs" / "importing.md", load_tool("import_doc").render(), update_golden)
+
+
+def test_ue8m0_block_scales_are_one_byte_each():
+    """DeepSeek-V3.2's quantization_config says `scale_fmt: ue8m0`: transformers' FineGrainedFP8Config stores
+    those block scales as one byte (torch.float8_e8m0fnu), not fp32: 1 B per 128 × 128 tile."""
+    values = json.loads((PUBLISHED / "deepseek-v3.json").read_text())
+    values["quantization_config"]["scale_fmt"] = "ue8m0"
+    text = import_config(parse_config(json.dumps(values), "ue8m0.json"))
+    assert "attention = fp8_b128x128_ue8m0" in text
+    report = evaluate(compile_text(text), "decode", Scenario())
+    fp8 = report.params - report.params_by_component["embedding_output"] - report.params_by_component["other"]
+    assert report.weight_bytes == pytest.approx(fp8 * (1 + 1 / 16384) + 2 * (report.params - fp8), rel=1e-4)

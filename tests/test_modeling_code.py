@@ -37,7 +37,7 @@ SHAPES = [("prefill", Scenario(B=2, P=12)), ("decode", Scenario(B=2, S=30)), ("p
           ("request", Scenario(B=3, S=40, P=7, G=9))]
 # the types a default run imports from small configs: one per recogniser and layout of parameters
 SAMPLE = ("olmoe", "starcoder2", "qwen3_5_moe", "nanochat", "olmo", "granitemoeshared", "gpt2", "lfm2", "vaultgemma",
-          "minimax_m2", "bloom", "exaone4")
+          "minimax_m2", "bloom", "exaone4", "deepseek_v32")
 
 
 @cache
@@ -132,9 +132,8 @@ NEXT = ROOT / "tests" / "configs" / "next"
 # this year's published configs (tests/configs/next/SOURCES.md) whose modeling code holds a mechanism no stdlib
 # block has yet (issue 25): DeepSeek Sparse Attention's indexer, DeepSeek-V4's compressed attention, Gemma 4's
 # scaled router and per-layer inputs
-NEXT_REFUSED = {"DeepSeek-V3.2": "DeepseekV32Attention", "DeepSeek-V4-Flash": "DeepseekV4Attention",
-                "DeepSeek-V4-Pro": "DeepseekV4Attention", "GLM-5": "GlmMoeDsaAttention",
-                "GLM-5-FP8": "GlmMoeDsaAttention", "gemma-4-26B-A4B": "Gemma4TextRouter"}
+NEXT_REFUSED = {"DeepSeek-V4-Flash": "DeepseekV4Attention", "DeepSeek-V4-Pro": "DeepseekV4Attention",
+                "gemma-4-26B-A4B": "Gemma4TextRouter"}
 
 
 def _without_schema() -> list:

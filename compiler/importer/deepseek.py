@@ -80,3 +80,11 @@ def mla_cache_option() -> ast.Option:
     return option("mla_cache", "reexpand", "compressed", "expanded",
                   note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
                        "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")
+
+
+def index_kernel_option() -> ast.Option:
+    """The spec's `index_kernel` option: transformers' eager indexer first (the check against it uses the
+    default), DeepSeek's fused kernel beside it."""
+    return option("index_kernel", "eager", "fused",
+                  note="eager: transformers (every query scores every cached key, the heads summed by a matmul); "
+                       "fused: DeepSeek's kernel (the keys up to each query, the heads reduced in the kernel)")

@@ -141,14 +141,16 @@ def counted_flops(model, batch: int, cached: int, new: int) -> int:
 
 def cache_values(model, new: int) -> int:
     """The keys and values the model's cache holds after a prefill of `new` positions (one request), as a count
-    of values (the meta model's own dtype is not the checkpoint's); recurrent and convolution states, which do
-    not grow, are left out."""
+    of values (the meta model's own dtype is not the checkpoint's), the indexer's keys included; recurrent and
+    convolution states, which do not grow, are left out."""
     torch, _ = libraries()
     ids = torch.zeros(1, new, dtype=torch.long, device="meta")
     with _running(model), warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
         cache = model(input_ids=ids, logits_to_keep=1, use_cache=True).past_key_values
-    tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ()) for name in ("keys", "values")]
+    # DeepSeek Sparse Attention's layers also hold the indexer's keys
+    tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ())
+               for name in ("keys", "values", "indexer_keys")]
     return sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
 
 

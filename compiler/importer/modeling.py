@@ -16,7 +16,7 @@ from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import meta
 from .config import Config
-from .deepseek import mla_cache_option
+from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
 from .feedforward import plain_ffn
 from .hybrid import linear_kernels_option, logit_softcap
@@ -225,9 +225,12 @@ def _edges(base, path: str, embedding, head, d: int, config) -> tuple[list, list
 
 
 def _options(stack: list[tuple]) -> list[ast.Stmt]:
-    blocks = {block.name for layer in stack for block in layer}
-    return ([mla_cache_option()] if "mla" in blocks else []) + ([linear_kernels_option()]
-                                                                 if "gated_deltanet" in blocks else [])
+    blocks = [block for layer in stack for block in layer]
+    names = {block.name for block in blocks}
+    indexed = any(arg.name == "index_heads" for block in blocks if block.name == "mla" for arg in block.args
+                  if isinstance(arg, ast.Keyword))
+    return ([mla_cache_option()] if "mla" in names else []) + ([index_kernel_option()] if indexed else []) \
+        + ([linear_kernels_option()] if "gated_deltanet" in names else [])
 
 
 def _unmapped(module, path: str, why: str) -> ArchError:

@@ -42,9 +42,14 @@ class Fp8(_Method):
     activation_scheme: Literal["dynamic", "static"] = "dynamic"   # activations: computed, not stored
     weight_block_size: Annotated[list[Literal[128]], Field(min_length=2, max_length=2)] | None = None
     ignored_layers: list[str] | None = None
+    # the block scales' storage: fp32, or one byte (transformers' FineGrainedFP8Config: "`ue8m0` (1-byte
+    # `torch.float8_e8m0fnu`, V4-style)"; DeepSeek-V3.2's config names it)
+    scale_fmt: Literal["float", "ue8m0"] = "float"
 
     def format(self) -> str:
-        return "fp8_b128x128" if self.weight_block_size else "fp8"
+        if not self.weight_block_size:
+            return "fp8"
+        return "fp8_b128x128_ue8m0" if self.scale_fmt == "ue8m0" else "fp8_b128x128"
 
 
 class GroupInt(_Method):

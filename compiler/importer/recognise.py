@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from archcost.dsl import ast
+
 from .feedforward import gated_ffn, moe, plain_ffn
-from .modules import Found, Linear, Where, children, linear, norm, own, pick, shapes_of
+from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of
 from .spec import call, number
 
 QUERY = ("q_proj", "query", "q_lin", "Wq", "project_q", "wq")
@@ -112,17 +114,35 @@ def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) ->
 
 def mla(module, at: Where) -> Found | None:
     """Multi-head latent attention (DeepSeek-V2/V3): a latent of kv_rank for keys and values beside a shared
-    positional key, queries through a q_rank latent (or one matrix)."""
+    positional key, queries through a q_rank latent (or one matrix); with DeepSeek Sparse Attention's indexer
+    (DeepSeek-V3.2, GLM-5), each query reads the index_topk positions its indexer scores best."""
     parts = children(module)
     needed = {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}
     query = {"q_a_proj", "q_a_layernorm", "q_b_proj"} if "q_a_proj" in parts else {"q_proj"}
-    if set(parts) != needed | query or own(module):
+    if set(parts) - {"indexer"} != needed | query or own(module):
         return None
     if any(linear(parts[name]) is None or linear(parts[name]).bias for name in needed | query if "norm" not in name):
         return None
+    sparse = _indexer(parts["indexer"], at.d, module.q_lora_rank or at.d) if "indexer" in parts else {}
+    if sparse is None:
+        return None
     return Found(call("mla", "d", heads=module.num_heads, q_rank=module.q_lora_rank or 0,
                       kv_rank=module.kv_lora_rank, nope_dim=module.qk_nope_head_dim, rope_dim=module.qk_rope_head_dim,
-                      v_dim=module.v_head_dim, cache="mla_cache"), mixer=True, post_norm=False)
+                      v_dim=module.v_head_dim, cache="mla_cache", **sparse), mixer=True, post_norm=False)
+
+
+def _indexer(module, d: int, q_width: int) -> dict | None:
+    """The lightning indexer's arguments to `mla`: its query heads from the query latent, one LayerNorm'd key
+    per position, a weight per head from the layer's input; None when the module holds anything else."""
+    parts = children(module)
+    heads, dim = module.n_heads, module.head_dim
+    expected = {"wq_b": Linear(q_width, heads * dim, False), "wk": Linear(d, dim, False),
+                "weights_proj": Linear(d, heads, False)}
+    if set(parts) != {*expected, "k_norm"} or own(module) or norm(parts["k_norm"]) != Norm("layernorm", dim) \
+            or any(linear(parts[name]) != shape for name, shape in expected.items()):
+        return None
+    return {"over": ast.Call(func="top", args=[number(module.index_topk)]), "index_heads": heads,
+            "index_dim": dim, "index_kernel": "index_kernel"}
 
 
 def mamba2(module, at: Where) -> Found | None:
