@@ -177,7 +177,27 @@ BLOCK_RULES = [
     "`residual`) reads them as its separate inputs.",
     "- A precision role exists once an op's `dtype` names it (`dtype = kv`); `precision ROLE = FORMAT` sets it "
     "for the model or a block, and a role that no op reads is a misspelling (E210).",
-    "- `repeat N` multiplies costs, it never unrolls; `select` divides a repeat's layers among arms.", "",
+    "- `repeat N` multiplies costs, it never unrolls; `select` divides a repeat's layers among arms.",
+    "- Sublayers side by side on one norm and one residual (GPT-J, Phi-2, Cohere, Falcon-H1's attention beside "
+    "Mamba-2): write the norm once, call each sublayer with `norm = none, residual_add = false` (the second "
+    "with `from = pre_norm`), and add them with `residual(d, inputs = 3, from = (input, attn, ssm))`, two adds "
+    "an element. `none` (std.norm) is the block that passes its input through; the diagram draws the "
+    "sublayers beside each other.", "",
+    "## What `over` counts", "",
+    "The new queries of a call are the i-th, i = 1…P, after S cached positions; a query at position t = S + i "
+    "sees:", "",
+    "| `over` | keys a query sees | prefill (S = 0) | decode (P = 1) |",
+    "|---|---|---|---|",
+    "| `causal` | t | B·P(P+1)/2 | B·(S+1) |",
+    "| `rectangle` (the eager kernel) | S + P | B·P² | B·(S+1) |",
+    "| `window(w)` | min(t, w) | B·Σ min(t, w) | B·min(S+1, w) |",
+    "| `chunk(c)` | its own block of c, up to itself | B·Σ ((t−1) mod c + 1) | B·(S mod c + 1) |",
+    "| `all(n)` | n | B·P·n | B·n |",
+    "| `top(k)` | min(t, k), selected causally | B·Σ min(t, k) | B·min(S+1, k) |",
+    "| `top(k, r)` | min(k, ⌊t/r⌋) completed entries of one per r | B·Σ min(k, ⌊t/r⌋) | B·min(k, ⌊(S+1)/r⌋) |",
+    "| `blocks(r)` | ⌊t/r⌋ completed entries | B·Σ ⌊t/r⌋ | B·⌊(S+1)/r⌋ |", "",
+    "Terms add (`window(128) + top(512, 4)`). Under `--attention rectangle` every full-attention term "
+    "scores S + P keys, a window min(S, w − 1) + P and `top(k)` min(k, S + P) for every new query.", "",
 ]
 PIPELINE = [
     "## Where a spec goes", "",
