@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import meta
+from . import meta, parallel
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
 from .feedforward import plain_ffn
 from .hybrid import linear_kernels_option, logit_softcap
-from .modules import norm, own, parameters_of
-from .recognise import Found, sublayer
+from .modules import Found, norm, own, parameters_of
+from .recognise import sublayer
 from .semantics import where
 from .spec import Layer, Spec, binding, call
 
@@ -48,15 +48,17 @@ def walk(built: meta.Built) -> Walked:
     rotary = any("rotary" in type(m).__name__.lower() for m in model.modules())
     stack = [_layer(layer, f"{path}.{i}", i, where(config, d, i, _attention_of(layer), rotary))
              for i, layer in enumerate(layers)]
+    stack, defined = _defined_apart(stack)
     kinds = _kind_names(stack)
     stack = _noted_once(stack)
     before, after = _edges(base, path, embedding, head, d, config)
     text = parameters_of(base) | parameters_of(head)
     if built.wrapper is None:
         _nothing_outside(model, text)
-    spec = Spec(header=[], bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]), *_options(stack)],
+    spec = Spec(header=[], bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]),
+                                     *_options([*stack, *(tuple(b.body) for b in defined)])],
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
-                note=f"{len(layers)} layers: {path}")
+                note=f"{len(layers)} layers: {path}", defined=defined)
     paths = (("linear_kernels", "torch"),) if any(s.name == "gated_deltanet" for st in stack for s in st) else ()
     count = sum(p.numel() for p in {id(p): p for p in model.parameters() if id(p) in text}.values())
     return Walked(spec, type(model).__name__, paths, count)
@@ -69,6 +71,24 @@ def _nothing_outside(model, text: set[int]) -> None:
         if id(parameter) not in text:
             owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
             raise _unmapped(owner, name.rsplit(".", 1)[0], "outside the layers, the embedding and the head")
+
+
+def _defined_apart(stack: list[tuple]) -> tuple[list[tuple], list[ast.BlockDef]]:
+    """The side-by-side blocks the layers hold, defined once each (named in order), and the layers calling
+    them."""
+    defined: dict[str, ast.BlockDef] = {}
+    layers = []
+    for layer in stack:
+        calls = []
+        for item in layer:
+            if isinstance(item, ast.BlockDef):
+                key = ast.Module(path="", blocks=[item]).model_dump_json()
+                name = defined[key].name if key in defined else f"side_by_side{len(defined) + 1 if defined else ''}"
+                defined.setdefault(key, item.model_copy(update={"name": name}))
+                item = call(name, "d", label="layer")
+            calls.append(item)
+        layers.append(tuple(calls))
+    return layers, list(defined.values())
 
 
 def _layer_list(model, config):
@@ -114,9 +134,28 @@ def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
         found.append((name, block))
     found = _shared_beside(found)
     found.sort(key=lambda item: not item[1].mixer)   # the mixer first, as the residual stream runs
-    if [f.mixer for _, f in found].count(True) > 1 or not found:
-        raise _unmapped(layer, path, "more than one mixer side by side in one layer" if found else "no sublayer")
+    if not found:
+        raise _unmapped(layer, path, "no sublayer")
+    together = parallel.shared_norm(found, norms)
+    if together:
+        return (_side_by_side(found[:together], norms[0], layer, path),
+                *(_with_norms(name, block, norms[1:], len(found) - together, layer, path)
+                  for name, block in found[together:]))
+    if [f.mixer for _, f in found].count(True) > 1:
+        raise _unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
     return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
+
+
+def _side_by_side(found: list[tuple[str, Found]], kind: str, layer, path: str) -> ast.BlockDef:
+    calls = [(block.call, _label(block)) for _, block in found]
+    defined = parallel.block(calls, kind, "side_by_side", type(layer).__name__)
+    if defined is None or len({label for _, label in calls}) < len(calls):
+        raise _unmapped(layer, path, "sublayers side by side that the stdlib's blocks cannot write so")
+    return defined
+
+
+def _label(block: Found) -> str:
+    return "attn" if block.call.name in MIXERS else ("mixer" if block.mixer else "ffn")
 
 
 def _loose_ffn(layer, at) -> Found | None:
@@ -158,8 +197,8 @@ def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, pa
         args.append(ast.Keyword(name="norm", value=ast.Name(id=kind)))
     if len(norms) == 2 * count:
         args.append(ast.Keyword(name="post_norm", value=ast.Bool(value=True)))
-    label = "attn" if block.call.name in MIXERS else ("mixer" if block.mixer else "ffn")
-    return block.call.model_copy(update={"args": args, "label": label, "note": f"{type(layer).__name__}.{name}"})
+    return block.call.model_copy(update={"args": args, "label": _label(block),
+                                         "note": f"{type(layer).__name__}.{name}"})
 
 
 def _kind_names(stack: list[tuple]) -> list[str]:

@@ -43,6 +43,7 @@ class _Heads:
     head_dim: int
     bias: bool          # on Q, K and V
     used: frozenset     # the children holding the projections
+    v_dim: int = 0      # the values' width per head, where it is not head_dim (MiMo-V2-Flash)
 
 
 def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
@@ -59,12 +60,16 @@ def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
         return _Heads(heads, (total - heads) // 2, head_dim, shapes[fused].bias, frozenset({fused}))
     if not (q and k and v) or any(shapes[name] is None for name in (q, k, v)):
         return None
-    if len({shapes[n].bias for n in (q, k, v)}) > 1 or shapes[k] != shapes[v]:
+    if len({shapes[n].bias for n in (q, k, v)}) > 1 or shapes[k].width_in != shapes[v].width_in:
         return None
     if shapes[q].width_out % head_dim or shapes[k].width_out % head_dim:
         return None
-    return _Heads(shapes[q].width_out // head_dim, shapes[k].width_out // head_dim, head_dim, shapes[q].bias,
-                  frozenset({q, k, v}))
+    kv_heads = shapes[k].width_out // head_dim
+    if shapes[v].width_out % kv_heads:
+        return None
+    v_dim = shapes[v].width_out // kv_heads
+    return _Heads(shapes[q].width_out // head_dim, kv_heads, head_dim, shapes[q].bias, frozenset({q, k, v}),
+                  0 if v_dim == head_dim else v_dim)
 
 
 def attention(module, at: Where) -> Found | None:
@@ -80,18 +85,18 @@ def attention(module, at: Where) -> Found | None:
     gated = h.q_heads == 2 * heads and len(h.used) == 3 and "q_norm" in parts
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
-    if shapes[out] != Linear(q_heads * head_dim, at.d, shapes[out].bias) \
+    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) \
             or set(own(module)) - ({"sinks"} if sinks else set()) or set(parts) - h.used - {out} - qk[1]:
         return None
     if gated:
-        if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk:
+        if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk or h.v_dim:
             return None
         return Found(call("gated_attention", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim,
                           rotary=at.rotary(head_dim)), mixer=True, post_norm=False)
     return Found(call("gqa", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim, qkv_bias=h.bias or None,
                       o_bias=shapes[out].bias or None, rope=None if at.rope else False, window=at.window or None,
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
-                      rotary=at.rotary(head_dim), **qk[0]), mixer=True)
+                      rotary=at.rotary(head_dim), v_dim=h.v_dim or None, **qk[0]), mixer=True)
 
 
 def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) -> tuple[dict, set] | None:
@@ -146,22 +151,26 @@ def _indexer(module, d: int, q_width: int) -> dict | None:
 
 
 def mamba2(module, at: Where) -> Found | None:
-    """Mamba-2's mixer (Mamba-2, Codestral, Nemotron-H, Bamba, Zamba2): one input projection, a depthwise conv
-    over x, B and C, per-head dt_bias, A_log and D, a gated RMS norm, the output projection."""
+    """Mamba-2's mixer (Mamba-2, Codestral, Nemotron-H, Bamba, Zamba2, Falcon-H1): one input projection, a
+    depthwise conv over x, B and C, per-head dt_bias, A_log and D, a gated RMS norm (or the gate alone), the
+    output projection."""
     parts = children(module)
-    if set(parts) != {"in_proj", "conv1d", "norm", "out_proj"} or set(own(module)) != {"dt_bias", "A_log", "D"}:
+    if set(parts) - {"norm"} != {"in_proj", "conv1d", "out_proj"} or set(own(module)) != {"dt_bias", "A_log", "D"}:
         return None
     heads, head_dim = module.num_heads, module.head_dim
     state, groups = module.ssm_state_size, module.n_groups
     inner, conv = heads * head_dim, heads * head_dim + 2 * groups * state
     projection, output = linear(parts["in_proj"]), linear(parts["out_proj"])
-    if projection != Linear(at.d, inner + conv + heads, projection.bias if projection else False) \
-            or own(parts["conv1d"])["weight"][0] != conv or output != Linear(inner, at.d, projection.bias):
+    if projection is None or output is None or projection != Linear(at.d, inner + conv + heads, projection.bias) \
+            or own(parts["conv1d"])["weight"][0] != conv or output != Linear(inner, at.d, output.bias):
+        return None
+    if "norm" in parts and own(parts["norm"]) != {"weight": (inner,)}:
         return None
     conv_bias = "bias" in own(parts["conv1d"])
     return Found(call("mamba2", "d", heads=heads, head_dim=head_dim, state=state, groups=groups,
                       conv_kernel=module.conv_kernel_size, chunk=module.chunk_size, bias=projection.bias or None,
-                      conv_bias=None if conv_bias else False), mixer=True, post_norm=False)
+                      conv_bias=None if conv_bias else False, gated_norm=None if "norm" in parts else False,
+                      out_bias=output.bias if output.bias != projection.bias else None), mixer=True, post_norm=False)
 
 
 def gated_deltanet(module, at: Where) -> Found | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from archcost.dsl import ast
 from archcost.dsl.loader import stdlib_root
@@ -102,9 +102,11 @@ class Spec:
     layers: list[Layer]
     after: list[ast.Stmt]              # final norm, head
     note: str = ""                     # the fields the layer stack comes from
+    defined: list[ast.BlockDef] = field(default_factory=list)  # blocks of the spec's own (side by side)
 
     def blocks(self) -> list[str]:
-        stmts = [*self.before, *(s for layer in self.layers for s in layer.stmts), *self.after]
+        stmts = [*self.before, *(s for layer in self.layers for s in layer.stmts), *self.after,
+                 *(s for block in self.defined for s in block.body)]
         return list(dict.fromkeys(s.name for s in stmts if isinstance(s, ast.BlockCall)))
 
     def components(self) -> set[str]:
@@ -123,7 +125,7 @@ def render(spec: Spec, title: str, source: str, precision: ast.Precision, notes_
     uses[0] = uses[0].model_copy(update={"note": header})
     body = [*spec.bindings, precision, *spec.before, *_stack(spec.layers, spec.note), *spec.after]
     model = ast.ModelDef(name=title, body=body)
-    return format_module(ast.Module(path="<import>", uses=uses, models=[model]))
+    return format_module(ast.Module(path="<import>", uses=uses, blocks=spec.defined, models=[model]))
 
 
 def _modules(blocks: list[str]) -> list[str]:
