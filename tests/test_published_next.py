@@ -43,3 +43,37 @@ def test_each_config_is_the_published_file(path):
 def test_most_are_verified_against_the_inventory():
     verified = [p for p in FILES if _checkpoint(p.name) in _inventory()]
     assert len(verified) >= 11 and len(FILES) >= 16
+
+
+# --------------------------------------------------------------------------- published figures of the specs
+
+def _report(name: str):
+    from helpers import compiled
+
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Scenario
+
+    return evaluate(compiled(name), "decode", Scenario())
+
+
+def test_minimax_m2_is_its_safetensors_total_less_the_fp8_scales():
+    """MiniMax-M2's checkpoint holds 228,703,644,928 values (the Hub's safetensors total, issue 25): the
+    logical weights, the 62 × 256 router correction biases, and one FP32 scale per 128 × 128 tile of every
+    FP8 matrix (attention's 2,688 tiles and the experts' 256 × 864 a layer: 62 × 223,872). The spec's FP8
+    weight bytes hold those scales; counted as values, they close the gap exactly."""
+    report = _report("minimax-m2")
+    # the FP8 matrices; the norms and the routers are `other`, in BF16
+    fp8 = report.params_by_component["attention"] + report.params_by_component["routed_experts"]
+    bf16 = report.params - fp8
+    scales = (report.weight_bytes - 2 * bf16 - fp8) / 4
+    assert scales == 62 * 223_872
+    assert report.params + scales == 228_703_644_928
+
+
+def test_nemotron_3_nano_has_the_model_cards_totals():
+    """NVIDIA's model card: 31.6 B parameters, 3.6 B active with the embeddings (about 3.2 B without one of
+    the two vocabulary tables)."""
+    report = _report("nemotron-3-nano-30b-a3b")
+    assert round(report.params / 1e9, 1) == 31.6
+    assert round(report.params_active / 1e9, 1) == 3.6
+    assert round((report.params_active - 131_072 * 2688) / 1e9, 1) == 3.2

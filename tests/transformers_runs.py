@@ -121,8 +121,9 @@ GEMMA_2 = json.loads((CONFIGS / "published" / "gemma-2-9b-it.json").read_text())
 def published_fields(name: str) -> dict:
     """The fields of a published config.json of tests/configs/next that a config class reads."""
     values = json.loads((CONFIGS / "next" / f"{name}.json").read_text())
+    values = values.get("text_config", values)  # a vision-language checkpoint: its text model's fields
     return {k: v for k, v in values.items() if k not in ("model_type", "architectures", "transformers_version",
-                                                         "quantization_config")}
+                                                         "quantization_config", "auto_map")}
 
 
 SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths the counter's run matches)
@@ -170,6 +171,13 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
                       (("mla_cache", "reexpand"), ("index_kernel", "eager"))),
     # zai-org/GLM-5's config.json as published (tests/configs/next), run as DeepSeek-V3.2 is
     "glm-5": ("glm_moe_dsa", published_fields("GLM-5"), (("mla_cache", "reexpand"), ("index_kernel", "eager"))),
+    # the text_config of Qwen/Qwen3.5-27B's config.json, its linear attention as the torch reference runs it
+    "qwen3.5-27b": ("qwen3_5_text", published_fields("Qwen3.5-27B"), (("linear_kernels", "torch"),)),
+    # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's config.json as published
+    "nemotron-3-nano-30b-a3b": ("nemotron_h", published_fields("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), ()),
+    # MiniMaxAI/MiniMax-M2's config.json as published (its FP8 quantization_config left out: the meta model is
+    # the logical one)
+    "minimax-m2": ("minimax_m2", published_fields("MiniMax-M2"), ()),
     # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
     "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
@@ -178,13 +186,19 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
 }
 
 
+# parameters a hand-written spec counts that transformers holds as buffers, which `parameters()` leaves out:
+# MiniMax-M2's router correction biases (e_score_correction_bias, 256 in each of 62 layers), stored in its
+# checkpoint (docs/conventions.md)
+BUFFERED = {"minimax-m2": 62 * 256}
+
 PUBLISHED = published_configs()
 PUBLISHED_SHAPES = [(1, 0, 6), (1, 6, 1)]
 NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map", "quantization_config")
 # the execution paths of a published config's spec that match how transformers runs it
 PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
 # hand-written specs' models whose default grouped_mm experts want bf16 (the meta run is fp32)
-BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa")
+BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa", "nemotron_h",
+                   "minimax_m2")
 V4_FLASH = CONFIGS / "next" / "DeepSeek-V4-Flash.json"
 
 

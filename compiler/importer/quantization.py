@@ -38,7 +38,8 @@ class Fp8(_Method):
     """DeepSeek-V3, Qwen3-FP8: 8-bit values, one fp32 scale per 128 × 128 tile."""
 
     quant_method: Literal["fp8"]
-    fmt: Literal["e4m3", "e5m2"] = "e4m3"
+    # the 8-bit layout, by its short or its torch name (MiniMax-M2 writes float8_e4m3fn); 8 bits either way
+    fmt: Literal["e4m3", "e5m2", "float8_e4m3fn", "float8_e5m2"] = "e4m3"
     activation_scheme: Literal["dynamic", "static"] = "dynamic"   # activations: computed, not stored
     weight_block_size: Annotated[list[Literal[128]], Field(min_length=2, max_length=2)] | None = None
     ignored_layers: list[str] | None = None
