@@ -3,8 +3,15 @@ a call of another form (a window) stays apart, and the flow leaves the folded ru
 
 from __future__ import annotations
 
+import re
+
+import pytest
+from helpers import SPECS, compiled
+
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.render.dot import to_dot
+
+NAMES = sorted(p.stem for p in SPECS.glob("*.arch"))
 
 WRITTEN_OUT = """use std.embedding
 use std.attention.gqa
@@ -37,3 +44,23 @@ def test_calls_of_different_forms_are_not_folded():
         "gqa(d, q_heads = 4, kv_heads = 2, head_dim = 16, qk_norm = true) as attn1")
     dot = to_dot(compile_text(text))
     assert '"attn1.q"' in dot
+
+
+RAW_SYMPY = re.compile(r"Piecewise\(|Eq\(|Ne\(|Max\(|Min\(|ceiling\(|floor\(|\*\*")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_label_shows_sympys_raw_forms(name):
+    """Issue 25: a diagram's formulas read as a person writes them (min, max, ⌊x⌋, cases), never sympy's
+    `Piecewise((…))`, `Eq(…)` or `Max(…)`."""
+    assert not RAW_SYMPY.search(to_dot(compiled(name)))
+
+
+def test_a_piecewise_form_reads_as_its_cases():
+    from sympy import Eq, Max, Piecewise, ceiling, symbols
+
+    from archcost.compiler.render.readable import readable
+
+    P, S = symbols("P S")
+    form = Piecewise((2, Eq(P, 1) & (S > 0)), (7 + P, S > 0), (3 + Max(4, P), True)) * ceiling(P / 64) ** 2
+    assert readable(form) == "⌈P/64⌉^2·{2 if P = 1 and S > 0; 7 + P if S > 0; else 3 + max(4, P)}"

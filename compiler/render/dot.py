@@ -18,6 +18,7 @@ from ..ops import REGISTRY
 from ..outputs import atomic_write, unknown_format
 from ..pipeline import Compiled
 from .patterns import runs
+from .readable import readable
 from .units import grouped
 
 COLORS = {
@@ -118,9 +119,9 @@ def _replay(graph: nx.DiGraph, cluster_id: str):
 
 def _cluster_style(cluster: Cluster, replay) -> dict[str, str]:
     if cluster.kind == "repeat":
-        label = f"{cluster.label} ×{sp.sstr(cluster.times)}"
+        label = f"{cluster.label} ×{readable(cluster.times)}"
         if replay is not None:
-            label += f" · replays the last min(P, {sp.sstr(replay)}) positions"
+            label += f" · replays the last min(P, {readable(replay)}) positions"
         return {"label": label, "style": "rounded,bold", "color": "#333333", "fontsize": "14", "labeljust": "l"}
     return {"label": cluster.label, "style": "rounded,dashed", "color": "#888888", "fontsize": "11",
             "labeljust": "l"}
@@ -170,7 +171,7 @@ def _number(value: sp.Expr) -> str:
 
 
 def _expr(value) -> str:
-    return sp.sstr(value, order="none").replace("*", "·")
+    return readable(value)
 
 
 def _node_name(node_id: str) -> str:
