@@ -39,6 +39,26 @@ def test_compare_prints_one_row_per_model(capsys):
     assert capsys.readouterr().out.splitlines()[1].startswith("Qwen3-8B,8.191,1.245,1.510,5.436")
 
 
+def test_compare_names_every_models_execution_paths(capsys):
+    """Issue 25: the footer said only the first spec's options; each model's own paths follow the run's."""
+    specs = [str(SPECS / f"{name}.arch") for name in ("qwen3-8b", "deepseek-v3", "deepseek-v3.2")]
+    assert main(["compare", *specs, "--phase", "decode", "--S", "8192"]) == 0
+    notes = capsys.readouterr().out.splitlines()[-3:]
+    assert notes == ["options: logits = last, attention = as_written, vector_params = nonmatrix, routing = uniform",
+                     "DeepSeek-V3: mla_cache = compressed",
+                     "DeepSeek-V3.2: mla_cache = compressed, index_kernel = fused"]
+
+
+def test_check_takes_an_execution_path(capsys):
+    """`check --option`: the summary follows the chosen path (DeepSeek-V3's per-head cache: 61 × 128 heads ×
+    (192 + 128) × 2 B a token)."""
+    spec = str(SPECS / "deepseek-v3.arch")
+    assert main(["check", spec, "--option", "mla_cache=expanded"]) == 0
+    assert "4,997,120" in capsys.readouterr().out and 61 * 128 * 320 * 2 == 4_997_120
+    assert main(["check", spec]) == 0
+    assert "70,272" in capsys.readouterr().out
+
+
 def test_formula_latex_and_keep(capsys):
     assert main(["formula", QWEN, "--quantity", "F", "--latex"]) == 0
     assert "N_{pair}" in capsys.readouterr().out

@@ -14,13 +14,14 @@ from ..pipeline import check_library
 from ..render import listing
 from ..render.units import grouped, human_bytes, human_count
 from ..terms.scenario import Scenario
-from .common import Command, compile_spec
+from .common import Command, compile_spec, counting_flags
 
 
 def check_arguments(parser) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC")
     parser.add_argument("--emit", choices=("summary", "ast", "graph"), default="summary",
                         help="what to print: the summary, the syntax tree (JSON), or the op graph")
+    counting_flags(parser)  # --option chooses the execution path the summary's figures follow
 
 
 def check(args) -> int:

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from ..terms.letters import COMPONENTS
 from .evaluation import data_of, report_table, report_text  # noqa: F401  (one import for every table)
-from .evaluation import options_text as _options
 from .evaluation import scenario_text as _scenario_text
 from .table import Table
 from .units import BINARY, grouped
@@ -27,8 +26,15 @@ def summary_table(reports: list) -> Table:
              f"{r['read_bytes']['weights'] / 1e9:,.2f}", f"{r['read_bytes']['state'] / BINARY['GiB']:,.3f}"]
             for r in data]
     notes = ["GB = 10^9 bytes, GiB = 2^30 bytes. State is what the batch holds after the call.",
-             f"options: {_options(data[0])}"]
+             *_option_notes(data)]
     return Table(f"Cost comparison, {_scenario_text(data[0])}", header, rows, notes)
+
+
+def _option_notes(data: list[dict]) -> list[str]:
+    """The run's conventions once, then each model's own execution paths (every model's, not the first's)."""
+    notes = [f"options: {', '.join(f'{k} = {v}' for k, v in data[0]['conventions'].items())}"]
+    notes += [f"{r['model']}: {', '.join(f'{k} = {w}' for k, w in r['paths'].items())}" for r in data if r["paths"]]
+    return notes
 
 
 def params_table(reports: list) -> Table:
