@@ -2,6 +2,9 @@
 
 Seed 002 §2.4.1: params E·N_e; Σ t_e = m·k rows, so F = 2·N_e·m·k whatever the routing; §2.4.2 and
 Example 2-4: the weight bytes a batch reads are U·N_e·b, U the distinct experts its tokens touch.
+Zero-computation experts (LongCat-Flash, arXiv:2509.01322 §2.1): the router picks its k among E weighted
+experts and `zero` identity experts, which return their input; `ffn_top` of the k picks land on weighted
+experts (the rest cost a scale and an add per value), so a token's compute and active parameters vary with it.
 """
 
 from __future__ import annotations
@@ -22,9 +25,14 @@ def widths(a: SimpleNamespace):
     return a.signature[0], a.signature[0]
 
 
+def ffn_top(a: SimpleNamespace):
+    """The picks per token that land on weighted experts: all k unless some experts are identities."""
+    return a.top if a.ffn_top is None else a.ffn_top
+
+
 def distinct_experts(a: SimpleNamespace, routing: str) -> sp.Expr:
     """U: experts a call's m·k routed rows touch, under the routing the scenario assumes."""
-    E, k = a.count, a.top
+    E, k = a.count, ffn_top(a)
     if routing == "concentrated":   # every token picks the same k experts
         return Min(E, k)
     if routing == "random":         # expected distinct experts for m independent tokens
@@ -48,17 +56,19 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     bias = ((a.matrices - 1) * hidden + width) if a.bias else 0
     matrices = a.matrices * width * hidden
     per_expert = matrices + bias
-    routed_rows = m * a.top                                   # Σ t_e = m·k
+    weighted = ffn_top(a)
+    routed_rows = m * weighted                                # Σ t_e = m·k
     touched = distinct_experts(a, ctx.options.get("routing", "uniform"))
+    identities = 2 * width * m * (a.top - weighted)           # an identity pick: its gate's scale and the add
     return Cost(
         params=a.count * per_expert,
-        params_active=a.top * per_expert,                     # the k experts a token is routed to
+        params_active=weighted * per_expert,                  # the k experts a token is routed to
         weight_bytes=a.count * per_expert * a.dtype,
         flops_matrix=2 * (m * a.count if a.dense else routed_rows) * matrices,  # a multiply-add per weight used
         # the activation, the weighted sum, and an add per bias
-        flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width + bias),
+        flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width + bias) + identities,
         read_weights=touched * per_expert * a.dtype,
-        selected_expert_bytes=a.top * per_expert * a.dtype,   # Table 2-C: k experts per token
+        selected_expert_bytes=weighted * per_expert * a.dtype,  # Table 2-C: k experts per token
         read_activations=routed_rows * width * ctx.act_bytes,
         write_activations=routed_rows * width * ctx.act_bytes,
     )
@@ -84,17 +94,24 @@ def expert_use(node, cost: Cost, options) -> dict:
     evaluates it."""
     a = node.args
     return dict(
-        op=node.id, layers=(node.multiplicity, "rows"), experts=(a.count, "rows"), top=(a.top, "rows"),
-        routed_rows=(m * a.top, "rows"), rows_per_expert=(m * a.top / a.count, "rows"),
+        op=node.id, layers=(node.multiplicity, "rows"), experts=(a.count, "rows"), top=(ffn_top(a), "rows"),
+        routed_rows=(m * ffn_top(a), "rows"), rows_per_expert=(m * ffn_top(a) / a.count, "rows"),
         distinct_experts=(distinct_experts(a, options.get("routing", "uniform")), "rows"),
         read_bytes_per_layer=(cost.read_weights, "read_weights"),
         width=(a.signature[0], "rows"), hidden=(a.signature[1], "rows"))
 
 
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:
-    """Each token is routed to `top` different experts: there must be that many."""
-    if (a.top - a.count).is_positive:
-        return [("top", f"`top` = {a.top} routes each token to more experts than the {a.count} there are")]
+    """Each token is routed to `top` different experts: there must be that many, weighted and identities; of
+    them `ffn_top`, from none to all, land on weighted experts."""
+    if (a.top - a.count - a.zero).is_positive:
+        return [("top", f"`top` = {a.top} routes each token to more experts than the {a.count + a.zero} there are")]
+    weighted = ffn_top(a)
+    if weighted.is_negative or (weighted - a.top).is_positive or (weighted - a.count).is_positive:
+        return [("ffn_top", f"`ffn_top` = {weighted}: from 0 to top = {a.top} of the picks land on the "
+                            f"{a.count} weighted experts")]
+    if a.ffn_top is not None and not a.zero:
+        return [("ffn_top", "`ffn_top` counts the picks that are not identity experts: give `zero`")]
     return []
 
 
@@ -117,6 +134,10 @@ SPEC = OpSpec(
         Arg("signature", "signature", required=True, doc="model width -> expert hidden width"),
         Arg("count", "dim", required=True, doc="experts E"),
         Arg("top", "dim", required=True, doc="experts k each token is routed to"),
+        Arg("zero", "expr", 0, doc="zero-computation experts: identities the router may pick beside the weighted "
+            "ones (LongCat-Flash)"),
+        Arg("ffn_top", "expr", None, doc="picks per token that land on weighted experts (default: all `top`); the "
+            "others are identities"),
         Arg("matrices", "dim", 3, doc="matrices per expert: 3 for SwiGLU (gate, up, down)"),
         Arg("bias", "bool", False, doc="a bias on every output of every expert matrix (gpt-oss)"),
         Arg("dense", "bool", False, doc="every token runs through every expert, the unrouted weighted 0 (as "

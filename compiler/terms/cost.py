@@ -13,10 +13,10 @@ import sympy as sp
 ZERO = sp.Integer(0)
 
 
-def _field(letter: str, unit: str, meaning: str, level: bool = False):
+def _field(letter: str, unit: str, meaning: str, level: bool = False, default=ZERO):
     """A cost field with what it means: `letter` places it under M, F or R in printed formulas; a `level`
     is held at the end of a phase (a request keeps its last value), the others are flows summed over calls."""
-    return field(default=ZERO, metadata={"letter": letter, "unit": unit, "meaning": meaning, "level": level})
+    return field(default=default, metadata={"letter": letter, "unit": unit, "meaning": meaning, "level": level})
 
 
 @dataclass(frozen=True)
@@ -24,8 +24,9 @@ class Cost:
     """Per-instance costs of one call, in the scenario's letters; zero unless an op says otherwise."""
 
     params: sp.Expr = _field("M", "parameters", "parameters", level=True)
-    params_active: sp.Expr = _field("", "parameters", "parameters one token's forward pass multiplies (top-k of "
-                                    "the routed experts)", level=True)
+    # None: not said, so every parameter is active (a rule may say 0: routed experts a token can skip)
+    params_active: sp.Expr | None = _field("", "parameters", "parameters one token's forward pass multiplies "
+                                           "(top-k of the routed experts)", level=True, default=None)
     params_row_read: sp.Expr = _field("", "parameters", "parameters of tables a token only reads rows of "
                                       "(embeddings): multiplied by nothing", level=True)
     weight_bytes: sp.Expr = _field("M", "bytes", "bytes of weights", level=True)
@@ -56,7 +57,7 @@ class Cost:
             value = getattr(self, name)
             if isinstance(value, int):
                 object.__setattr__(self, name, sp.Integer(value))
-        if self.params_active is ZERO and self.params is not ZERO:  # every parameter is active, unless said
+        if self.params_active is None:  # every parameter is active, unless the rule says otherwise
             object.__setattr__(self, "params_active", self.params)
 
     def __add__(self, other: Cost) -> Cost:
