@@ -77,3 +77,26 @@ def test_nemotron_3_nano_has_the_model_cards_totals():
     assert round(report.params / 1e9, 1) == 31.6
     assert round(report.params_active / 1e9, 1) == 3.6
     assert round((report.params_active - 131_072 * 2688) / 1e9, 1) == 3.2
+
+
+def test_longcat_flash_has_the_reports_total_and_active_range():
+    """LongCat-Flash's technical report (arXiv:2509.01322): 560 B parameters, 18.6 B to 31.3 B activated a
+    token (its zero-computation experts let a token run from none to all 12 of its picks on weighted experts),
+    about 27 B on average. Every expert weight stays in the total under either routing. The spec gives
+    18.69 B and 31.38 B active (the head counted, the embedding table only read): the report's figures are
+    these cut to one decimal (rounded, they would read 18.7 and 31.4)."""
+    from helpers import compiled
+
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Conventions, Scenario
+
+    active = {}
+    for routing in ("fewest", "most"):
+        report = evaluate(compiled("longcat-flash", options=Conventions(paths=(("zero_routing", routing),))),
+                          "decode", Scenario())
+        assert int(report.params / 1e9) == 560   # 560.66 B: the report cuts its figures, as below
+        active[routing] = report.params_active_no_embedding
+    assert [int(active[r] / 1e8) / 10 for r in ("fewest", "most")] == [18.6, 31.3]
+    per_pick = 28 * 3 * 6144 * 2048     # one more weighted expert in every layer
+    assert active["most"] - active["fewest"] == 12 * per_pick
+    assert active["fewest"] < 27e9 < active["most"]

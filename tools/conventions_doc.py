@@ -31,6 +31,11 @@ REASONS = {
                      "query scores every cached key and the heads are summed by a matrix product (`eager`, "
                      "transformers' DeepseekV32Indexer).",
                      "The parity tests run `eager`, the modeling code's; `fused` is the work DeepSeek's kernels do."),
+    "zero_routing": ("LongCat-Flash's zero-computation experts: all 12 of a token's picks on weighted experts "
+                     "(`most`) or none (`fewest`, the identities only); a token's compute and active parameters lie "
+                     "between.",
+                     "The technical report gives the range (18.6 B to 31.3 B active) and an average of about 27 B, "
+                     "which depends on the trained router; `most` is the bound a deployment provisions for."),
     "storage": ("Record formats: the BF16 reference layout of Table 2-E, or the production records of §2.3.6.",
                 "The chapter's tables use the reference layout; §2.3.6 prints the production one."),
     "indexer": ("What the CSA indexer scores: every completed entry for every query of the call (`rectangle`, the "
