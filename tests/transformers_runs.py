@@ -178,6 +178,8 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
     # MiniMaxAI/MiniMax-M2's config.json as published (its FP8 quantization_config left out: the meta model is
     # the logical one)
     "minimax-m2": ("minimax_m2", published_fields("MiniMax-M2"), ()),
+    # the text_config of google/gemma-4-26B-A4B's config.json (tie_word_embeddings is the wrapper's: true)
+    "gemma-4-26b-a4b": ("gemma4_text", {**published_fields("gemma-4-26B-A4B"), "tie_word_embeddings": True}, ()),
     # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
     "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
@@ -198,7 +200,7 @@ NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_p
 PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
 # hand-written specs' models whose default grouped_mm experts want bf16 (the meta run is fp32)
 BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa", "nemotron_h",
-                   "minimax_m2")
+                   "minimax_m2", "gemma4_text")
 V4_FLASH = CONFIGS / "next" / "DeepSeek-V4-Flash.json"
 
 
