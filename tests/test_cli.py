@@ -46,7 +46,7 @@ def test_compare_names_every_models_execution_paths(capsys):
     notes = capsys.readouterr().out.splitlines()[-3:]
     assert notes == ["options: logits = last, attention = as_written, vector_params = nonmatrix, routing = uniform",
                      "DeepSeek-V3: mla_cache = compressed",
-                     "DeepSeek-V3.2: mla_cache = compressed, index_kernel = fused"]
+                     "DeepSeek-V3.2: mla_cache = compressed, index_kernel = fused, mtp = off"]
 
 
 def test_check_takes_an_execution_path(capsys):

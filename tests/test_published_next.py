@@ -100,3 +100,27 @@ def test_longcat_flash_has_the_reports_total_and_active_range():
     per_pick = 28 * 3 * 6144 * 2048     # one more weighted expert in every layer
     assert active["most"] - active["fewest"] == 12 * per_pick
     assert active["fewest"] < 27e9 < active["most"]
+
+
+def test_deepseek_v32_with_its_mtp_layer_is_the_model_cards_685b():
+    """DeepSeek-V3.2's model card: 685 B parameters, which count the multi-token-prediction layer the checkpoint
+    stores (model.layers.61) with its own copies of the embedding and the head. Without it the spec is
+    transformers' 671,877,929,216; with it, one more MLA + MoE layer, eh_proj (2·d → d), three norms and the
+    two vocabulary tables."""
+    from helpers import compiled
+
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Conventions, Scenario
+
+    def params(mtp: str) -> int:
+        options = Conventions(paths=(("mtp", mtp),))
+        return evaluate(compiled("deepseek-v3.2", options=options), "decode", Scenario()).params
+
+    off, on = params("off"), params("on")
+    assert off == 671_877_929_216 and int(on / 1e9) == 685
+    d, vocab = 7168, 129_280
+    # by hand from the config: MLA (q_a, its norm, q_b, kv_a, its norm, kv_b, o), the indexer, the pre-norm
+    attention = (d * 1536 + 1536 + 1536 * 128 * 192 + d * 576 + 512 + 512 * 128 * 256 + 128 * 128 * d
+                 + 1536 * 64 * 128 + d * 128 + 2 * 128 + d * 64 + d)
+    moe = 257 * 3 * d * 2048 + d * 256 + d     # 256 routed experts and the shared one, the router, the pre-norm
+    assert on - off == attention + moe + 2 * d * d + 3 * d + 2 * vocab * d == 13_477_385_472
