@@ -17,7 +17,7 @@ from archcost.compiler.cli import main
 from archcost.compiler.front.hardware import device, link
 from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.numbers.plain import PlainEvaluator
-from archcost.compiler.terms.scenario import Scenario
+from archcost.compiler.terms.scenario import Conventions, Scenario
 from archcost.dsl.errors import ArchError
 
 QWEN_235B = "qwen3-235b-a22b"
@@ -125,6 +125,20 @@ def test_deepseek_v3_expert_dispatch_and_combine_per_token():
     assert traffic["all_to_all"].count == 2 * 58
     assert traffic["all_to_all"].sent_bytes == pytest.approx(2 * 58 * per_layer, rel=1e-12)
     assert per_layer / 64 <= 8 * 7168 * 2  # per token: at most its 8 copies leave the card
+
+
+def test_identity_experts_stay_on_the_tokens_card():
+    """LongCat-Flash's zero-computation experts return their input where the token is: each of a card's 8
+    tokens (64 requests over dp = 8) sends only its picks of weighted experts over the EP group (12 under
+    `most`, none under `fewest`), one copy of its 6,144 values each, 7/8 of them to other cards, and as many
+    come back, in each of 28 MoE layers."""
+    def sent(routing: str) -> float:
+        model = compiled("longcat-flash", options=Conventions(paths=(("zero_routing", routing),)))
+        report = layout_report(model, Layout(tp=1, ep=8, dp=8), "decode", Scenario(B=64))
+        return {t.kind: t for t in report.traffic}["all_to_all"].sent_bytes
+
+    assert sent("fewest") == 0
+    assert sent("most") == pytest.approx(2 * 28 * 7 / 8 * 8 * 12 * 6144 * 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("spec", SPECS)
