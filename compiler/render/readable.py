@@ -10,11 +10,14 @@ from sympy.printing.str import StrPrinter
 
 
 class _Readable(StrPrinter):
+    def _function(self, name: str, expr) -> str:
+        return f"{name}({', '.join(self._print(a) for a in expr.args)})"
+
     def _print_Min(self, expr):
-        return f"min({', '.join(self._print(a) for a in expr.args)})"
+        return self._function("min", expr)
 
     def _print_Max(self, expr):
-        return f"max({', '.join(self._print(a) for a in expr.args)})"
+        return self._function("max", expr)
 
     def _print_floor(self, expr):
         return f"⌊{self._print(expr.args[0])}⌋"
