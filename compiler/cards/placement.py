@@ -20,7 +20,6 @@ from archcost.dsl.errors import ArchError
 
 from ..graph.ir import OpNode
 from ..ops import REGISTRY
-from ..ops.experts import ffn_top
 from ..ops.sharding import ONE, Share, share
 from ..terms.symbols import Min, P
 from .collectives import Collective
@@ -213,7 +212,8 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
     busiest card `imbalance` times the average). An EP group wider than a server crosses the network: a
     token goes once to each of at most `node_limit` servers and is copied to its experts inside them."""
     # identity experts (zero-computation, LongCat-Flash) stay on the token's card: only ffn_top picks travel
-    top = ffn_top(op.args) if op.kind == "experts" else getattr(op.args, "top", ONE)
+    weighted = getattr(op.args, "ffn_top", None)
+    top = weighted if weighted is not None else getattr(op.args, "top", ONE)
     out = []
     for source, edge in inputs:
         if edge.get("tensor_bytes") is None:
