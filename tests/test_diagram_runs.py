@@ -64,3 +64,27 @@ def test_a_piecewise_form_reads_as_its_cases():
     P, S = symbols("P S")
     form = Piecewise((2, Eq(P, 1) & (S > 0)), (7 + P, S > 0), (3 + Max(4, P), True)) * ceiling(P / 64) ** 2
     assert readable(form) == "⌈P/64⌉^2·{2 if P = 1 and S > 0; 7 + P if S > 0; else 3 + max(4, P)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_block_view_fits_every_model_on_one_screen(name):
+    """Issue 25: `diagram --blocks` draws each block call as one node, the stacks as boxes with ×N: at most a
+    few dozen nodes for any shipped spec, in readable formulas, the same text every time."""
+    from archcost.compiler.render.blocks import to_block_dot
+
+    model = compiled(name)
+    source = to_block_dot(model)
+    nodes = re.findall(r'^\t+"[^"]+" \[label=', source, re.M)
+    assert 3 <= len(nodes) <= 40 and source == to_block_dot(model)
+    assert not RAW_SYMPY.search(source)
+
+
+def test_the_block_view_of_qwen3_6_names_its_blocks(capsys):
+    from archcost.compiler.cli import main
+
+    assert main(["diagram", str(SPECS / "qwen3.6-35b-a3b.arch"), "--blocks", "-o", "-"]) == 0
+    source = capsys.readouterr().out
+    titles = re.findall(r'^\t+"[^"]+" \[label="([^"\n]+)', source, re.M)
+    assert titles == ["embedding", "attn: gated_deltanet", "ffn: moe", "attn: gated_attention", "ffn: moe",
+                      "final_norm: rmsnorm", "lm_head", "rope_tables"]
+    assert main(["diagram", str(SPECS / "qwen3.6-35b-a3b.arch"), "--blocks", "--layout", "tp=2", "-o", "-"]) == 2
