@@ -7,7 +7,7 @@ compiled models (views.CompiledView) or the formula cache (warm.CachedView) alik
 from __future__ import annotations
 
 from ..serving.views import view_of
-from .tables import Table, params_table
+from .tables import Table, option_notes, params_table
 
 GiB = 2**30
 
@@ -47,10 +47,7 @@ def prefill_table(models: list, tokens: int = 8192) -> Table:
 
 
 def _option_notes(views: list) -> list[str]:
-    """The run's conventions once, then each model's own execution paths."""
-    notes = [f"options: {', '.join(f'{k} = {v}' for k, v in views[0].conventions.items())}"]
-    notes += [f"{v.name}: {', '.join(f'{k} = {w}' for k, w in v.paths.items())}" for v in views if v.paths]
-    return notes
+    return option_notes(views[0].conventions, [(v.name, v.paths) for v in views])
 
 
 def long_context_table(models: list, short: int = 8192, long: int = 1_048_575) -> Table:

@@ -26,14 +26,15 @@ def summary_table(reports: list) -> Table:
              f"{r['read_bytes']['weights'] / 1e9:,.2f}", f"{r['read_bytes']['state'] / BINARY['GiB']:,.3f}"]
             for r in data]
     notes = ["GB = 10^9 bytes, GiB = 2^30 bytes. State is what the batch holds after the call.",
-             *_option_notes(data)]
+             *option_notes(data[0]["conventions"], [(r["model"], r["paths"]) for r in data])]
     return Table(f"Cost comparison, {_scenario_text(data[0])}", header, rows, notes)
 
 
-def _option_notes(data: list[dict]) -> list[str]:
-    """The run's conventions once, then each model's own execution paths (every model's, not the first's)."""
-    notes = [f"options: {', '.join(f'{k} = {v}' for k, v in data[0]['conventions'].items())}"]
-    notes += [f"{r['model']}: {', '.join(f'{k} = {w}' for k, w in r['paths'].items())}" for r in data if r["paths"]]
+def option_notes(conventions: dict, paths: list[tuple[str, dict]]) -> list[str]:
+    """A table's footer: the run's conventions once, then each model's own execution paths (every model's,
+    not the first's)."""
+    notes = [f"options: {', '.join(f'{k} = {v}' for k, v in conventions.items())}"]
+    notes += [f"{model}: {', '.join(f'{k} = {w}' for k, w in chosen.items())}" for model, chosen in paths if chosen]
     return notes
 
 
