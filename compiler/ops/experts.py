@@ -110,8 +110,8 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     if weighted.is_negative or (weighted - a.top).is_positive or (weighted - a.count).is_positive:
         return [("ffn_top", f"`ffn_top` = {weighted}: from 0 to top = {a.top} of the picks land on the "
                             f"{a.count} weighted experts")]
-    if a.ffn_top is not None and not a.zero:
-        return [("ffn_top", "`ffn_top` counts the picks that are not identity experts: give `zero`")]
+    if (weighted - a.top).is_negative and not a.zero:
+        return [("ffn_top", f"`ffn_top` = {weighted} leaves picks for identity experts: give `zero`")]
     return []
 
 
