@@ -47,13 +47,14 @@ def test_most_are_verified_against_the_inventory():
 
 # --------------------------------------------------------------------------- published figures of the specs
 
-def _report(name: str):
+def _report(name: str, **paths: str):
+    """A spec's decode report, on the execution paths named (`mtp="on"`)."""
     from helpers import compiled
 
     from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.terms.scenario import Scenario
+    from archcost.compiler.terms.scenario import Conventions, Scenario
 
-    return evaluate(compiled(name), "decode", Scenario())
+    return evaluate(compiled(name, options=Conventions(paths=tuple(paths.items()))), "decode", Scenario())
 
 
 def test_minimax_m2_is_its_safetensors_total_less_the_fp8_scales():
@@ -85,15 +86,9 @@ def test_longcat_flash_has_the_reports_total_and_active_range():
     about 27 B on average. Every expert weight stays in the total under either routing. The spec gives
     18.69 B and 31.38 B active (the head counted, the embedding table only read): the report's figures are
     these cut to one decimal (rounded, they would read 18.7 and 31.4)."""
-    from helpers import compiled
-
-    from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.terms.scenario import Conventions, Scenario
-
     active = {}
     for routing in ("fewest", "most"):
-        report = evaluate(compiled("longcat-flash", options=Conventions(paths=(("zero_routing", routing),))),
-                          "decode", Scenario())
+        report = _report("longcat-flash", zero_routing=routing)
         assert int(report.params / 1e9) == 560   # 560.66 B: the report cuts its figures, as below
         active[routing] = report.params_active_no_embedding
     assert [int(active[r] / 1e8) / 10 for r in ("fewest", "most")] == [18.6, 31.3]
@@ -107,16 +102,7 @@ def test_deepseek_v32_with_its_mtp_layer_is_the_model_cards_685b():
     stores (model.layers.61) with its own copies of the embedding and the head. Without it the spec is
     transformers' 671,877,929,216; with it, one more MLA + MoE layer, eh_proj (2·d → d), three norms and the
     two vocabulary tables."""
-    from helpers import compiled
-
-    from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.terms.scenario import Conventions, Scenario
-
-    def params(mtp: str) -> int:
-        options = Conventions(paths=(("mtp", mtp),))
-        return evaluate(compiled("deepseek-v3.2", options=options), "decode", Scenario()).params
-
-    off, on = params("off"), params("on")
+    off, on = (_report("deepseek-v3.2", mtp=mtp).params for mtp in ("off", "on"))
     assert off == 671_877_929_216 and int(on / 1e9) == 685
     d, vocab = 7168, 129_280
     # by hand from the config: MLA (q_a, its norm, q_b, kv_a, its norm, kv_b, o), the indexer, the pre-norm
