@@ -82,6 +82,9 @@ def op_section(spec) -> list[str]:
     facts = [f"Positional arguments: {positional}."]
     if spec.formula:
         facts.append(f"Cost rule: {spec.formula}.")
+    if spec.saved is not None and spec.saved.__doc__:
+        kept = " ".join(line.strip() for line in spec.saved.__doc__.strip().splitlines())
+        facts.append(f"Keeps for the backward pass (a training step, docs/training.md): {kept}")
     facts.append("Shards as: " + ", ".join(f"`{w}`" + ("(n)" if w == "heads" else "") for w in spec.shards) + ".")
     flags = [text for on, text in ((spec.stores_state, "holds context state that others read with `state = NAME`"),
                                    (spec.quantizable, "its weights follow a run's `--weights FORMAT`"),

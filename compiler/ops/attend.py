@@ -15,7 +15,19 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..terms.symbols import B, H, Max, Min, N_pair, N_rect, P, S, m
-from .base import SOFTMAX_FLOPS_PER_SCORE, ZERO, Arg, Cost, CostContext, OpSpec, describe_terms, unequal_groups
+from .base import (
+    MASK_BYTES,
+    SOFTMAX_FLOPS_PER_SCORE,
+    ZERO,
+    Arg,
+    Cost,
+    CostContext,
+    OpSpec,
+    Saved,
+    describe_terms,
+    dropout_on,
+    unequal_groups,
+)
 from .cache import entry_bytes
 from .index import capped_floor_sum, floor_sum
 
@@ -119,6 +131,18 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Its queries (the keys and values are their cache's), and per head and scored pair the softmax output;
+    with dropout also the dropout's mask and output (Korthikanti et al. 2022 §4.1: 2·as²b + as²b + 2·as²b with
+    16-bit activations). The pairs are the ones its FLOPs count: `--attention rectangle` for the full square an
+    eager kernel stores; selective recomputation drops these and runs the interaction again."""
+    override = ctx.options.get("attention")
+    pairs = sp.Add(*(pairs_and_reads(term, override, ctx.window_history)[0] for term in a.over))
+    scores = a.heads * pairs
+    dropped = scores * MASK_BYTES + scores * ctx.act_bytes if dropout_on(ctx) else ZERO
+    return Saved(inputs=True, scores=scores * ctx.act_bytes + dropped)
+
+
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     """Query heads share key/value heads in equal groups."""
     if a.kv_heads is not None and unequal_groups(a.heads, a.kv_heads):
@@ -145,6 +169,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     shape=shape,
     diagram_shape=shape,
     unit_cost=per_pair,

@@ -13,6 +13,9 @@ from ..terms.cost import COST_FIELDS, ZERO, Cost  # noqa: F401  (re-exported: th
 from ..terms.symbols import S
 
 SOFTMAX_FLOPS_PER_SCORE = 5  # scale, max, subtract, exp, normalise: a convention, not a measurement
+# a dropout mask keeps one byte per element (Korthikanti et al. 2022 §4.1: "the dropout masks which only
+# require a single byte per element")
+MASK_BYTES = 1
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,26 @@ class CostContext:
     window_history: sp.Expr = S
 
 
+@dataclass(frozen=True)
+class Saved:
+    """What one call of an op keeps for its backward pass, in bytes per call (the scenario's letters).
+
+    `inputs`: it keeps the tensors it reads (a linear needs its input for the weight gradient); a tensor
+    several ops keep is held once. `scores`: tensors of one entry per query-key pair (softmax output,
+    dropout mask and output), what selective recomputation drops and recomputes (Korthikanti et al. 2022
+    §5). `own`: other tensors it makes and keeps (dropout masks, the permuted rows of routed experts).
+    """
+
+    inputs: bool = False
+    scores: sp.Expr = ZERO
+    own: sp.Expr = ZERO
+
+
+def dropout_on(ctx: CostContext) -> bool:
+    """Whether a training step runs with dropout (`--dropout on`): its masks are kept for the backward pass."""
+    return ctx.options.get("dropout") == "on"
+
+
 Show = Callable[[Any], str]  # how a caller prints an expression inside a shape text
 
 
@@ -70,6 +93,8 @@ class OpSpec:
     args: tuple[Arg, ...]
     widths: Callable[[SimpleNamespace], tuple[sp.Expr | None, sp.Expr | None]]
     cost: Callable[[SimpleNamespace, CostContext], Cost]
+    # what one call keeps for its backward pass (a training step, compiler/train): every op says
+    saved: Callable[[SimpleNamespace, CostContext], Saved] | None = None
     positional: tuple[str, ...] = ()
     produces: bool = True          # False for sinks such as `cache`
     input_rule: str = "concat"     # concat: sources side by side; each: every source has the width

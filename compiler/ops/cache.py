@@ -12,7 +12,7 @@ import sympy as sp
 
 from ..terms.quantities import STATE_KINDS
 from ..terms.symbols import B, H, Min, S, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, describe_terms
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved, describe_terms
 
 
 def widths(a: SimpleNamespace):
@@ -57,6 +57,12 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """In a training step a cache is the keys and values of the sequence, kept in the activations' format for
+    the attention's backward (Korthikanti et al. 2022 §4.1: "Q and K", "V"); it holds no state across calls."""
+    return Saved(inputs=True)
+
+
 SPEC = OpSpec(
     kind="cache",
     shards=("replicated", "heads"),
@@ -76,6 +82,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     stores_state=True,
     diagram_shape=diagram_shape,
     drawn_as="cylinder",

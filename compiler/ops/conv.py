@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..terms.symbols import B, Max, P, S, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved, fixed_state
 
 
 def widths(a: SimpleNamespace):
@@ -57,6 +57,11 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Its input, for the taps' gradient."""
+    return Saved(inputs=True)
+
+
 SPEC = OpSpec(
     kind="conv",
     shards=("replicated", "heads"),
@@ -78,6 +83,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     diagram_shape=diagram_shape,
     drawn_as="cylinder",
     formula="params = channels·kernel; F = 2·channels·kernel per row; M = B·slots·channels·bytes",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..terms import symbols
-from .base import Arg, Cost, CostContext, OpSpec
+from .base import MASK_BYTES, ZERO, Arg, Cost, CostContext, OpSpec, Saved, dropout_on
 
 
 def widths(a: SimpleNamespace):
@@ -31,6 +31,14 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Its inputs unless `saves = none` (an add, a slice, a rotation by fixed angles need none); with
+    dropout, a one-byte mask per element of each of its `dropout` masks (the dropout before a residual add:
+    Korthikanti et al. 2022 §4.1)."""
+    masks = a.rows * a.width * a.dropout * MASK_BYTES if dropout_on(ctx) else ZERO
+    return Saved(inputs=a.saves == "input", own=masks)
+
+
 SPEC = OpSpec(
     kind="elementwise",
     doc=__doc__,
@@ -44,7 +52,12 @@ SPEC = OpSpec(
         Arg("inputs", "dim", 1, doc="tensors read, e.g. 2 for a residual add"),
         Arg("rows", "expr", symbols.m, doc="rows processed"),
         Arg("dtype", "dtype", "weights", doc="storage format of the parameters"),
+        Arg("saves", "enum", "input", choices=("input", "none"),
+            doc="what its backward pass needs: its inputs (a norm, an activation), or none (an add, a slice, RoPE)"),
+        Arg("dropout", "expr", 0, doc="dropout masks over `width` it applies in training (a residual add: one "
+            "per branch)"),
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
 )

@@ -15,7 +15,7 @@ import sympy as sp
 from pydantic import BaseModel, Field
 
 from ..terms.symbols import Min, m
-from .base import Arg, Cost, CostContext, Figures, OpSpec
+from .base import Arg, Cost, CostContext, Figures, OpSpec, Saved
 from .sharding import Share, share
 
 Number = int | float
@@ -72,6 +72,15 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         read_activations=routed_rows * width * ctx.act_bytes,
         write_activations=routed_rows * width * ctx.act_bytes,
     )
+
+
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Per routed row: the token's copy the grouped products read and one hidden vector per matrix (gated:
+    the gate's and the up projection's outputs and the activation's, the down product's input; two
+    matrices: the first's output and the activation's). The router's linear keeps the rows it scores."""
+    width, hidden = a.signature
+    rows = m * a.count if a.dense else m * ffn_top(a)
+    return Saved(own=rows * (width + a.matrices * hidden) * ctx.act_bytes)
 
 
 class ExpertUse(BaseModel):
@@ -148,6 +157,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     quantizable=True,
     check=check,
     shape=shape,

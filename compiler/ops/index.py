@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..terms.symbols import B, H, Max, Min, P, S, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved
 from .cache import entry_bytes
 
 TOP_K_FLOPS_PER_ENTRY = 2  # head-weighted sum of scores, then a comparison in the top-k selection
@@ -66,6 +66,12 @@ def per_entry(a: SimpleNamespace):
     return 2 * a.heads * a.dim, "scanned entry"
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Its queries and weights, and one score per head and scanned entry (before the head sum), what selective
+    recomputation drops."""
+    return Saved(inputs=True, scores=a.heads * scanned(a) * ctx.act_bytes)
+
+
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     pairs = scanned(a)
     dot_products = 2 * a.heads * a.dim * pairs
@@ -99,6 +105,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     diagram_shape=diagram_shape,
     unit_cost=per_entry,
     formula="F = 2·heads·dim·I, I = the entries scanned (⌊t/ratio⌋ per query t, capped at `limit`); "

@@ -9,7 +9,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from ..terms import symbols
-from .base import ZERO, Arg, Cost, CostContext, OpSpec
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved
 from .sharding import Share, share
 
 
@@ -47,6 +47,12 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Its input, for the weight gradient dW = xᵀ·dy (Korthikanti et al. 2022 §4.1: "inputs of the two
+    linear layers")."""
+    return Saved(inputs=True)
+
+
 def shard(word: str, heads, tp, ep, args=None) -> Share:
     """A linear split by heads or by vocabulary rows splits its output columns: like `column`, it reads the
     whole input and writes its slice. A linear of one matrix per head (`count` = the heads it is split by:
@@ -76,6 +82,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     quantizable=True,
     shard=shard,
     shape=shape,

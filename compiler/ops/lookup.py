@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..terms import symbols
-from .base import Arg, Cost, CostContext, OpSpec
+from .base import Arg, Cost, CostContext, OpSpec, Saved
 
 
 def widths(a: SimpleNamespace):
@@ -37,6 +37,11 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Nothing: its backward scatters the rows' gradients by the token ids, which are not activations."""
+    return Saved()
+
+
 SPEC = OpSpec(
     kind="lookup",
     shards=("replicated", "vocab"),
@@ -51,6 +56,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     token_input=True,
     shape=shape,
     diagram_shape=diagram_shape,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..terms.symbols import B, P, m
-from .base import SOFTMAX_FLOPS_PER_SCORE, ZERO, Arg, Cost, CostContext, OpSpec
+from .base import SOFTMAX_FLOPS_PER_SCORE, ZERO, Arg, Cost, CostContext, OpSpec, Saved
 
 
 def widths(a: SimpleNamespace):
@@ -34,6 +34,11 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     )
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """The candidates it weighs, for the weights' gradient."""
+    return Saved(inputs=True)
+
+
 SPEC = OpSpec(
     kind="mix",
     doc=__doc__,
@@ -48,4 +53,5 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
 )

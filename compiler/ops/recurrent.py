@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import sympy as sp
 
 from ..terms.symbols import B, P, S, m
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, fixed_state, unequal_groups
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved, fixed_state, unequal_groups
 
 
 def widths(a: SimpleNamespace):
@@ -108,6 +108,12 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     return []
 
 
+def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
+    """Its inputs (q, k, v and the controls): a chunked scan's backward recomputes the chunk states from
+    them (mamba_chunk_scan_combined and fla's chunk kernels save their inputs, not the states)."""
+    return Saved(inputs=True)
+
+
 SPEC = OpSpec(
     kind="recurrent",
     shards=("replicated", "heads"),
@@ -136,6 +142,7 @@ SPEC = OpSpec(
     ),
     widths=widths,
     cost=cost,
+    saved=saved,
     check=check,
     diagram_shape=diagram_shape,
     drawn_as="cylinder",
