@@ -153,6 +153,10 @@ CODES: dict[str, ErrorKind] = {
     "E408": ErrorKind("no single closed form",
                       "The decode steps change form as the history grows (windows, compressed blocks), so a request "
                       "has no one formula. Evaluate it with numbers: `archcost eval --phase request`."),
+    "E409": ErrorKind("training step refused",
+                      "The batch does not split into micro-batches on the data-parallel replicas, or the schedule "
+                      "cannot run the layout (interleaving needs vp > 1 and micro-batches in groups of pp). "
+                      "docs/training.md lists the words."),
     "E500": ErrorKind("config is not a JSON object",
                       "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
                       "the JSON stops being valid (a trailing comma, a missing quote)."),

@@ -1,8 +1,8 @@
 """The tree shows the pipeline: each stage package of compiler/ imports only the stages below it.
 
 The order is the compile's own: terms (letters, symbols, the Cost record, the quantity table) → ops → graph →
-front (resolve) → numbers → cards → serving → importer → render → cli and api. An import from a lower stage into
-a higher one fails with the two module names; so does a circle between modules of one package.
+front (resolve) → numbers → cards → serving and train → importer → render → cli and api. An import from a lower
+stage into a higher one fails with the two module names; so does a circle between modules of one package.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from helpers import ROOT
 COMPILER = ROOT / "compiler"
 # floor of each stage package (and of the top-level modules beside them): a module may import its own floor or lower
 FLOORS = {"outputs": 0, "terms": 0, "ops": 1, "graph": 2, "front": 3, "pipeline": 4, "numbers": 4, "cards": 5,
-          "serving": 6, "importer": 7, "render": 8, "cli": 9, "api": 9, "__init__": 0}
+          "serving": 6, "train": 6, "importer": 7, "render": 8, "cli": 9, "api": 9, "__init__": 0}
 MAX_TOP_LEVEL_MODULES = 4
 
 

@@ -185,11 +185,70 @@ class Model:
         sheets = (device_sheet(device, memory), link_sheet(link)) if device is not None else (None, None)
         return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets)
 
+    def train(self, layout: str = "tp=1", *, seq: int, global_batch: int, micro_batch: int = 1,
+              recompute: str = "none", zero: int = 0, optimizer: str = "adamw", grad_format: str = "fp32",
+              dropout: bool = False, schedule: str | None = None, device: str | None = None,
+              link: str | None = None, network: str | None = None, memory: str = "reported",
+              compute: str | None = None, step_time: float | None = None, efficiency: float | None = None):
+        """One training step on a layout (docs/training.md): per card its weights, gradients, optimizer states
+        and activations, the step's FLOPs with recomputation and its collectives; with a device and a link, its
+        bounds and MFU (at `step_time` if measured, at `efficiency` of the peak if given)."""
+        from archcost.compiler.cards.degrees import parse_layout
+        from archcost.compiler.front.hardware import device as device_sheet
+        from archcost.compiler.front.hardware import link as link_sheet
+        from archcost.compiler.train.optimizer import GRADIENT_BYTES, OPTIMIZERS
+        from archcost.compiler.train.schedule import SCHEDULES
+        from archcost.compiler.train.step import RECOMPUTE, TrainSetup, train_report
+
+        if not isinstance(layout, str):
+            raise checks.bad_value("`layout` is text such as \"tp=8,pp=8,sp\"")
+        setup = TrainSetup(seq=checks.count("seq", seq, 1), global_batch=checks.count("global_batch", global_batch, 1),
+                           micro_batch=checks.count("micro_batch", micro_batch, 1),
+                           recompute=checks.word("recompute", recompute, RECOMPUTE),
+                           zero=_stage_of_zero(zero),
+                           optimizer=checks.word("optimizer", optimizer, tuple(OPTIMIZERS)),
+                           grad_format=checks.word("grad_format", grad_format, tuple(GRADIENT_BYTES)),
+                           dropout=_switch("dropout", dropout),
+                           schedule=None if schedule is None else checks.word("schedule", schedule, SCHEDULES))
+        names = [_optional_text(n, v) for n, v in (("device", device), ("link", link), ("network", network))]
+        if (names[0] is None) != (names[1] is None):
+            raise checks.bad_value("the step's bounds need both `device` and `link`")
+        sheets = None
+        if names[0] is not None:
+            wire = link_sheet(names[1])
+            sheets = (device_sheet(names[0], checks.word("memory", memory, ("reported", "nominal"))), wire,
+                      link_sheet(names[2]) if names[2] else wire)
+        compiled = self.compiled if self.options.logits == "all" else self._source.build(
+            self.options.model_copy(update={"logits": "all"}))  # a step's loss reads every position's logits
+        return train_report(compiled, parse_layout(layout), setup, sheets, _positive("step_time", step_time),
+                            _positive("efficiency", efficiency, 1.0), _optional_text("compute", compute))
+
     def diagram(self) -> Diagram:
         """The computation graph: blocks as clusters, stacks with their multiplicity."""
         from archcost.compiler.render import dot
 
         return Diagram(dot.to_dot(self.compiled))
+
+
+def _stage_of_zero(value) -> int:
+    if isinstance(value, bool) or value not in (0, 1, 2, 3):
+        raise checks.bad_value("`zero` is a ZeRO stage: 0, 1, 2 or 3")
+    return int(value)
+
+
+def _switch(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise checks.bad_value(f"`{name}` is True or False")
+    return value
+
+
+def _positive(name: str, value, most: float | None = None) -> float | None:
+    """An optional positive number (at most `most`), never a bool or text."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= (most or float("inf")):
+        raise checks.bad_value(f"`{name}` is a number above 0{f' and at most {most:g}' if most else ''}")
+    return float(value)
 
 
 def _dimension_names(compiled) -> set[str]:

@@ -24,17 +24,36 @@ def stage_cost(compiled, degrees: SymbolicLayout, stage: str) -> Cost:
     return compiled.memo[key]
 
 
-def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
-    """An expert layer's call as its EP group makes it: the tokens of ep/tp replicas' worth of cards (a replica's
-    tp cards share its m rows; an EP group of ep of the tp·dp cards of a stage gathers ep/tp of them), of which
-    each card does 1/ep. Its costs are not linear in the rows (the distinct experts a batch touches), so the
-    rows change before the share is taken; per card that is m/tp rows, whatever ep spans."""
+def group_rows(given: Share, degrees: SymbolicLayout) -> dict:
+    """What an expert layer's rows become as its EP group makes its call: the tokens of ep/tp replicas' worth of
+    cards (a replica's tp cards share its m rows; an EP group of ep of the tp·dp cards of a stage gathers ep/tp
+    of them), of which each card does 1/ep. Its costs are not linear in the rows (the distinct experts a batch
+    touches), so the rows change before the share is taken; per card that is m/tp rows, whatever ep spans.
+    Empty for any other op."""
     if given.group != "ep" or not degrees.expert_parallel or degrees.ep == degrees.tp:
-        return cost
+        return {}
     ratio = degrees.ep / degrees.tp  # tokens are m = B·P rows, or B·min(P, q) in a replay stage: scale both
-    rows = {m: m * ratio, B: B * ratio}
+    return {m: m * ratio, B: B * ratio}
+
+
+def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
+    """An expert layer's call as its EP group makes it (group_rows); its held fields unchanged."""
+    rows = group_rows(given, degrees)
+    if not rows:
+        return cost
     return Cost(**{name: getattr(cost, name) if name in HELD else getattr(cost, name).xreplace(rows)
                    for name in COST_FIELDS})
+
+
+def on_card(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str):
+    """(op id, copies) of every op one card of `stage` (first, last, or whole when pp = 1) holds: the
+    repeated layers 1/pp of them."""
+    for node_id, data in graph.nodes(data=True):
+        where = placement.stages[node_id]
+        if stage != "whole" and where not in ("stack", stage):
+            continue
+        layers = degrees.pp if where == "stack" and stage != "whole" else ONE
+        yield node_id, data["op"].multiplicity / layers
 
 
 def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str,
@@ -44,15 +63,10 @@ def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, 
     share, tokens and copies (a layout search meets each many times: most ops depend on tp or ep, not both)."""
     terms: dict[str, list] = {name: [] for name in COST_FIELDS}
     memo = {} if memo is None else memo
-    for node_id, data in graph.nodes(data=True):
-        where = placement.stages[node_id]
-        if stage != "whole" and where not in ("stack", stage):
-            continue
-        layers = degrees.pp if where == "stack" and stage != "whole" else ONE
-        copies = data["op"].multiplicity / layers
+    for node_id, copies in on_card(graph, placement, degrees, stage):
         key = ("scaled", node_id, *_scaling(graph, node_id, placement, degrees), copies)
         if key not in memo:
-            memo[key] = _scaled(graph, node_id, data, placement, degrees, copies)
+            memo[key] = _scaled(graph, node_id, graph.nodes[node_id], placement, degrees, copies)
         for name, value in memo[key].items():
             terms[name].append(value)
     return Cost(**{name: sp.Add(*parts) for name, parts in terms.items()})  # one Add a field: flattened once

@@ -27,6 +27,7 @@ class Layout(BaseModel):
     pp: int = Degree
     dp: int = Degree
     cp: int = Degree
+    vp: int = Degree                  # model chunks per card: the interleaved schedule of a training step
     sequence_parallel: bool = False   # Megatron-SP: each all-reduce as a reduce-scatter and an all-gather
     micro_batches: int = Field(1, ge=1, le=100_000)
     node: int = Field(8, ge=1, le=100_000)           # cards per server
@@ -65,6 +66,7 @@ class Layout(BaseModel):
 
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
+                                                      (f"VP {self.vp}", self.vp > 1),
                                                       (f"≤ {self.limit} servers a token", self.limit)) if on)
         cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
         return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
@@ -112,6 +114,6 @@ def parse_layout(text: str) -> Layout:
         first = error.errors()[0] if hasattr(error, "errors") else {"msg": str(error), "loc": ()}
         where = ".".join(str(p) for p in first["loc"])
         raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
-                                    hint="degrees: tp, ep, pp, dp, cp; mb (micro-batches), sp (sequence parallel), "
+                                    hint="degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), "
                                          "node (cards per server), limit (servers per token), dispatch (a format), "
                                          "imb (expert load imbalance)")]) from None

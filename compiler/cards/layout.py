@@ -117,6 +117,9 @@ def compute_format(compiled, device: Device) -> str:
 def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
     """Micro-batches split a replica's requests, context parallelism a call's positions over cp cards: each
     micro-batch needs a request, each card a position (the new positions of a prefill, the history at a decode)."""
+    if layout.vp > 1:
+        raise refused(f"vp = {layout.vp}: model chunks interleave a training step's pipeline",
+                      "`archcost train SPEC --layout ...,vp=N`; a serving layout has one chunk per card")
     requests = -(-scenario.B // layout.dp)
     if layout.micro_batches > requests:
         raise refused(f"mb = {layout.micro_batches} micro-batches of the {requests:,} request"
@@ -129,7 +132,7 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
 
 
 def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate) -> Card:
-    flows = _card_flows(compiled, placement, degrees, stage)
+    flows = card_flows(compiled, placement, degrees, stage)
     fields = CARD_FIELDS + READS + WRITES
 
     def items():
@@ -146,14 +149,15 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
                 network_steps=sum(int(round(n * flow[2])) for n, flow in zip(steps, flows)), **numbers)
 
 
-def _card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
-    """(bytes sent, steps waited, share between servers) of each collective one card of `stage` takes part in,
-    built once per layout and stage (sympy's arithmetic on them costs more than their numbers)."""
+def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
+    """(bytes sent, steps waited, share between servers, group) of each collective one card of `stage` takes
+    part in, built once per layout and stage (sympy's arithmetic on them costs more than their numbers)."""
     key = ("card flows", degrees, stage)
     if key not in compiled.memo:
         held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
         compiled.memo[key] = [(c.sent / _layers(c, placement, degrees, stage),
-                               c.steps / _layers(c, placement, degrees, stage), _fraction(c.network)) for c in held]
+                               c.steps / _layers(c, placement, degrees, stage), _fraction(c.network), c.group)
+                                  for c in held]
     return compiled.memo[key]
 
 

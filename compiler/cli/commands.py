@@ -14,6 +14,7 @@ MODULES = (
     "state",
     "serving",
     "layouts",
+    "training",
     "draw",
     "importing",
 )  # `archcost --help`'s order

@@ -82,6 +82,11 @@ def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = 
             if "cost" in data and keep(graph.nodes[target]["op"])]
 
 
+def staged(expr: sp.Expr, tail) -> sp.Expr:
+    """A per-call expression as an op of a `replay` stage runs it (unchanged outside one)."""
+    return expr if tail is None else expr.xreplace(_stage(tail))
+
+
 @lru_cache(maxsize=64)
 def _stage(tail) -> dict:
     """What `replay N` does to an op's call: it runs on the last q = min(P, N) new positions, after

@@ -1,0 +1,74 @@
+"""A step's time bounds on the busiest card and the utilisation they give (Chowdhery et al. 2022 §4.1, App. B).
+
+Compute is the card's FLOPs at the device's peak; communication every collective of the step one after the
+other, each link's bytes at its bandwidth plus its steps' latency; the pipeline idles (p − 1)/(v·m) of the
+ideal time. Without overlap the step is (compute + model-parallel traffic) × (1 + bubble) + the gradient sync;
+with full overlap, the larger of the compute's pipeline time and all the traffic. MFU is the model FLOPs per
+second of the step over every card's peak; HFU the same with the recomputed FLOPs. With `--step-time` they are
+taken at a measured time; with `--efficiency` at the time the matrix products take at that fraction of the
+peak (one figure per device: docs/training.md); otherwise at the full-overlap bound, so an upper bound.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from .schedule import bubble
+
+SYNC = ("dp", "dp_experts")
+
+
+class TrainTimes(BaseModel):
+    """Bounds of one step (seconds) on the busiest card, and what the FLOPs make of them."""
+
+    device: str
+    link: str
+    compute_format: str
+    compute: float                     # the step's FLOPs at the device's peak
+    communication: float               # every collective of the step, one after another
+    bubble: float                      # idle time over the ideal: (p − 1)/(v·m)
+    no_overlap: float
+    full_overlap: float
+    step_time: float                   # the one MFU is taken at: given, predicted, or the full-overlap bound
+    step_time_from: str                # given | predicted | bound
+    mfu: float
+    hfu: float
+    fits: bool
+
+
+def step_times(report, card, sheets, step_time: float | None, efficiency: float | None,
+               peak_format: str | None) -> TrainTimes:
+    device, link, network = sheets
+
+    fmt = peak_format or _default_format(device)
+    peak = device.peak_for(fmt)
+    compute = (card.flops_matrix + card.flops_nonmatrix) / peak
+    model_parallel = sum(_seconds(t, link, network) for t in card.traffic if t.group not in SYNC)
+    sync = sum(_seconds(t, link, network) for t in card.traffic if t.group in SYNC)
+    idle = float(bubble(report.layout.pp, report.layout.vp, report.micro_batches))
+    no_overlap = (compute + model_parallel) * (1 + idle) + sync
+    full_overlap = max(compute * (1 + idle), model_parallel + sync)
+    if step_time is not None:
+        used, source = step_time, "given"
+    elif efficiency is not None:
+        used, source = max(compute / efficiency * (1 + idle), model_parallel + sync), "predicted"
+    else:
+        used, source = full_overlap, "bound"
+    all_peak = peak * report.layout.cards * used
+    return TrainTimes(device=device.name, link=link.name, compute_format=fmt, compute=compute,
+                      communication=model_parallel + sync, bubble=idle, no_overlap=no_overlap,
+                      full_overlap=full_overlap, step_time=used, step_time_from=source,
+                      mfu=report.model_flops / all_peak, hfu=report.flops_matrix / all_peak,
+                      fits=card.memory_bytes <= device.memory)
+
+
+def _default_format(device) -> str:
+    """The 16-bit peak mixed-precision training runs its products at, where the sheet gives one."""
+    return next((f for f in ("bf16", "fp16") if f in device.peak), device.preferred_peak())
+
+
+def _seconds(traffic, link, network) -> float:
+    inside = traffic.sent_bytes - traffic.network_bytes
+    steps = traffic.steps - traffic.network_steps
+    return (inside / link.bandwidth + steps * link.latency + traffic.network_bytes / network.bandwidth
+            + traffic.network_steps * network.latency)
