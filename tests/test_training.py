@@ -279,3 +279,28 @@ def test_specs_hold_narayanan_eq_2_parameters(name, published):
     params = _model(name).total("params")
     assert params == 12 * L * h * h + 13 * L * h + (V + SEQ) * h + 2 * h
     assert published is None or round(int(params) / 1e9, 1) == published
+
+
+# Korthikanti et al. 2022 Table 3's layouts without SP (Figure 1's and Figure 7's baseline: TP alone)
+TABLE_3 = [("megatron-22b", "tp=8", 4, 4), ("gpt-3-175b", "tp=8,pp=8", 64, 1), ("mt-nlg-530b", "tp=8,pp=35", 280, 1),
+           ("megatron-1t", "tp=8,pp=64", 512, 1)]
+
+
+@pytest.mark.parametrize("name, layout, batch, micro", TABLE_3)
+def test_korthikanti_figures_1_and_7(name, layout, batch, micro):
+    """Figure 1: "the required memory for the baseline cases is above the 80GB" of an A100, for each model.
+    Figure 7 (§6.1), against that baseline: "Individually, both techniques cut the memory requirement nearly in
+    half, and combined provide a 5x reduction", "only ∼2× of the full activation recomputation which is at 10%
+    of the baseline" (the first stage's activations, its embedding dropout masks included)."""
+    def first(extra: str, recompute: str):
+        report = _step(name, layout + extra, global_batch=batch, micro_batch=micro, recompute=recompute,
+                       dropout=True)
+        return next(card for card in report.cards if card.stage in ("first", "whole"))
+    base = first("", "none")
+    ratio = {key: Q(first(extra, mode).activation_bytes) / Q(base.activation_bytes)
+             for key, extra, mode in (("sp", ",sp", "none"), ("selective", "", "selective"),
+                                      ("both", ",sp", "selective"), ("full", "", "full"))}
+    assert base.memory_bytes > 80e9
+    assert Q(45, 100) < ratio["sp"] < Q(70, 100) and Q(45, 100) < ratio["selective"] < Q(70, 100)
+    assert Q(1, 6) - Q(1, 50) < ratio["both"] < Q(1, 5) + Q(1, 100)  # "a 5x reduction", "under 20%"
+    assert Q(7, 100) < ratio["full"] < Q(12, 100) and Q(3, 2) < ratio["both"] / ratio["full"] < Q(5, 2)

@@ -34,6 +34,7 @@ class Kept:
     """One op's part of a training step's activations, per call on one card (the scenario's letters)."""
 
     tensors: sp.Expr = ZERO  # its output, when an op reading it keeps its input
+    tensors_outside: sp.Expr = ZERO  # the same, when a reader outside the layers keeps it (full recomputation)
     scores: sp.Expr = ZERO   # score-sized tensors: selective recomputation drops them
     own: sp.Expr = ZERO      # other tensors it keeps
     layer_input: sp.Expr = ZERO  # the tensor a layer starting here keeps under full recomputation
@@ -64,11 +65,13 @@ def saved_rules(compiled, dropout: bool) -> dict[str, Saved]:
     return rules
 
 
-def kept_outputs(graph: nx.DiGraph, rules: dict[str, Saved]) -> dict[str, sp.Expr]:
-    """The bytes of each op's output that some reader keeps (once, whoever else keeps it)."""
+def kept_outputs(graph: nx.DiGraph, rules: dict[str, Saved], outside_only: bool = False) -> dict[str, sp.Expr]:
+    """The bytes of each op's output that some reader keeps (once, whoever else keeps it); `outside_only`: a
+    reader outside the layers (under full recomputation a layer keeps only its input)."""
     kept = {}
     for source, target, edge in graph.edges(data=True):
-        if edge["kind"] == "tensor" and rules[target].inputs and edge.get("tensor_bytes") is not None:
+        if edge["kind"] == "tensor" and rules[target].inputs and edge.get("tensor_bytes") is not None \
+                and not (outside_only and in_layers(graph, target)):
             kept.setdefault(source, edge["tensor_bytes"])
     return kept
 
@@ -116,6 +119,7 @@ def on_one_card(compiled, placement: Placement, degrees: SymbolicLayout, stage: 
     """(op id, copies, what it keeps per call on one card of `stage`) for every op the card holds."""
     graph, rules = compiled.graph, saved_rules(compiled, dropout)
     kept, inputs, logits = kept_outputs(graph, rules), layer_inputs(graph), loss_logits(graph)
+    outside = kept_outputs(graph, rules, outside_only=True)
     shift = stage_boundary(graph, placement, stage)
     out = []
     for node_id, copies in on_card(graph, placement, degrees, stage):
@@ -127,6 +131,7 @@ def on_one_card(compiled, placement: Placement, degrees: SymbolicLayout, stage: 
         own = rule.own + logits.get(node_id, ZERO)
         out.append((node_id, copies, Kept(
             tensors=kept.get(node_id, ZERO) * whole_part,
+            tensors_outside=outside.get(node_id, ZERO) * whole_part,
             boundary=kept.get(node_id, ZERO) * whole_part * shift.get(node_id, ZERO),
             scores=rule.scores.xreplace(rows) * work,
             own=own.xreplace(rows) * work,

@@ -204,7 +204,8 @@ def _activations(compiled, kept, setup: TrainSetup, micro: PlainEvaluator, where
     mode = "none" if setup.recompute == "none" else "selective"
     body = parts[mode] if setup.recompute != "full" else (lambda k: k.layer_input)
     between = sp.Add(*(k.boundary for _, k in inside)) if setup.recompute != "full" else 0
-    total = sp.Add(*(c * body(k) for c, k in inside), *(c * parts[mode](k) for c, k in outside), between)
+    rest = parts[mode] if setup.recompute != "full" else (lambda k: k.tensors_outside + k.own)
+    total = sp.Add(*(c * body(k) for c, k in inside), *(c * rest(k) for c, k in outside), between)
     layers = _per_layer(compiled, kept, body)
     full_layer = _per_layer(compiled, kept, parts["none"]) if setup.recompute == "full" else []
     values = micro.many(("train activations", *where, setup.recompute, setup.dropout),
