@@ -206,6 +206,22 @@ def test_cli_layout_and_layouts(capsys, tmp_path):
     assert "fewest: 8 × h100_sxm" in out and plot.stat().st_size > 0
 
 
+def test_layouts_and_layout_take_the_weights_format(capsys):
+    """Issue 26: `--weights` on `layout` and `layouts`, as on `capacity`: Qwen3-235B's matrix weights in FP8 hold
+    half the bytes per card (seed 002 §2.6.2: about 235 GB in FP8 against 470 GB in BF16)."""
+    import json
+
+    spec = str(ROOT / "specs" / f"{QWEN_235B}.arch")
+    per_card = {}
+    for weights in ([], ["--weights", "fp8"]):
+        assert main(["layout", spec, "--layout", "tp=8,ep=8", "--json", *weights]) == 0
+        per_card[bool(weights)] = json.loads(capsys.readouterr().out)["cards"][0]["weight_bytes"]
+    assert 0.5 < per_card[True] / per_card[False] < 0.51  # the embedding, head and norms stay in BF16
+    assert main(["layouts", spec, "--devices", "4xh100-sxm", "--context", "8192", "--batch", "1", "--weights", "fp8",
+                 "--json"]) == 0
+    assert any(f["fits"] for f in json.loads(capsys.readouterr().out))  # 235 GB in FP8 fit 4 × 80 GB; BF16 not
+
+
 def test_pipeline_stages_split_the_layers_and_name_the_busiest():
     model = compiled("qwen3-8b")
     whole = evaluate(model, "decode", Scenario()).params

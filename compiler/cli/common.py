@@ -77,6 +77,12 @@ def memory_flag(parser: argparse.ArgumentParser) -> None:
                         help="the device's capacity as it reports it (default) or the vendor's figure")
 
 
+def weights_flag(parser: argparse.ArgumentParser) -> None:
+    """`--weights FORMAT`: the run's storage format for matrix weights (seed 002 §2.6.2's quantized weights)."""
+    parser.add_argument("--weights", default=None, metavar="FORMAT",
+                        help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
+
+
 def counting_flags(parser: argparse.ArgumentParser) -> None:
     """The counting conventions (`--attention`, `--ledger`, ...) and the spec's execution paths (`--option`)."""
     parser.add_argument("--logits", choices=("last", "all"), default="last",

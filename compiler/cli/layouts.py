@@ -6,7 +6,17 @@ import json
 import re
 
 from ..terms.letters import PHASES, bad_value
-from .common import Command, byte_size, compile_spec, counting_flags, memory_flag, scenario, scenario_flags, whole
+from .common import (
+    Command,
+    byte_size,
+    compile_spec,
+    counting_flags,
+    memory_flag,
+    scenario,
+    scenario_flags,
+    weights_flag,
+    whole,
+)
 
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
 
@@ -30,6 +40,7 @@ def layout_arguments(parser) -> None:
                              "spec's activations are stored in)")
     parser.add_argument("--keep", default="", metavar="DEGREES",
                         help="print per-card formulas with these degrees left as letters, e.g. tp,ep")
+    weights_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 
@@ -106,6 +117,7 @@ def layouts_arguments(parser) -> None:
     parser.add_argument("--plot", default=None, metavar="FILE", help="per-card memory by class (PNG or SVG)")
     parser.add_argument("--fewest", action="store_true",
                         help="also find the fewest cards of this kind that hold the model")
+    weights_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 

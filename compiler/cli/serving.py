@@ -18,6 +18,7 @@ from .common import (
     scenario,
     scenario_flags,
     show,
+    weights_flag,
     whole,
 )
 
@@ -42,8 +43,7 @@ def capacity_arguments(parser) -> None:
     parser.add_argument(
         "--batch", type=whole(1, name="batch"), default=None, help="for N_max: the parameters that fit with B requests"
     )
-    parser.add_argument("--weights", default=None, metavar="FORMAT",
-                        help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
+    weights_flag(parser)
     parser.add_argument("--json", action="store_true")
     cache_flag(parser)
     counting_flags(parser)
@@ -76,7 +76,7 @@ def roofline_arguments(parser) -> None:
     scenario_flags(parser, P=1)
     parser.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
     parser.add_argument("--activations", action="store_true", help="count activation traffic as moved bytes too")
-    parser.add_argument("--weights", default=None, metavar="FORMAT")
+    weights_flag(parser)
     parser.add_argument("--by-op", action="store_true", help="also place every op on the roofline")
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
