@@ -413,3 +413,31 @@ def test_compute_format_sets_the_peak_of_the_time_bound(capsys):
     assert main(["layout", spec, "--layout", "tp=8,ep=8", "--device", "h100-sxm", "--link", "nvlink4",
                  "--compute", "fp4"]) == 2
     assert "gives no peak for `fp4`" in capsys.readouterr().err
+
+
+EXPERT_PARAMS_V3 = 3 * 7168 * 2048  # one routed expert of DeepSeek-V3: gate, up and down, 7,168 × 2,048
+
+
+def test_deepseek_v3_published_deployments_with_redundant_experts():
+    """DeepSeek-V3 report §3.4.1 (prefill): "4 nodes with 32 GPUs. The attention part employs 4-way Tensor
+    Parallelism (TP4) with Sequence Parallelism (SP), combined with 8-way Data Parallelism (DP8) ... For the MoE
+    part, we use 32-way Expert Parallelism (EP32)" and 32 redundant experts: "each GPU hosts 8 original experts
+    and one additional redundant expert". §3.4.2 (decode): "40 nodes with 320 GPUs", TP4 with SP and DP80 for
+    attention, EP320 for the MoE: "each GPU hosts only one expert" (the 64 beyond the 256 are redundant copies)."""
+    model = compiled("deepseek-v3")
+    prefill = parse_layout("tp=4,dp=8,sp,ep=32,redundant=32,node=8,limit=4")
+    plain = parse_layout("tp=4,dp=8,sp,ep=32,node=8,limit=4")
+    decode = parse_layout("tp=4,dp=80,sp,ep=320,redundant=64,node=8,limit=4")
+    assert (prefill.cards, decode.cards) == (32, 320)
+    cards = {name: layout_report(model, layout, phase, shape).cards[0].params for name, layout, phase, shape in (
+        ("prefill", prefill, "prefill", Scenario(B=8, P=4096)), ("plain", plain, "prefill", Scenario(B=8, P=4096)),
+        ("decode", decode, "decode", Scenario(B=80, S=4096)))}
+    moe_layers = 58
+    assert cards["prefill"] - cards["plain"] == moe_layers * EXPERT_PARAMS_V3       # 9 experts a card, not 8
+    assert cards["prefill"] - cards["decode"] == 8 * moe_layers * EXPERT_PARAMS_V3  # and 1 at decode
+    with pytest.raises(ArchError, match="redundant copies cannot be split evenly"):
+        layout_report(model, parse_layout("tp=4,dp=8,ep=32,redundant=5"), "decode", Scenario())
+    with pytest.raises(ArchError, match="give ep > 1"):
+        parse_layout("tp=4,redundant=4")
+    with pytest.raises(ArchError, match="cannot be split evenly"):
+        layout_report(model, parse_layout("tp=4,dp=80,ep=320"), "decode", Scenario())  # 256 over 320: refused

@@ -34,12 +34,17 @@ class Layout(BaseModel):
     limit: int | None = Field(None, ge=1, le=100_000)  # servers a token is sent to at most (node-limited routing)
     dispatch: str | None = None       # the format tokens travel to their experts in, e.g. fp8
     imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
+    # copies of experts held beyond the model's own, spread over the EP group to even out the load (DeepSeek-V3
+    # §3.4: 32 redundant experts for prefill, each card "8 original experts and one additional redundant")
+    redundant: int = Field(0, ge=0, le=100_000)
 
     @model_validator(mode="after")
     def _expert_groups(self) -> Layout:
         if (self.tp * self.dp) % self.ep:
             raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
                              "pipeline stage")
+        if self.redundant and self.ep == 1:
+            raise ValueError("redundant experts are copies spread over an expert-parallel group: give ep > 1")
         if self.limit is not None and self.ep > self.node and self.ep % self.node:
             raise ValueError(f"ep = {self.ep} is not a whole number of servers of {self.node} cards")
         return self
@@ -62,11 +67,12 @@ class Layout(BaseModel):
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
                        imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
-                       expert_parallel=self.ep > 1)
+                       expert_parallel=self.ep > 1, redundant=sp.Integer(self.redundant))
 
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
                                                       (f"VP {self.vp}", self.vp > 1),
+                                                      (f"{self.redundant} redundant experts", self.redundant),
                                                       (f"≤ {self.limit} servers a token", self.limit)) if on)
         cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
         return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
@@ -116,4 +122,4 @@ def parse_layout(text: str) -> Layout:
         raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
                                     hint="degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), "
                                          "node (cards per server), limit (servers per token), dispatch (a format), "
-                                         "imb (expert load imbalance)")]) from None
+                                         "imb (expert load imbalance), redundant (expert copies)")]) from None

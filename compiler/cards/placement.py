@@ -45,6 +45,7 @@ class SymbolicLayout:
     # whether the layout splits experts over cards (ep > 1): a kept `ep` letter stands for that structure only
     # where the layout has it, so a formula at ep = 1 keeps the experts split over tp as the numbers do
     expert_parallel: bool = True
+    redundant: sp.Expr = sp.Integer(0)  # expert copies beyond the model's, spread over the EP group
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayou
 def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayout, placement: Placement) -> None:
     inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
-    given = _given(op, laid, degrees)
+    given = _with_copies(_given(op, laid, degrees), op, degrees)
     for (source, edge), (kind, _) in zip(inputs, laid):
         if (source, given.needs) not in placement.converted:  # reduced or gathered once for all its readers
             placement.converted.add((source, given.needs))
@@ -151,8 +152,10 @@ def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
             and (heads % tp if tp <= heads else tp % heads) != 0):
         return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
     count = _number(getattr(op.args, "count", None))
-    if word == "ep" and type(ep) is int and type(count) is int and count % ep:
-        return [f"{count} experts cannot be split evenly over ep = {ep} cards"]
+    held = count + int(degrees.redundant) if type(count) is int else count
+    if word == "ep" and type(ep) is int and type(held) is int and held % ep:
+        extra = f" and {int(degrees.redundant)} redundant copies" if degrees.redundant else ""
+        return [f"{count} experts{extra} cannot be split evenly over ep = {ep} cards"]
     return []
 
 
@@ -174,6 +177,15 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout)
     part = max((p for _, p in laid), key=sp.default_sort_key) if need == "S" else ONE
     output = need if given.output == "same" else given.output
     return Share(hold=given.hold, work=part if given.output == "same" else given.work, output=output, needs=need)
+
+
+def _with_copies(given: Share, op: OpNode, degrees: SymbolicLayout) -> Share:
+    """With redundant experts an EP card holds (E + R)/ep experts, R of them copies of others; the tokens still
+    spread over the group, 1/ep of them a card."""
+    count = getattr(op.args, "count", None)
+    if given.group != "ep" or degrees.redundant == 0 or count is None:
+        return given
+    return replace(given, hold=given.hold * (count + degrees.redundant) / count)
 
 
 def context_split(degrees: SymbolicLayout) -> sp.Expr:
