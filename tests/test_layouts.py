@@ -229,8 +229,23 @@ def test_pipeline_stages_split_the_layers_and_name_the_busiest():
                            device("h100-sxm"), link("nvlink4"))
     first, last = report.cards
     assert first.params + last.params + 2 * (whole - _ends(model)) // 4 == whole
-    assert report.times.bubble == pytest.approx(3 / 7)
+    assert report.times.bubble == 0  # four micro-batches keep four stages busy from one decode step to the next
     assert report.busiest in ("first", "last")
+
+
+@pytest.mark.parametrize("phase, micro, slots", [("decode", 4, 4), ("decode", 2, 4), ("decode", 8, 8),
+                                                 ("prefill", 4, 7)])
+def test_steady_state_decode_pays_no_pipeline_fill(phase, micro, slots):
+    """Issue 26: the (p − 1)/(m + p − 1) bubble is a batch's fill and drain (Narayanan et al. 2021 §2.2); decode
+    steps follow each other, so a step of m micro-batches over p stages takes max(m, p) stage times."""
+    model = compiled("qwen3-8b")
+    shape = Scenario(B=8, S=1000) if phase == "decode" else Scenario(B=8, P=1000)
+    report = layout_report(model, Layout(pp=4, micro_batches=micro), phase, shape, device("h100-sxm"),
+                           link("nvlink4"))
+    t = report.times
+    stage = t.compute + t.memory + t.communication
+    assert t.no_overlap == pytest.approx(slots * stage, rel=1e-12)
+    assert t.bubble == pytest.approx((slots - micro) / slots)
 
 
 def _ends(model) -> int:

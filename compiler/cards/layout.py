@@ -48,7 +48,8 @@ class Traffic(BaseModel):
 
 class Times(BaseModel):
     """Lower bounds of one call's time (seconds): one micro-batch on the most loaded stage's card, and the
-    step of all micro-batches through the pipeline, (micro_batches + pp − 1) stage times."""
+    step of all micro-batches through the pipeline: (micro_batches + pp − 1) stage times for a call that
+    fills and drains it, max(micro_batches, pp) for a decode step in the steady state (pipeline_slots)."""
 
     device: str
     link: str
@@ -56,9 +57,9 @@ class Times(BaseModel):
     compute: float              # one micro-batch on one stage
     memory: float
     communication: float
-    no_overlap: float           # the step: (m + p − 1) × (compute + memory + communication)
-    full_overlap: float         # the step: (m + p − 1) × the largest of the three
-    bubble: float               # the idle part of the step: (p − 1) / (m + p − 1)
+    no_overlap: float           # the step: its stage times × (compute + memory + communication)
+    full_overlap: float         # the step: its stage times × the largest of the three
+    bubble: float               # the idle part of the step: (stage times − m) / stage times
 
 
 class LayoutReport(BaseModel):
@@ -103,7 +104,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
         card = busiest if micro.B == replica.B else _card(compiled, placement, degrees, busiest.stage,
                                                           PlainEvaluator(compiled, phase, micro))
         report.times = _times(card, layout, device, link, network or link,
-                              peak_format or compute_format(compiled, device))
+                              peak_format or compute_format(compiled, device), steady=phase == "decode")
     return report
 
 
@@ -215,14 +216,24 @@ def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evalua
     return positions * layout.tp * layout.dp * layout.cp
 
 
-def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link, peak_format: str) -> Times:
+def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:
+    """Stage times a step takes. A call fills and drains the pipeline: m + p − 1. Decode steps follow each
+    other: in the steady state every stage works on some micro-batch's next token, and each micro-batch waits
+    for its own previous token to leave the last stage, so all m advance one token in max(m, p) stage times
+    (Narayanan et al. 2021 §2.2's bubble is the fill and drain of one batch, not of every decode step)."""
+    return max(micro_batches, pp) if steady else micro_batches + pp - 1
+
+
+def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link, peak_format: str,
+           steady: bool = False) -> Times:
     compute = (card.flops_matrix + card.flops_nonmatrix) / device.peak_for(peak_format)
     memory = (card.read_bytes + card.write_bytes) / device.bandwidth
     inside, steps = card.sent_bytes - card.network_bytes, card.steps - card.network_steps
     communication = (inside / link.bandwidth + steps * link.latency
                      + card.network_bytes / network.bandwidth + card.network_steps * network.latency)
-    slots = layout.micro_batches + layout.pp - 1  # stage times one step takes: the pipeline fills and drains
+    slots = pipeline_slots(layout.micro_batches, layout.pp, steady)
     return Times(device=device.name, link=link.name, compute_format=peak_format, compute=compute, memory=memory,
                  communication=communication,
                  no_overlap=slots * (compute + memory + communication),
-                 full_overlap=slots * max(compute, memory, communication), bubble=(layout.pp - 1) / slots)
+                 full_overlap=slots * max(compute, memory, communication),
+                 bubble=(slots - layout.micro_batches) / slots)
