@@ -13,7 +13,8 @@ from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout, refused
-from .placement import Placement, SymbolicLayout, placed
+from .nccl import Use, seconds
+from .placement import Placement, SymbolicLayout, placed, servers_spanned
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
 
@@ -101,9 +102,10 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
                           traffic=list(_traffic(compiled, degrees, placement, evaluate)))
     if device is not None and link is not None:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
-        card = busiest if micro.B == replica.B else _card(compiled, placement, degrees, busiest.stage,
-                                                          PlainEvaluator(compiled, phase, micro))
-        report.times = _times(card, layout, device, link, network or link,
+        uses: list[Use] = []
+        card = _card(compiled, placement, degrees, busiest.stage,
+                     evaluate if micro.B == replica.B else PlainEvaluator(compiled, phase, micro), uses)
+        report.times = _times(card, uses, layout, device, link, network or link,
                               peak_format or compute_format(compiled, device), steady=phase == "decode")
     return report
 
@@ -132,7 +134,23 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
                        f"{phase}: a card would hold none", "choose cp no larger than the positions split")
 
 
-def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate) -> Card:
+def flow_uses(flows: list[tuple], sent: list, steps: list) -> list[Use]:
+    """Each collective of `card_flows` with its evaluated bytes and steps, as NCCL's model reads it: copies of
+    one collective (its steps over one copy's), each sending its share of the bytes."""
+    from .collectives import ring_steps
+
+    uses = []
+    for flow, total, waited in zip(flows, sent, steps):
+        kind, cards, servers = flow[4:7]
+        copies = float(waited) / float(ring_steps(kind, cards)) if cards > 1 else 0.0
+        uses.append(Use(kind=kind, cards=cards, servers=servers, copies=copies,
+                        sent=float(total) / copies if copies else 0.0, network=float(flow[2])))
+    return uses
+
+
+def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate,
+          uses: list | None = None) -> Card:
+    uses = [] if uses is None else uses
     flows = card_flows(compiled, placement, degrees, stage)
     fields = CARD_FIELDS + READS + WRITES
 
@@ -145,20 +163,22 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
     numbers = {name: values[name] for name in CARD_FIELDS}
     read, write = (sum(values[name] for name in names) for names in (READS, WRITES))
     sent, steps = counts[:len(flows)], counts[len(flows):]
+    uses.extend(flow_uses(flows, found[len(fields):len(fields) + len(flows)], found[len(fields) + len(flows):]))
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
                 network_bytes=sum(int(round(b * flow[2])) for b, flow in zip(sent, flows)),
                 network_steps=sum(int(round(n * flow[2])) for n, flow in zip(steps, flows)), **numbers)
 
 
 def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
-    """(bytes sent, steps waited, share between servers, group) of each collective one card of `stage` takes
-    part in, built once per layout and stage (sympy's arithmetic on them costs more than their numbers)."""
+    """(bytes sent, steps waited, share between servers, group, kind, cards, servers) of each collective one
+    card of `stage` takes part in, built once per layout and stage (sympy's arithmetic on them costs more than
+    their numbers)."""
     key = ("card flows", degrees, stage)
     if key not in compiled.memo:
         held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
         compiled.memo[key] = [(c.sent / _layers(c, placement, degrees, stage),
-                               c.steps / _layers(c, placement, degrees, stage), _fraction(c.network), c.group)
-                                  for c in held]
+                               c.steps / _layers(c, placement, degrees, stage), _fraction(c.network), c.group,
+                               c.kind, int(c.cards), servers_spanned(c, degrees)) for c in held]
     return compiled.memo[key]
 
 
@@ -224,13 +244,11 @@ def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:
     return max(micro_batches, pp) if steady else micro_batches + pp - 1
 
 
-def _times(card: Card, layout: Layout, device: Device, link: Link, network: Link, peak_format: str,
-           steady: bool = False) -> Times:
+def _times(card: Card, uses: list[Use], layout: Layout, device: Device, link: Link, network: Link,
+           peak_format: str, steady: bool = False) -> Times:
     compute = (card.flops_matrix + card.flops_nonmatrix) / device.peak_for(peak_format)
     memory = (card.read_bytes + card.write_bytes) / device.bandwidth
-    inside, steps = card.sent_bytes - card.network_bytes, card.steps - card.network_steps
-    communication = (inside / link.bandwidth + steps * link.latency
-                     + card.network_bytes / network.bandwidth + card.network_steps * network.latency)
+    communication = sum(seconds(use, link, network) for use in uses)  # one after another, each as NCCL would
     slots = pipeline_slots(layout.micro_batches, layout.pp, steady)
     return Times(device=device.name, link=link.name, compute_format=peak_format, compute=compute, memory=memory,
                  communication=communication,

@@ -98,14 +98,31 @@ def network_share(collective: Collective, degrees: SymbolicLayout) -> sp.Expr:
     node, group = degrees.node_cards, collective.group
     if group == "nodes":
         return ONE
-    extent = {"tp": degrees.tp, "cp": degrees.tp * degrees.cp, "ep": collective.cards,  # node-limited: a server
-              "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(group)
+    extent = _extent(collective, degrees)
     if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
             or extent <= node:
         return sp.Integer(0)
     if collective.kind == "all_to_all":
         return (extent - node) / (extent - 1)
     return sp.Integer(1)
+
+
+def servers_spanned(collective: Collective, degrees: SymbolicLayout) -> int:
+    """The servers a collective's group spans (NCCL's nNodes): its cards, at most one a server when the group's
+    stride fills one, else as many servers as its extent needs."""
+    node, extent, cards = degrees.node_cards, _extent(collective, degrees), collective.cards
+    if collective.group == "nodes":
+        return int(cards)
+    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent, cards)) \
+            or extent <= node:
+        return 1
+    return int(min(cards, -(-extent // node)))
+
+
+def _extent(collective: Collective, degrees: SymbolicLayout):
+    """The span of card numbers a collective's group covers (Megatron's order: TP, CP, DP, PP)."""
+    return {"tp": degrees.tp, "cp": degrees.tp * degrees.cp, "ep": collective.cards,  # node-limited: a server
+            "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(collective.group)
 
 
 def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:

@@ -50,7 +50,7 @@ class Link(BaseModel):
 
     name: str
     bandwidth: float              # bytes per second
-    latency: float                # seconds per step of a collective
+    latency: float                # the sheet's seconds per hop; collectives use NCCL's hops (cards/nccl.py)
 
 
 def devices() -> dict[str, Device]:

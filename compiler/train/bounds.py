@@ -1,7 +1,7 @@
 """A step's time bounds on the busiest card and the utilisation they give (Chowdhery et al. 2022 §4.1, App. B).
 
 Compute is the card's FLOPs at the device's peak; communication every collective of the step one after the
-other, each link's bytes at its bandwidth plus its steps' latency; the pipeline idles (p − 1)/(v·m) of the
+other, each at NCCL's fastest algorithm and protocol (cards/nccl.py); the pipeline idles (p − 1)/(v·m) of the
 ideal time. Without overlap the step is (compute + model-parallel traffic) × (1 + bubble) + the gradient sync;
 with full overlap, the larger of the compute's pipeline time and all the traffic. MFU is the model FLOPs per
 second of the step over every card's peak; HFU the same with the recomputed FLOPs. With `--step-time` they are
@@ -43,8 +43,8 @@ def step_times(report, card, sheets, step_time: float | None, efficiency: float 
     fmt = peak_format or _default_format(device)
     peak = device.peak_for(fmt)
     compute = (card.flops_matrix + card.flops_nonmatrix) / peak
-    model_parallel = sum(_seconds(t, link, network) for t in card.traffic if t.group not in SYNC)
-    sync = sum(_seconds(t, link, network) for t in card.traffic if t.group in SYNC)
+    model_parallel = sum(t.seconds for t in card.traffic if t.group not in SYNC)
+    sync = sum(t.seconds for t in card.traffic if t.group in SYNC)
     idle = float(bubble(report.layout.pp, report.layout.vp, report.micro_batches))
     no_overlap = (compute + model_parallel) * (1 + idle) + sync
     full_overlap = max(compute * (1 + idle), model_parallel + sync)
@@ -65,10 +65,3 @@ def step_times(report, card, sheets, step_time: float | None, efficiency: float 
 def _default_format(device) -> str:
     """The 16-bit peak mixed-precision training runs its products at, where the sheet gives one."""
     return next((f for f in ("bf16", "fp16") if f in device.peak), device.preferred_peak())
-
-
-def _seconds(traffic, link, network) -> float:
-    inside = traffic.sent_bytes - traffic.network_bytes
-    steps = traffic.steps - traffic.network_steps
-    return (inside / link.bandwidth + steps * link.latency + traffic.network_bytes / network.bandwidth
-            + traffic.network_steps * network.latency)

@@ -13,10 +13,13 @@ all-reduce). Expert weights sync over the cards holding the same experts.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pydantic import BaseModel
 
 from ..cards.collectives import ring_steps, sent_bytes
-from ..cards.layout import card_flows
+from ..cards.layout import card_flows, flow_uses
+from ..cards.nccl import Use, seconds
 
 
 class Traffic(BaseModel):
@@ -27,48 +30,59 @@ class Traffic(BaseModel):
     steps: int
     network_bytes: int = 0     # the part that goes between servers
     network_steps: int = 0
+    seconds: float | None = None  # with link sheets: each collective at NCCL's fastest protocol (cards/nccl.py)
 
 
-def step_traffic(compiled, placement, degrees, layout, setup, stage: str, count: int, states,
-                 micro) -> list[Traffic]:
-    """Every collective one card of `stage` takes part in over a step of `count` micro-batches."""
+def step_traffic(compiled, placement, degrees, layout, setup, stage: str, count: int, states, micro,
+                 sheets=None) -> list[Traffic]:
+    """Every collective one card of `stage` takes part in over a step of `count` micro-batches; with sheets
+    (device, link, network) each group's time."""
     flows = card_flows(compiled, placement, degrees, stage)
     values = micro.many(("train flows", degrees, stage), [(e, "flops_matrix") for f in flows for e in f[:2]])
+    uses = flow_uses(flows, values[0::2], values[1::2])
     groups: dict[str, list] = {}
-    for index, (_, _, network, group) in enumerate(flows):
+    for flow, use in zip(flows, uses):
+        group = flow[3]
         # a stage sends once forward and once back per chunk it holds (Narayanan et al. 2021 §2.2.2: the
         # interleaved schedule's communication "increases by v")
-        passes = 2 * layout.vp if group == "pp" else 2 + (setup.recompute == "full")
-        sent, steps = (values[2 * index + k] * passes * count for k in (0, 1))
-        totals = groups.setdefault(group, [0, 0, 0, 0])
-        for k, value in enumerate((sent, steps, sent * network, steps * network)):
-            totals[k] += value
-    out = [Traffic(group=g, sent_bytes=round(t[0]), steps=round(t[1]), network_bytes=round(t[2]),
-                   network_steps=round(t[3])) for g, t in sorted(groups.items())]
-    replicas = layout.tp * layout.dp // layout.ep if layout.ep > 1 else layout.dp
-    out += [sync for sync in (
-        _gradient_sync("dp", layout.dp, states.dense_gradient_bytes, states.dense_weight_bytes, setup.zero,
-                       _crosses(layout, layout.tp * layout.cp * layout.dp)),
-        _gradient_sync("dp_experts", replicas, states.expert_gradient_bytes, states.expert_weight_bytes,
-                       setup.zero, _crosses(layout, layout.tp * layout.cp * layout.dp))) if sync is not None]
-    return out
+        passes = (2 * layout.vp if group == "pp" else 2 + (setup.recompute == "full")) * count
+        _add(groups, group, replace(use, copies=use.copies * passes), sheets)
+    for group, cards, gradients, weights in (
+            ("dp", layout.dp, states.dense_gradient_bytes, states.dense_weight_bytes),
+            ("dp_experts", layout.tp * layout.dp // layout.ep if layout.ep > 1 else layout.dp,
+             states.expert_gradient_bytes, states.expert_weight_bytes)):
+        for use in _gradient_sync(cards, _servers(layout, cards), gradients, weights, setup.zero):
+            _add(groups, group, use, sheets)
+    return [Traffic(group=g, sent_bytes=round(t[0]), steps=round(t[1]), network_bytes=round(t[2]),
+                    network_steps=round(t[3]), seconds=t[4] if sheets else None) for g, t in groups.items()]
 
 
-def _crosses(layout, extent: int) -> bool:
-    """A ring over more cards than a server holds runs at the speed of its hops between servers."""
-    return extent > layout.node
+def _add(groups: dict, group: str, use: Use, sheets) -> None:
+    if use.copies == 0 or use.cards == 1:
+        return
+    totals = groups.setdefault(group, [0, 0, 0, 0, 0.0])
+    sent, steps = use.sent * use.copies, use.copies * ring_steps(use.kind, use.cards)
+    for k, value in enumerate((sent, steps, sent * use.network, steps * use.network)):
+        totals[k] += float(value)
+    if sheets is not None:
+        totals[4] += seconds(use, sheets[1], sheets[2])
 
 
-def _gradient_sync(group: str, cards: int, gradient_bytes, weight_bytes, zero: int, network: bool):
+def _servers(layout, cards: int) -> int:
+    """The servers a data-parallel group spans, its members tp·cp cards apart (Megatron's order)."""
+    extent = layout.tp * layout.cp * cards
+    return 1 if extent <= layout.node else min(cards, -(-extent // layout.node))
+
+
+def _gradient_sync(cards: int, servers: int, gradient_bytes, weight_bytes, zero: int) -> list[Use]:
     if cards == 1 or gradient_bytes == 0:
-        return None
+        return []
     if zero == 0:
         parts = [("all_reduce", gradient_bytes)]
     else:
         # the updated weights gathered after the step, or under ZeRO 3 before each pass that needs them
         gathers = 2 if zero == 3 else 1
         parts = [("reduce_scatter", gradient_bytes)] + [("all_gather", weight_bytes)] * gathers
-    sent = sum(float(sent_bytes(kind, size, cards)) for kind, size in parts)
-    steps = sum(int(ring_steps(kind, cards)) for kind, _ in parts)
-    return Traffic(group=group, sent_bytes=round(sent), steps=steps, network_bytes=round(sent) if network else 0,
-                   network_steps=steps if network else 0)
+    network = 1.0 if servers > 1 else 0.0
+    return [Use(kind=kind, cards=cards, servers=servers, copies=1, sent=float(sent_bytes(kind, size, cards)),
+                network=network) for kind, size in parts]

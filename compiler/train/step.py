@@ -140,7 +140,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
     placement = placed(compiled, degrees)
     micro = PlainEvaluator(compiled, "prefill", Scenario(B=setup.micro_batch, S=0, P=setup.seq))
     stages = ("whole",) if layout.pp == 1 else ("first", "last")
-    cards = [_card(compiled, placement, degrees, layout, setup, stage, count, micro) for stage in stages]
+    cards = [_card(compiled, placement, degrees, layout, setup, stage, count, micro, sheets) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory_bytes, card.flops_matrix))
     model_flops, hardware = step_flops(compiled, setup)
     report = TrainReport(model=compiled.name, layout=layout, seq=setup.seq, global_batch=setup.global_batch,
@@ -176,7 +176,7 @@ def _score_ops(compiled, dropout: bool) -> set[str]:
 
 
 def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage: str, count: int,
-          micro: PlainEvaluator) -> TrainCard:
+          micro: PlainEvaluator, sheets) -> TrainCard:
     rank = {"whole": 0, "first": 0, "last": layout.pp - 1}[stage]
     held = in_flight(_schedule(layout, setup), rank, layout.pp, layout.vp, count)
     kept = keep.on_one_card(compiled, placement, degrees, stage, setup.dropout)
@@ -192,7 +192,8 @@ def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage
                      micro_batches_held=float(held), memory_bytes=_number(memory),
                      flops_matrix=_number(factor * forward + count * repeated),
                      flops_nonmatrix=_number(factor * nonmatrix),
-                     traffic=step_traffic(compiled, placement, degrees, layout, setup, stage, count, states, micro))
+                     traffic=step_traffic(compiled, placement, degrees, layout, setup, stage, count, states, micro,
+                                          sheets))
 
 
 def _activations(compiled, kept, setup: TrainSetup, micro: PlainEvaluator, where: tuple) -> tuple:

@@ -1,0 +1,92 @@
+"""The time of one collective as NCCL prices it: a base latency per algorithm and protocol, a latency per hop
+inside a server (NVLink or PCIe) and between servers, and the protocol's share of the link's bandwidth;
+NCCL runs the algorithm and protocol its model finds fastest for the size, and so does this one.
+
+Constants from NCCL's tuning model, src/graph/tuning.cc (NVIDIA/nccl @ b6475625), in microseconds:
+`baseLat` (Ring LL 6.6, LL128 14.0, Simple 8.4; Tree 6.8, 14.0, 0) and `hwLat` per hop (Ring on NVLink .6,
+1.9, 3.4; on PCIe 1.0, 2.5, 5.7; on the network 2.7, 4.0, 14.0; Tree on NVLink .6, 1.25, 28, PCIe 1.0, 1.9,
+28, network 5.0, 8.5, 28). A ring all-reduce of n ranks over N servers takes 2(n − 1) steps, 2N of them
+between servers (N > 1); a reduce-scatter or all-gather n − 1, N − 1 between servers; a tree all-reduce
+2((n/N − 1) hops inside plus log₂ N between). Bandwidth shares: LL carries 8 bytes of data per 16 (¼ of
+the bus for an all-reduce or across servers, ⅓ otherwise), LL128 0.92, Simple all of it; a tree runs at
+0.92 of the bus and moves the buffer twice (LL ×1/3.8, LL128 ×7/9 in a server, 120/128 across).
+
+An all-to-all and a pipeline send are point-to-point: every pair sends at once, the bytes inside a server
+over its link and those between servers over the network at the same time, after one hop's latency (the
+lowest protocol's, NCCL's send/recv and DeepEP's kernels alike). So each figure is what the fastest
+protocol can do: a lower bound against measurements (an 8-card NVLink all-reduce of a few bytes: 15 µs,
+where a ring step of 3 µs each gave 42).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+PROTOCOLS = ("LL", "LL128", "Simple")
+US = 1e-6
+BASE = {"ring": (6.6, 14.0, 8.4), "tree": (6.8, 14.0, 0.0)}
+HOP = {"nvlink": {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 28.0)},
+       "pci": {"ring": (1.0, 2.5, 5.7), "tree": (1.0, 1.9, 28.0)},
+       "net": {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 28.0)}}
+RING_STEPS = {"all_reduce": lambda n: 2 * (n - 1), "reduce_scatter": lambda n: n - 1, "all_gather": lambda n: n - 1}
+
+
+@dataclass(frozen=True)
+class Use:
+    """One collective one card takes part in: `copies` of it, each sending `sent` bytes from the card, in a
+    group of `cards` over `servers` servers, `network` of the bytes between servers."""
+
+    kind: str
+    cards: int
+    servers: int
+    copies: float
+    sent: float
+    network: float
+
+
+def link_class(name: str) -> str:
+    """NCCL's hardware class of an interconnect sheet, by its name: NVLink, PCIe, or a network."""
+    return "nvlink" if name.startswith("nvlink") else "pci" if name.startswith("pcie") else "net"
+
+
+def seconds(use: Use, link, network) -> float:
+    """All copies of a collective, each at the fastest algorithm and protocol."""
+    if use.copies == 0 or use.cards == 1:
+        return 0.0
+    if use.kind in RING_STEPS:
+        one = min(_ring(use, link, network, p) for p in range(3))
+        if use.kind == "all_reduce":
+            one = min(one, *(_tree(use, link, network, p) for p in range(3)))
+    else:
+        one = min(_pairwise(use, link, network, p) for p in range(3))
+    return use.copies * one
+
+
+def _ring(use: Use, link, network, p: int) -> float:
+    n, servers = use.cards, use.servers
+    steps = RING_STEPS[use.kind](n)
+    between = (2 * servers if servers > 1 else 0) if use.kind == "all_reduce" else servers - 1
+    inside = HOP[link_class(link.name)]["ring"][p]
+    latency = BASE["ring"][p] + (steps - between) * inside + between * HOP["net"]["ring"][p]
+    across = servers > 1
+    share = (0.25 if across or use.kind == "all_reduce" else 1 / 3, 0.92, 1.0)[p]
+    bandwidth = (network.bandwidth if across else link.bandwidth) * share
+    return latency * US + use.sent / bandwidth
+
+
+def _tree(use: Use, link, network, p: int) -> float:
+    n, servers = use.cards, use.servers
+    inside = HOP[link_class(link.name)]["tree"][p]
+    latency = BASE["tree"][p] + 2 * ((n / servers - 1) * inside + math.log2(servers) * HOP["net"]["tree"][p])
+    share = (1 / 3.8, 7 / 9 if servers == 1 else 120 / 128, 1.0)[p]
+    bandwidth = (network.bandwidth if servers > 1 else link.bandwidth) * 0.92 * share
+    buffer = use.sent * n / (2 * (n - 1))  # the ring's bytes sent back to the buffer's size
+    return latency * US + 2 * buffer / bandwidth
+
+
+def _pairwise(use: Use, link, network, p: int) -> float:
+    outside = use.sent * use.network
+    hop = HOP["net" if outside else link_class(link.name)]["ring"][p]
+    share = (0.25 if outside else 1 / 3, 0.92, 1.0)[p]
+    return hop * US + max((use.sent - outside) / (link.bandwidth * share), outside / (network.bandwidth * share))
