@@ -371,9 +371,11 @@ def test_recurrent_state_splits_by_heads():
 
 
 def test_uneven_splits_are_refused_at_the_op():
-    """32 query heads over 3 cards, 128 experts over 3, 36 layers over 5 stages: no card layout makes them."""
+    """32 query heads over 3 cards, 128 experts over 3, 36 layers over 37 stages or with 30 on the first and
+    last: no card layout makes them."""
     for spec, text, words in (("qwen3-8b", "tp=3", "32 heads"), ("qwen3-30b-a3b", "tp=3,ep=3", "heads"),
-                              ("qwen3-8b", "pp=5", "36 copies")):
+                              ("qwen3-8b", "pp=37", "36 repeated layers"),
+                              ("qwen3-8b", "pp=4,first=30,last=30", "first = 30")):
         with pytest.raises(ArchError) as caught:
             layout_report(compiled(spec), parse_layout(text), "decode", Scenario())
         assert set(caught.value.codes) == {"E405"} and words in caught.value.diagnostics[0].message
@@ -456,3 +458,41 @@ def test_deepseek_v3_published_deployments_with_redundant_experts():
         parse_layout("tp=4,redundant=4")
     with pytest.raises(ArchError, match="cannot be split evenly"):
         layout_report(model, parse_layout("tp=4,dp=80,ep=320"), "decode", Scenario())  # 256 over 320: refused
+
+
+def test_uneven_pipeline_stages_take_the_layers_in_order():
+    """Issue 26: DeepSeek-V3's 61 layers allowed no pp > 1. Stages now take the layers in order, the extra ones
+    on the later stages (15 + 15 + 15 + 16); the first holds the 3 dense layers and 12 MoE ones. Every layer is
+    on exactly one stage: with tp = 1 no parameter is held twice."""
+    model = compiled("deepseek-v3")
+    report = layout_report(model, parse_layout("pp=4"), "decode", Scenario(B=4, S=1000))
+    assert report.stage_layers == [15, 15, 15, 16] and report.replicated_params == 0
+    first, last = report.cards
+    ends = _stage_only(model, "first"), _stage_only(model, "last")
+    rows = by_op(model, "decode", Scenario())
+    # one layer's attention (all 61), dense MLP (the select's first 3) and MoE (its 58)
+    attention, dense, moe = (sum(r.params for r in rows if r.layers == n) for n in (61, 3, 58))
+    assert first.params == ends[0] + 15 * attention + 3 * dense + 12 * moe
+    assert last.params == ends[1] + 16 * (attention + moe)
+
+
+def _stage_only(model, stage: str) -> int:
+    """Parameters of the ops only the first (or the last) stage holds: before the layers, or after them."""
+    stages = place(model.graph, parse_layout("pp=2").degrees()).stages
+    return sum(row.params for row in by_op(model, "decode", Scenario()) if stages[row.op] == stage)
+
+
+def test_first_and_last_give_the_end_stages_layers_as_llama_3_does():
+    """Llama 3 §3.3.2 takes one layer off the first and the last stage (Megatron-LM's first- and last-stage
+    layer counts): Llama-3.1-8B's 32 layers over 4 stages as 7 + 9 + 9 + 7; a middle stage, heavier than both
+    ends, is shown; the cards of all stages together hold the model once."""
+    model = compiled("llama-3.1-8b")
+    report = layout_report(model, parse_layout("pp=4,first=7,last=7"), "decode", Scenario())
+    assert report.stage_layers == [7, 9, 9, 7] and [c.stage for c in report.cards] == ["first", "stage 1", "last"]
+    first, middle, last = report.cards
+    layer = middle.params / 9
+    assert first.params + 2 * middle.params + last.params == evaluate(model, "decode", Scenario()).params
+    assert first.params - 7 * layer + last.params - 7 * layer == _ends(model)
+    from archcost.compiler.render.layouts import layout_text
+
+    assert "pipeline stages of 7 + 9 × 2 + 7 layers" in layout_text(report)

@@ -11,8 +11,9 @@ import sympy as sp
 
 from ..ops import Cost
 from ..ops.base import COST_FIELDS
-from ..ops.sharding import HELD, ONE, Share
+from ..ops.sharding import HELD, Share
 from ..terms.symbols import B, m
+from .pipeline import stage_fraction
 from .placement import Placement, SymbolicLayout, placed
 
 
@@ -46,14 +47,15 @@ def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
 
 
 def on_card(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str):
-    """(op id, copies) of every op one card of `stage` (first, last, or whole when pp = 1) holds: the
-    repeated layers 1/pp of them."""
+    """(op id, copies) of every op one card of `stage` (whole when pp = 1; first, last, `stage i`) holds: of the
+    repeated layers, those of the stage's layers (placement.stage_fraction)."""
     for node_id, data in graph.nodes(data=True):
         where = placement.stages[node_id]
         if stage != "whole" and where not in ("stack", stage):
             continue
-        layers = degrees.pp if where == "stack" and stage != "whole" else ONE
-        yield node_id, data["op"].multiplicity / layers
+        copies = data["op"].multiplicity * stage_fraction(placement, node_id, degrees, stage)
+        if copies != 0:
+            yield node_id, copies
 
 
 def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str,

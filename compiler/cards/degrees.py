@@ -37,12 +37,18 @@ class Layout(BaseModel):
     # copies of experts held beyond the model's own, spread over the EP group to even out the load (DeepSeek-V3
     # §3.4: 32 redundant experts for prefill, each card "8 original experts and one additional redundant")
     redundant: int = Field(0, ge=0, le=100_000)
+    # layers of the first and of the last pipeline stage, the rest split evenly (Megatron-LM's
+    # --decoder-first/last-pipeline-num-layers; Llama 3 §3.3.2 puts one fewer layer on each)
+    first: int | None = Field(None, ge=1, le=100_000)
+    last: int | None = Field(None, ge=1, le=100_000)
 
     @model_validator(mode="after")
     def _expert_groups(self) -> Layout:
         if (self.tp * self.dp) % self.ep:
             raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
                              "pipeline stage")
+        if (self.first or self.last) and self.pp == 1:
+            raise ValueError("first and last give the layers of a pipeline's end stages: give pp > 1")
         if self.redundant and self.ep == 1:
             raise ValueError("redundant experts are copies spread over an expert-parallel group: give ep > 1")
         if self.limit is not None and self.ep > self.node and self.ep % self.node:
@@ -67,7 +73,8 @@ class Layout(BaseModel):
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
                        imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
-                       expert_parallel=self.ep > 1, redundant=sp.Integer(self.redundant))
+                       expert_parallel=self.ep > 1, redundant=sp.Integer(self.redundant),
+                       first_layers=self.first, last_layers=self.last)
 
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
@@ -122,4 +129,5 @@ def parse_layout(text: str) -> Layout:
         raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
                                     hint="degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), "
                                          "node (cards per server), limit (servers per token), dispatch (a format), "
-                                         "imb (expert load imbalance), redundant (expert copies)")]) from None
+                                         "imb (expert load imbalance), redundant (expert copies), first/last "
+                                         "(layers of the end stages)")]) from None

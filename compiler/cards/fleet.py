@@ -15,6 +15,8 @@ from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout
 from .layout import LayoutReport, layout_report
+from .pipeline import stage_keys
+from .placement import placed
 
 
 class LayoutCapacity(BaseModel):
@@ -33,7 +35,7 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
     degrees = layout.degrees(formats=compiled.ir.formats)
-    stages = ("whole",) if layout.pp == 1 else ("first", "last")
+    stages = stage_keys(placed(compiled, degrees), layout.pp)
     costs = [stage_cost(compiled, degrees, stage) for stage in stages]
     room = [device.memory - workspace - PlainEvaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
             for c in costs]

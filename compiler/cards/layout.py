@@ -14,6 +14,7 @@ from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout, refused
 from .nccl import Use, seconds
+from .pipeline import stage_fraction, stage_keys
 from .placement import Placement, SymbolicLayout, placed, servers_spanned
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
@@ -73,6 +74,7 @@ class LayoutReport(BaseModel):
     whole_params: Number
     replicated_params: Number   # Σ over every card of its parameters, minus the model's
     traffic: list[Traffic]
+    stage_layers: list[int] = []  # layers of each pipeline stage, in order (stage_split)
     times: Times | None = None
 
 
@@ -92,14 +94,15 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
     evaluate = PlainEvaluator(compiled, phase, replica)
-    stages = ("whole",) if layout.pp == 1 else ("first", "last")
+    stages = stage_keys(placement, layout.pp)
     cards = [_card(compiled, placement, degrees, stage, evaluate) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory, card.flops_matrix))
     whole = evaluate(compiled.total("params"), "params")
     every = _every_card_params(compiled, degrees, layout, evaluate)
     report = LayoutReport(model=compiled.name, layout=layout, phase=phase, scenario=scenario, cards=cards,
                           busiest=busiest.stage, whole_params=whole, replicated_params=every - whole,
-                          traffic=list(_traffic(compiled, degrees, placement, evaluate)))
+                          traffic=list(_traffic(compiled, degrees, placement, evaluate)),
+                          stage_layers=list(placement.stage_layers))
     if device is not None and link is not None:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         uses: list[Use] = []
@@ -175,9 +178,10 @@ def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: s
     their numbers)."""
     key = ("card flows", degrees, stage)
     if key not in compiled.memo:
-        held = [c for c in placement.collectives if _on_stage(c, placement, stage)]
-        compiled.memo[key] = [(c.sent / _layers(c, placement, degrees, stage),
-                               c.steps / _layers(c, placement, degrees, stage), _fraction(c.network), c.group,
+        held = [c for c in placement.collectives if _on_stage(c, placement, stage)
+                and _on_card(c, placement, degrees, stage) != 0]
+        compiled.memo[key] = [(c.sent * _on_card(c, placement, degrees, stage),
+                               c.steps * _on_card(c, placement, degrees, stage), _fraction(c.network), c.group,
                                c.kind, int(c.cards), servers_spanned(c, degrees)) for c in held]
     return compiled.memo[key]
 
@@ -187,10 +191,12 @@ def _on_stage(collective, placement: Placement, stage: str) -> bool:
     return stage == "whole" or where in ("stack", stage)
 
 
-def _layers(collective, placement: Placement, degrees: SymbolicLayout, stage: str):
-    """A stage's cards hold 1/pp of the repeated layers, and so of their collectives (not the stage send)."""
-    stacked = placement.stages[collective.edge[0]] == "stack" and collective.group != "pp"
-    return degrees.pp if stage != "whole" and stacked else 1
+def _on_card(collective, placement: Placement, degrees: SymbolicLayout, stage: str):
+    """The part of a collective's copies one card of `stage` takes part in: its layers' part of a repeated
+    layer's collectives (the stage send is every stage's own)."""
+    if collective.group == "pp":
+        return sp.Integer(1)
+    return stage_fraction(placement, collective.edge[0], degrees, stage)
 
 
 def _exact(expr) -> sp.Expr:
@@ -226,14 +232,31 @@ def _traffic_groups(compiled, degrees: SymbolicLayout, placement: Placement) -> 
 
 
 def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate) -> int:
-    """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica."""
-    def params(stage: str) -> int:
-        return evaluate(stage_cost(compiled, degrees, stage).params, "params")
+    """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica (stages
+    of the same layers counted once)."""
+    placement = placed(compiled, degrees)
+    if layout.pp == 1:
+        return evaluate(stage_cost(compiled, degrees, "whole").params, "params") * layout.tp * layout.dp * layout.cp
+    by_layers: dict[tuple, int] = {}
+    for index in range(layout.pp):
+        stage = "first" if index == 0 else "last" if index == layout.pp - 1 else f"stage {index}"
+        signature = (min(index, 1) if index < layout.pp - 1 else 2, _layer_ranges(placement, index))
+        if signature not in by_layers:
+            by_layers[signature] = [evaluate(stage_cost(compiled, degrees, stage).params, "params"), 0]
+        by_layers[signature][1] += 1
+    total = sum(p * n for p, n in by_layers.values()) * layout.tp * layout.dp * layout.cp
+    return int(total) if float(total).is_integer() else total
 
-    positions = (
-        params("whole") if layout.pp == 1 else params("first") + params("last") + (layout.pp - 2) * params("middle")
-    )
-    return positions * layout.tp * layout.dp * layout.cp
+
+def _layer_ranges(placement: Placement, index: int) -> tuple:
+    """What a stage holds of each stack, as (stack, layers on it): stages alike in it hold the same ops."""
+    sizes = placement.stage_layers
+    if not sizes:
+        return ()
+    begin = sum(sizes[:index])
+    end = begin + sizes[index]
+    return tuple(sorted({(int(o), max(0, min(end, int(o + n)) - max(begin, int(o))))
+                         for o, n in placement.spans.values()}))
 
 
 def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:

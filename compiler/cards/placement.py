@@ -23,6 +23,7 @@ from ..ops import REGISTRY
 from ..ops.sharding import ONE, Share, share
 from ..terms.symbols import Min, P
 from .collectives import Collective
+from .pipeline import spans_of, stage_split
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
 
@@ -46,6 +47,8 @@ class SymbolicLayout:
     # where the layout has it, so a formula at ep = 1 keeps the experts split over tp as the numbers do
     expert_parallel: bool = True
     redundant: sp.Expr = sp.Integer(0)  # expert copies beyond the model's, spread over the EP group
+    first_layers: int | None = None    # layers the first pipeline stage holds (Megatron's first-stage count)
+    last_layers: int | None = None     # and the last
 
 
 @dataclass
@@ -56,6 +59,8 @@ class Placement:
     stages: dict[str, str] = field(default_factory=dict)                    # op id -> first, stack, last
     converted: set = field(default_factory=set)                             # (producer, layout) done
     problems: list[tuple[OpNode, str]] = field(default_factory=list)        # splits no card layout can make
+    stage_layers: tuple[int, ...] = ()  # layers of each pipeline stage, in order (empty: pp = 1 or a letter)
+    spans: dict = field(default_factory=dict)  # stacked op id -> (its stack's first layer, the stack's layers)
 
 
 def placed(compiled, degrees: SymbolicLayout) -> Placement:
@@ -84,6 +89,11 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
     for node_id in order:
         _place_op(graph, node_id, graph.nodes[node_id]["op"], degrees, placement)
     placement.stages = _stages(graph)
+    placement.spans, layers = spans_of(graph, placement.stages)
+    split = stage_split(layers, degrees)
+    if isinstance(split, str):
+        return Placement(problems=[(graph.nodes[order[0]]["op"], split)])
+    placement.stage_layers = split
     placement.collectives += _stage_sends(graph, placement, degrees)
     placement.collectives = [replace(c, network=network_share(c, degrees)) for c in placement.collectives]
     return placement
@@ -158,13 +168,11 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayo
 
 def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
     """Splits no layout makes: heads over TP cards (a whole number of heads per card, or of cards per head),
-    experts over EP cards, repeated layers over pipeline stages (uneven stages are not modelled). A head count
-    is a whole number ≥ 1 here: the front refuses any other where the shard word is read (E301)."""
+    experts over EP cards. A head count is a whole number ≥ 1 here: the front refuses any other where the shard
+    word is read (E301). Layers over pipeline stages are `stage_split`'s."""
     word, heads = op.shard
-    tp, ep, pp = (_number(d) for d in (degrees.tp, degrees.ep, degrees.pp))
-    layers, heads = _number(op.multiplicity), _number(heads)
-    if type(pp) is int and type(layers) is int and layers != 1 and layers % pp:
-        return [f"its {layers} copies cannot be split evenly over pp = {pp} stages"]
+    tp, ep = (_number(d) for d in (degrees.tp, degrees.ep))
+    heads = _number(heads)
     if (word == "heads" and type(heads) is int and type(tp) is int
             and (heads % tp if tp <= heads else tp % heads) != 0):
         return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]

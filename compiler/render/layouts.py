@@ -10,10 +10,12 @@ GB = 1e9
 def layout_text(report) -> str:
     shape = ", ".join(f"{k} = {v:,}" for k, v in report.scenario.model_dump().items())
     lines = [f"{report.model} on {report.layout.text()}: phase {report.phase} ({shape})", ""]
+    if report.stage_layers:
+        lines[-1:-1] = [f"  pipeline stages of {stage_sizes(report.stage_layers)} layers"]
     rows = []
     for card in report.cards:
         mark = " (most loaded)" if card.stage == report.busiest and len(report.cards) > 1 else ""
-        name = {"whole": "each", "first": "first stage", "last": "last stage"}[card.stage]
+        name = {"whole": "each", "first": "first stage", "last": "last stage"}.get(card.stage, card.stage)
         rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.3f}",
                      f"{card.state_bytes / GB:,.3f}", f"{card.flops_matrix / 1e12:,.4f}",
                      f"{(card.read_bytes + card.write_bytes) / GB:,.3f}", f"{card.sent_bytes / 1e6:,.3f}"])
@@ -39,6 +41,17 @@ def layout_text(report) -> str:
                   + f": no overlap {t.no_overlap * 1e3:,.4f} ms, full overlap {t.full_overlap * 1e3:,.4f} ms"
                   + (f", pipeline bubble {t.bubble:.1%}" if t.bubble else "")]
     return "\n".join(lines) + "\n"
+
+
+def stage_sizes(sizes: list[int]) -> str:
+    """`15 + 15 × 2 + 16`: the layers of each pipeline stage, in order, equal neighbours run together."""
+    runs: list[list[int]] = []
+    for size in sizes:
+        if runs and runs[-1][0] == size:
+            runs[-1][1] += 1
+        else:
+            runs.append([size, 1])
+    return " + ".join(f"{size}" if count == 1 else f"{size} × {count}" for size, count in runs)
 
 
 def capacity_text(held) -> str:

@@ -34,7 +34,8 @@ def _memory_table(report) -> Table:
     rows = []
     for card in report.cards:
         mark = " (busiest)" if card.stage == report.busiest and len(report.cards) > 1 else ""
-        rows.append([f"{STAGES[card.stage]}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.2f}",
+        name = STAGES.get(card.stage, card.stage)
+        rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.2f}",
                      f"{card.gradient_bytes / GB:,.2f}", f"{card.optimizer_bytes / GB:,.2f}",
                      f"{card.activation_bytes / GB:,.2f}", f"{card.activation_bytes_per_layer / 1e6:,.1f}",
                      f"{card.micro_batches_held:.4g}", f"{card.memory_bytes / GB:,.2f}",

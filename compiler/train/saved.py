@@ -147,7 +147,7 @@ def stage_boundary(graph: nx.DiGraph, placement: Placement, stage: str) -> dict[
         return {}
     exits = {source for source, target, edge in graph.edges(data=True) if edge["kind"] == "tensor"
              and placement.stages[source] == "stack" and placement.stages[target] != "stack"}
-    delta = {"first": -ONE, "last": ONE, "middle": ZERO}[stage]
+    delta = {"first": -ONE, "last": ONE}.get(stage, ZERO)
     return {node_id: delta for node_id in exits}
 
 

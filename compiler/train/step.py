@@ -21,6 +21,7 @@ from archcost.dsl.errors import ArchError, Diagnostic
 
 from ..cards.card import group_rows, on_card
 from ..cards.degrees import Layout
+from ..cards.pipeline import stage_index, stage_keys
 from ..cards.placement import placed
 from ..graph.ir import outermost
 from ..numbers.plain import PlainEvaluator
@@ -139,7 +140,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
     micro = PlainEvaluator(compiled, "prefill", Scenario(B=setup.micro_batch, S=0, P=setup.seq))
-    stages = ("whole",) if layout.pp == 1 else ("first", "last")
+    stages = stage_keys(placement, layout.pp)
     cards = [_card(compiled, placement, degrees, layout, setup, stage, count, micro, sheets) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory_bytes, card.flops_matrix))
     model_flops, hardware = step_flops(compiled, setup)
@@ -177,7 +178,7 @@ def _score_ops(compiled, dropout: bool) -> set[str]:
 
 def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage: str, count: int,
           micro: PlainEvaluator, sheets) -> TrainCard:
-    rank = {"whole": 0, "first": 0, "last": layout.pp - 1}[stage]
+    rank = stage_index(stage, layout.pp)
     held = in_flight(_schedule(layout, setup), rank, layout.pp, layout.vp, count)
     kept = keep.on_one_card(compiled, placement, degrees, stage, setup.dropout)
     acts, per_layer, working = _activations(compiled, kept, setup, micro, (degrees, stage))
