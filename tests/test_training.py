@@ -304,3 +304,10 @@ def test_korthikanti_figures_1_and_7(name, layout, batch, micro):
     assert Q(45, 100) < ratio["sp"] < Q(70, 100) and Q(45, 100) < ratio["selective"] < Q(70, 100)
     assert Q(1, 6) - Q(1, 50) < ratio["both"] < Q(1, 5) + Q(1, 100)  # "a 5x reduction", "under 20%"
     assert Q(7, 100) < ratio["full"] < Q(12, 100) and Q(3, 2) < ratio["both"] / ratio["full"] < Q(5, 2)
+
+
+def test_llama_3_1_405b_spec_holds_what_transformers_builds():
+    """transformers 5.24's LlamaConfig with meta-llama/llama-models sku_list.py's arguments (dim 16384, 126
+    layers, 128 heads, 8 KV heads, FFN 53,248, vocabulary 128,256, untied), built on the meta device, holds
+    405,853,388,800 parameters."""
+    assert _model("llama-3.1-405b").total("params") == 405_853_388_800

@@ -1,10 +1,11 @@
 """Write the published-runs table of docs/training.md: each measured run of Korthikanti et al. 2022 (Table 5,
-§6.3) predicted from its spec, layout and batch with one efficiency figure for its device.
+§6.3, A100) and of Llama 3 (Table 4, H100) predicted from its spec, layout and batch with one efficiency
+figure for its device.
 
 The efficiency is the fraction of the peak the step's products reach: for each run it is the geometric mean
-of the other runs' (leave one out), so no row is predicted from its own time. A run's implied efficiency is
-its compute time at the peak, stretched by its pipeline bubble, over its measured time. Run after changing the
-step's rules:
+of the other runs' on the same device (leave one out), so no row is predicted from its own time. A run's
+implied efficiency is its compute time at the peak, stretched by its pipeline bubble, over its measured time.
+Run after changing the step's rules:
 
     .venv/bin/python tools/training_doc.py
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,19 +24,50 @@ EXAMPLE_BEGIN, EXAMPLE_END = "<!-- example: tools/training_doc.py -->", "<!-- en
 EXAMPLE = ["train", "specs/gpt-3-175b.arch", "--seq", "2048", "--global-batch", "64", "--layout", "tp=8,pp=8,sp,vp=3",
            "--recompute", "selective", "--dropout", "on", "--attention", "rectangle", "--device", "a100", "--link",
            "nvlink3", "--network", "ib_hdr", "--step-time", "13.75"]
-# spec, layout, global batch, micro-batch, measured seconds per iteration, the paper's MFU (A100, s = 2,048,
-# SP + selective recomputation, dropout on; interleaving m = 3 for 175B and 530B: §6; DP 1 but the last row)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One published run: spec, layout, batch, what it was measured at, and the device it ran on."""
+
+    spec: str
+    layout: str
+    batch: int
+    micro: int
+    seq: int
+    measured: tuple[str, float]   # ("s", seconds per iteration) or ("tflops", model TFLOP/s per card)
+    mfu: float                     # the paper's
+    device: tuple[str, str, str]   # device, link inside a server, network between servers
+    recompute: str = "selective"
+    zero: int = 0
+    dropout: bool = True
+
+
+A100 = ("a100", "nvlink3", "ib_hdr")      # Selene: 8 × A100 80 GB a server, HDR InfiniBand
+H100 = ("h100-sxm", "nvlink4", "roce_400g")  # Grand Teton: 8 × H100 a server, RoCE 400 Gb/s
 RUNS = (
-    ("megatron-22b", "tp=8", 4, 4, 1.10, 0.415),
-    ("gpt-3-175b", "tp=8,pp=8,sp,vp=3", 64, 1, 13.75, 0.514),
-    ("mt-nlg-530b", "tp=8,pp=35,sp,vp=3", 280, 1, 37.83, 0.560),
-    ("megatron-1t", "tp=8,pp=64,sp", 512, 1, 71.49, 0.563),
-    ("mt-nlg-530b", "tp=8,pp=35,dp=8,sp,vp=3", 2240, 1, 39.15, 0.542),
+    # Korthikanti et al. 2022 Table 5 (and §6.3, DP 8): s = 2,048, SP + selective recomputation, dropout on;
+    # interleaving m = 3 for 175B and 530B (§6)
+    Run("megatron-22b", "tp=8", 4, 4, 2048, ("s", 1.10), 0.415, A100),
+    Run("gpt-3-175b", "tp=8,pp=8,sp,vp=3", 64, 1, 2048, ("s", 13.75), 0.514, A100),
+    Run("mt-nlg-530b", "tp=8,pp=35,sp,vp=3", 280, 1, 2048, ("s", 37.83), 0.560, A100),
+    Run("megatron-1t", "tp=8,pp=64,sp", 512, 1, 2048, ("s", 71.49), 0.563, A100),
+    Run("mt-nlg-530b", "tp=8,pp=35,dp=8,sp,vp=3", 2240, 1, 2048, ("s", 39.15), 0.542, A100),
+    # Llama 3 Table 4 (arXiv 2407.21783 §3.3.2): 405B, TP 8, PP 16 with one layer fewer on the first and last
+    # stage, no activation checkpointing, FSDP sharding gradients and optimizer states (ZeRO 2); the batch is
+    # "Batch size/DP" sequences per replica; the micro-batch is not given (1 here); the third row's DP is 8
+    # (16,384 / (8 · 16 · 16): the printed 4 does not multiply out)
+    Run("llama-3.1-405b", "tp=8,pp=16,dp=64,first=7,last=7", 64 * 32, 1, 8192, ("tflops", 430), 0.43, H100,
+        recompute="none", zero=2, dropout=False),
+    Run("llama-3.1-405b", "tp=8,pp=16,dp=128,first=7,last=7", 128 * 16, 1, 8192, ("tflops", 400), 0.41, H100,
+        recompute="none", zero=2, dropout=False),
+    Run("llama-3.1-405b", "tp=8,cp=16,pp=16,dp=8,first=7,last=7", 8 * 16, 1, 131_072, ("tflops", 380), 0.38, H100,
+        recompute="none", zero=2, dropout=False),
 )
 
 
 def reports():
-    """Each run's step (bounds on A100s, NVLink 3 inside servers and HDR InfiniBand between them)."""
+    """Each run's step, with its bounds, at its measured step time."""
     sys.path.insert(0, str(ROOT))
     from archcost.compiler.cards.degrees import parse_layout
     from archcost.compiler.front.hardware import device, link
@@ -42,41 +75,51 @@ def reports():
     from archcost.compiler.terms.scenario import Conventions
     from archcost.compiler.train.step import TrainSetup, train_report
 
-    options = Conventions(logits="all", attention="rectangle")  # the papers count the full square of scores
-    sheets = (device("a100"), link("nvlink3"), link("ib_hdr"))
-    found = []
-    for name, layout, batch, micro, seconds, _ in RUNS:
-        setup = TrainSetup(seq=2048, global_batch=batch, micro_batch=micro, recompute="selective", dropout=True)
-        found.append(train_report(compile_file(ROOT / "specs" / f"{name}.arch", options), parse_layout(layout),
-                                  setup, sheets, step_time=seconds))
+    options = Conventions(logits="all", attention="rectangle")  # PaLM's MFU counts the full square of scores
+    found, models = [], {}
+    for run in RUNS:
+        if run.spec not in models:
+            models[run.spec] = compile_file(ROOT / "specs" / f"{run.spec}.arch", options)
+        layout = parse_layout(run.layout)
+        setup = TrainSetup(seq=run.seq, global_batch=run.batch, micro_batch=run.micro, recompute=run.recompute,
+                           zero=run.zero, dropout=run.dropout)
+        sheets = (device(run.device[0]), link(run.device[1]), link(run.device[2]))
+        plain = train_report(models[run.spec], layout, setup)
+        found.append(train_report(models[run.spec], layout, setup, sheets, step_time=seconds(run, plain)))
     return found
 
 
+def seconds(run: Run, report) -> float:
+    """The measured step time; from a throughput, the step's model FLOPs over every card's TFLOP/s."""
+    kind, value = run.measured
+    return value if kind == "s" else report.model_flops / (report.layout.cards * value * 1e12)
+
+
 def predictions() -> list[dict]:
-    """Per run: the efficiency the others imply, the step time and MFU it predicts, and the error."""
+    """Per run: the efficiency its device's other runs imply, the step time and MFU it predicts, the error."""
     found = reports()
-    implied = [r.times.compute * (1 + r.times.bubble) / run[4] for r, run in zip(found, RUNS)]
+    implied = [r.times.compute * (1 + r.times.bubble) / r.times.step_time for r in found]
     rows = []
     for index, (report, run) in enumerate(zip(found, RUNS)):
-        others = implied[:index] + implied[index + 1:]
+        others = [e for j, e in enumerate(implied) if j != index and RUNS[j].device == run.device]
         efficiency = math.exp(sum(math.log(e) for e in others) / len(others))
         t = report.times
         predicted = max(t.compute / efficiency * (1 + t.bubble), t.communication)
         rows.append({"run": run, "report": report, "efficiency": efficiency, "predicted": predicted,
-                     "mfu": report.times.mfu * run[4] / predicted, "error": predicted / run[4] - 1})
+                     "mfu": t.mfu * t.step_time / predicted, "error": predicted / t.step_time - 1})
     return rows
 
 
 def table() -> str:
-    lines = ["| model | layout | batch | micro | measured s | MFU (paper) | MFU (archcost at measured s) | "
-             "efficiency (others) | predicted s | predicted MFU | error |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | device | layout | batch × seq | measured | step s | MFU (paper) | MFU (archcost at the "
+             "step) | efficiency (others) | predicted s | predicted MFU | error |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in predictions():
-        name, layout, batch, micro, seconds, mfu = row["run"]
-        report = row["report"]
-        lines.append(f"| {report.model} | `{layout}` | {batch:,} | {micro} | {seconds} | {mfu:.1%} | "
-                     f"{report.times.mfu:.1%} | {row['efficiency']:.3f} | {row['predicted']:.2f} | "
-                     f"{row['mfu']:.1%} | {row['error']:+.1%} |")
+        run, report, t = row["run"], row["report"], row["report"].times
+        measured = f"{run.measured[1]} s" if run.measured[0] == "s" else f"{run.measured[1]:g} TFLOP/s a card"
+        lines.append(f"| {report.model} | {t.device} | `{run.layout}` | {run.batch:,} × {run.seq:,} | {measured} | "
+                     f"{t.step_time:.2f} | {run.mfu:.1%} | {t.mfu:.1%} | {row['efficiency']:.3f} | "
+                     f"{row['predicted']:.2f} | {row['mfu']:.1%} | {row['error']:+.1%} |")
     return "\n".join(lines) + "\n"
 
 
