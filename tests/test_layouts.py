@@ -496,3 +496,37 @@ def test_first_and_last_give_the_end_stages_layers_as_llama_3_does():
     from archcost.compiler.render.layouts import layout_text
 
     assert "pipeline stages of 7 + 9 × 2 + 7 layers" in layout_text(report)
+
+
+def test_disaggregated_serving_hands_over_exactly_the_prefill_state(capsys):
+    """Issue 26: `archcost disaggregate`. Llama-3.1-8B's 4,096-token prompt leaves 32 layers × 2 (K and V) × 8 KV
+    heads × 128 × 2 bytes a position (seed 000's 128 KiB a token) = 536,870,912 bytes; time to first token is the
+    prefill's bound plus the busiest prefill card's state over the network; the ratio of prefill to decode
+    layouts keeps both busy: t_prefill / (G · t_decode)."""
+    import json
+
+    from archcost.compiler.cards.disaggregation import disaggregate
+
+    model = compiled("llama-3.1-8b")
+    sheets = (device("h100-sxm"), link("nvlink4"), link("ib_ndr"))
+    report = disaggregate(model, parse_layout("tp=2"), parse_layout("tp=1,dp=2"), Scenario(B=16, P=4096, G=512),
+                          sheets, ttft=0.5, tpot=0.02)
+    assert report.kv_transfer_bytes == 32 * 2 * 8 * 128 * 2 * 4096 == 536_870_912
+    card_state = report.prefill.cards[0].state_bytes
+    assert card_state == 16 * 536_870_912 / 2  # 16 requests, their KV heads split over the two cards
+    assert report.transfer_seconds == pytest.approx(14e-6 + card_state / link("ib_ndr").bandwidth)
+    assert report.ttft == pytest.approx(report.prefill.times.full_overlap + report.transfer_seconds)
+    assert report.prefill_per_decode == pytest.approx(report.prefill.times.full_overlap /
+                                                      (512 * report.decode_last.times.full_overlap))
+    assert report.decode_last.scenario.S == 4096 + 511 and report.ttft_met is False and report.tpot_met is True
+    spec = str(ROOT / "specs" / "llama-3.1-8b.arch")
+    assert main(["disaggregate", spec, "--prefill", "tp=2", "--decode", "tp=1,dp=2", "--B", "16", "--device",
+                 "h100-sxm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["kv_transfer_bytes"] == 536_870_912
+
+
+def test_docs_disaggregation_example_is_what_the_command_prints(capsys):
+    spec = "specs/llama-3.1-8b.arch"
+    assert main(["disaggregate", str(ROOT / spec), "--prefill", "tp=2", "--decode", "tp=1,dp=2", "--B", "16", "--P",
+                 "4096", "--G", "512", "--device", "h100-sxm", "--ttft", "0.5", "--tpot", "0.02"]) == 0
+    assert capsys.readouterr().out in (ROOT / "docs" / "layouts.md").read_text()

@@ -14,6 +14,7 @@ MODULES = (
     "state",
     "serving",
     "layouts",
+    "disaggregation",
     "training",
     "draw",
     "importing",

@@ -74,3 +74,28 @@ def fits_text(model: str, fits: list, device, link, context: int, batch: int) ->
                    "first, fastest first."],
                   text_columns=5)
     return table.text()
+
+
+def disaggregation_text(report, generated: int) -> str:
+    """Both sides of a disaggregated deployment, the hand-off, and the cards each side needs."""
+    pre, last = report.prefill, report.decode_last
+    card = max(pre.cards, key=lambda c: c.state_bytes)
+    lines = [f"{report.model}: prefill on {pre.layout.text()}, decode on {last.layout.text()}",
+             f"  {pre.scenario.B:,} requests of {pre.scenario.P:,} prompt tokens, {generated:,} generated each", "",
+             f"  prefill: {pre.times.full_overlap * 1e3:,.3f} ms at least ({pre.times.no_overlap * 1e3:,.3f} ms "
+             f"without overlap); its busiest card holds {card.weight_bytes / GB:,.2f} GB of weights and "
+             f"{card.state_bytes / GB:,.3f} GB of state",
+             f"  hand-off: {report.kv_transfer_bytes:,} bytes of state a request (kv_transfer_bytes); the busiest "
+             f"card sends its {card.state_bytes / GB:,.3f} GB in {report.transfer_seconds * 1e3:,.3f} ms",
+             f"  decode: {report.decode_first.times.full_overlap * 1e3:,.3f} ms a step at the first token, "
+             f"{last.times.full_overlap * 1e3:,.3f} ms at the last",
+             "", f"  time to first token ≥ {report.ttft * 1e3:,.3f} ms"
+             + _verdict(report.ttft_met) + f", time per output token ≥ {report.tpot * 1e3:,.3f} ms"
+             + _verdict(report.tpot_met),
+             f"  {report.prefill_per_decode:,.3f} prefill layouts per decode layout keep both busy: "
+             f"{report.card_ratio:,.3f} prefill cards per decode card"]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(met) -> str:
+    return "" if met is None else (" (meets the target)" if met else " (misses the target)")

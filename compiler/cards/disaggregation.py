@@ -1,0 +1,57 @@
+"""Disaggregated serving: prefill on one layout, decode on another, the state handed over between them.
+
+A request's prompt runs on the prefill layout; the state it leaves (its KV cache, recurrent states, windows:
+exactly what `eval --phase prefill` counts as state_bytes) travels to the decode layout, each prefill card
+sending its part over its own network link at once (Splitwise, Patel et al. 2024; DistServe, Zhong et al.
+2024). Time to first token is at least the prefill's bound plus that hand-off; time per output token at least
+the decode step's bound at the request's last position. Given targets for both, a prefill layout finishes B
+prompts in its step time t_p while a decode layout carries B requests through G tokens in G·t_d: it needs
+t_p / (G·t_d) prefill layouts per decode layout to be kept busy.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ..numbers.evaluate import evaluate
+from ..terms.scenario import Scenario
+from .degrees import Layout
+from .layout import LayoutReport, layout_report
+from .nccl import HOP, US, link_class
+
+
+class Disaggregation(BaseModel):
+    model: str
+    prefill: LayoutReport
+    decode_first: LayoutReport       # the first decode step (history P)
+    decode_last: LayoutReport        # the last (history P + G − 1): the slowest
+    kv_transfer_bytes: int           # the state one request's prefill leaves
+    transfer_seconds: float          # B requests' state from the busiest prefill card over its network link
+    ttft: float                      # prefill bound + hand-off (seconds)
+    tpot: float                      # the last decode step's bound
+    prefill_per_decode: float        # prefill layouts per decode layout to keep both busy
+    card_ratio: float                # prefill cards per decode card
+    ttft_met: bool | None = None
+    tpot_met: bool | None = None
+
+
+def disaggregate(compiled, prefill: Layout, decode: Layout, shape: Scenario, sheets, ttft: float | None = None,
+                 tpot: float | None = None, peak_format: str | None = None) -> Disaggregation:
+    """Both sides of a disaggregated deployment for B requests of P prompt tokens and G output tokens."""
+    device, link, network = sheets
+    before = layout_report(compiled, prefill, "prefill", Scenario(B=shape.B, P=shape.P), device, link,
+                           peak_format, network)
+    steps = [layout_report(compiled, decode, "decode", Scenario(B=shape.B, S=history), device, link, peak_format,
+                           network) for history in (shape.P, shape.P + shape.G - 1)]
+    per_request = evaluate(compiled, "prefill", Scenario(B=1, P=shape.P)).state_bytes
+    held = max(card.state_bytes for card in before.cards)  # B requests' state, split over a replica's cards
+    hop = HOP[link_class(network.name)]["ring"][2] * US  # one Simple hop of the link the state crosses
+    transfer = hop + held / network.bandwidth
+    first_token = before.times.full_overlap + transfer
+    per_token = steps[1].times.full_overlap
+    ratio = before.times.full_overlap / (shape.G * per_token) if per_token > 0 else 0.0
+    return Disaggregation(model=compiled.name, prefill=before, decode_first=steps[0], decode_last=steps[1],
+                          kv_transfer_bytes=per_request, transfer_seconds=transfer, ttft=first_token, tpot=per_token,
+                          prefill_per_decode=ratio, card_ratio=ratio * prefill.cards / decode.cards,
+                          ttft_met=None if ttft is None else first_token <= ttft,
+                          tpot_met=None if tpot is None else per_token <= tpot)
