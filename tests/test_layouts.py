@@ -101,9 +101,26 @@ def test_megatron_two_all_reduces_per_layer_in_the_forward_pass():
     vocabulary-parallel embedding adds one."""
     model = compiled("llama-3.1-8b")
     report = layout_report(model, Layout(tp=2), "prefill", Scenario(P=1000))
-    assert [(t.kind, t.count) for t in report.traffic] == [("all_reduce", 2 * 32 + 1)]
+    tp = [t for t in report.traffic if t.group == "tp"]
+    assert [(t.kind, t.count) for t in tp] == [("all_reduce", 2 * 32 + 1)]
     per_reduce = 2 * (2 - 1) / 2 * 1000 * 4096 * 2  # ring: 2(n − 1)/n of the m × d bf16 buffer
-    assert report.traffic[0].sent_bytes == (2 * 32 + 1) * per_reduce
+    assert tp[0].sent_bytes == (2 * 32 + 1) * per_reduce
+
+
+def test_sampling_gathers_the_vocabulary_parallel_logits():
+    """Issue 26: a head split by vocabulary leaves each card a slice of the logits; sampling gathers them (vLLM's
+    LogitsProcessor): at decode, one row of 128,256 BF16 logits per request, each card sending (n − 1)/n of it.
+    A training step's vocabulary-parallel cross-entropy gathers none."""
+    model = compiled("llama-3.1-8b")
+    report = layout_report(model, Layout(tp=4), "decode", Scenario(B=8, S=1000))
+    gather = [t for t in report.traffic if t.group == "sampling"]
+    assert [(t.kind, t.count) for t in gather] == [("all_gather", 1)]
+    assert gather[0].sent_bytes == 8 * 128_256 * 2 * 3 // 4
+    from archcost.compiler.train.step import TrainSetup, train_report
+
+    step = train_report(compiled("llama-3.1-8b", options=Conventions(logits="all")), Layout(tp=4),
+                        TrainSetup(seq=1024, global_batch=1))
+    assert all(t.group != "sampling" for t in step.cards[0].traffic)
 
 
 def test_sequence_parallel_moves_the_same_bytes_as_reduce_scatter_and_all_gather():
@@ -409,10 +426,11 @@ def test_mla_under_tp_keeps_its_per_head_matrices_on_their_heads():
     one all-reduce after each attention and each FFN block (61 + 61) and the head's; with sequence parallelism
     each becomes a reduce-scatter and an all-gather of the same bytes (Korthikanti et al. 2022)."""
     model = compiled("deepseek-v3")
-    plain = {t.kind: t for t in layout_report(model, Layout(tp=4, ep=4), "prefill", Scenario(P=1024)).traffic}
+    plain = {t.kind: t for t in layout_report(model, Layout(tp=4, ep=4), "prefill", Scenario(P=1024)).traffic
+             if t.group == "tp"}  # the logits gathered for sampling are their own group
     assert "all_gather" not in plain and plain["all_reduce"].count == 61 + 61 + 1
     split = {t.kind: t for t in layout_report(model, parse_layout("tp=4,ep=4,sp"), "prefill",
-                                                Scenario(P=1024)).traffic}
+                                                Scenario(P=1024)).traffic if t.group == "tp"}
     assert split["all_gather"].count == split["reduce_scatter"].count == 123
     assert split["all_gather"].sent_bytes + split["reduce_scatter"].sent_bytes == plain["all_reduce"].sent_bytes
 

@@ -26,6 +26,7 @@ class Collective:
     size: sp.Expr              # bytes of the buffer, per call (in the scenario's letters)
     times: sp.Expr             # copies of the edge in the model (its consumer's multiplicity)
     network: sp.Expr = sp.Integer(0)  # the part of its bytes and steps that goes between servers
+    sampling: bool = False     # the logits gathered to sample a token: serving's, not a training step's
 
     @property
     def sent(self) -> sp.Expr:
@@ -49,3 +50,40 @@ def ring_steps(kind: str, cards: sp.Expr) -> sp.Expr:
     n = cards
     return {"all_reduce": 2 * (n - 1), "all_gather": n - 1, "reduce_scatter": n - 1, "all_to_all": n - 1,
             "send": sp.Integer(1)}[kind]
+
+
+def network_share(collective: Collective, degrees) -> sp.Expr:
+    """The part of a collective's bytes and steps that leaves the server, with the cards numbered TP first,
+    then CP, then DP (EP groups are runs of a stage's tp·dp cards), then PP (Megatron's order). A ring over a
+    group wider than a server runs at the speed of its hops between servers: all of it counts there. An
+    all-to-all over ep cards sends (ep − node)/(ep − 1) of what leaves a card to other servers; a node-limited
+    dispatch's hop between servers (group `nodes`) is all network."""
+    node, group = degrees.node_cards, collective.group
+    if group == "nodes":
+        return sp.Integer(1)
+    extent = _extent(collective, degrees)
+    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
+            or extent <= node:
+        return sp.Integer(0)
+    if collective.kind == "all_to_all":
+        return (extent - node) / (extent - 1)
+    return sp.Integer(1)
+
+
+def servers_spanned(collective: Collective, degrees) -> int:
+    """The servers a collective's group spans (NCCL's nNodes): its cards, at most one a server when the group's
+    stride fills one, else as many servers as its extent needs."""
+    node, extent, cards = degrees.node_cards, _extent(collective, degrees), collective.cards
+    if collective.group == "nodes":
+        return int(cards)
+    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent, cards)) \
+            or extent <= node:
+        return 1
+    return int(min(cards, -(-extent // node)))
+
+
+def _extent(collective: Collective, degrees):
+    """The span of card numbers a collective's group covers (Megatron's order: TP, CP, DP, PP)."""
+    return {"tp": degrees.tp, "sampling": degrees.tp, "cp": degrees.tp * degrees.cp,
+            "ep": collective.cards,  # node-limited: a server
+            "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(collective.group)

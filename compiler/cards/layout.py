@@ -12,10 +12,11 @@ from ..front.hardware import Device, Link
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
+from .collectives import servers_spanned
 from .degrees import Layout, refused
 from .nccl import Use, seconds
 from .pipeline import stage_fraction, stage_keys
-from .placement import Placement, SymbolicLayout, placed, servers_spanned
+from .placement import Placement, SymbolicLayout, placed
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
 
@@ -173,7 +174,7 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
 
 
 def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
-    """(bytes sent, steps waited, share between servers, group, kind, cards, servers) of each collective one
+    """(bytes sent, steps waited, share between servers, group, kind, cards, servers, sampling) of each collective one
     card of `stage` takes part in, built once per layout and stage (sympy's arithmetic on them costs more than
     their numbers)."""
     key = ("card flows", degrees, stage)
@@ -182,7 +183,7 @@ def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: s
                 and _on_card(c, placement, degrees, stage) != 0]
         compiled.memo[key] = [(c.sent * _on_card(c, placement, degrees, stage),
                                c.steps * _on_card(c, placement, degrees, stage), _fraction(c.network), c.group,
-                               c.kind, int(c.cards), servers_spanned(c, degrees)) for c in held]
+                               c.kind, int(c.cards), servers_spanned(c, degrees), c.sampling) for c in held]
     return compiled.memo[key]
 
 

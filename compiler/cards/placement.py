@@ -22,7 +22,7 @@ from ..graph.ir import OpNode
 from ..ops import REGISTRY
 from ..ops.sharding import ONE, Share, share
 from ..terms.symbols import Min, P
-from .collectives import Collective
+from .collectives import Collective, network_share
 from .pipeline import spans_of, stage_split
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
@@ -94,45 +94,28 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
     if isinstance(split, str):
         return Placement(problems=[(graph.nodes[order[0]]["op"], split)])
     placement.stage_layers = split
-    placement.collectives += _stage_sends(graph, placement, degrees)
+    placement.collectives += _stage_sends(graph, placement, degrees) + _logits_gather(graph, placement, degrees)
     placement.collectives = [replace(c, network=network_share(c, degrees)) for c in placement.collectives]
     return placement
 
 
-def network_share(collective: Collective, degrees: SymbolicLayout) -> sp.Expr:
-    """The part of a collective's bytes and steps that leaves the server, with the cards numbered TP first,
-    then CP, then DP (EP groups are runs of a stage's tp·dp cards), then PP (Megatron's order). A ring over a
-    group wider than a server runs at the speed of its hops between servers: all of it counts there. An
-    all-to-all over ep cards sends (ep − node)/(ep − 1) of what leaves a card to other servers; a node-limited
-    dispatch's hop between servers (group `nodes`) is all network."""
-    node, group = degrees.node_cards, collective.group
-    if group == "nodes":
-        return ONE
-    extent = _extent(collective, degrees)
-    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
-            or extent <= node:
-        return sp.Integer(0)
-    if collective.kind == "all_to_all":
-        return (extent - node) / (extent - 1)
-    return sp.Integer(1)
-
-
-def servers_spanned(collective: Collective, degrees: SymbolicLayout) -> int:
-    """The servers a collective's group spans (NCCL's nNodes): its cards, at most one a server when the group's
-    stride fills one, else as many servers as its extent needs."""
-    node, extent, cards = degrees.node_cards, _extent(collective, degrees), collective.cards
-    if collective.group == "nodes":
-        return int(cards)
-    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent, cards)) \
-            or extent <= node:
-        return 1
-    return int(min(cards, -(-extent // node)))
-
-
-def _extent(collective: Collective, degrees: SymbolicLayout):
-    """The span of card numbers a collective's group covers (Megatron's order: TP, CP, DP, PP)."""
-    return {"tp": degrees.tp, "cp": degrees.tp * degrees.cp, "ep": collective.cards,  # node-limited: a server
-            "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(collective.group)
+def _logits_gather(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:
+    """A head split over the tp cards by vocabulary leaves each card a slice of every logits row; sampling a
+    token needs the whole row, so the slices are gathered (vLLM's LogitsProcessor gathers the vocab-parallel
+    logits before sampling). A training step's cross-entropy works on the slices and gathers none."""
+    if degrees.tp == 1:
+        return []
+    found = []
+    for node_id in graph.nodes:
+        op = graph.nodes[node_id]["op"]
+        readers = [t for _, t, e in graph.out_edges(node_id, data=True) if e["kind"] == "tensor"]
+        inputs = [e for _, _, e in graph.in_edges(node_id, data=True) if e["kind"] == "tensor"]
+        if readers or not inputs or op.out_width is None or placement.layouts[node_id][0] != "S":
+            continue
+        size = op.rows * op.out_width * inputs[0]["format"]
+        found.append(Collective("all_gather", (node_id, node_id), "sampling", degrees.tp,
+                                size / context_split(degrees), op.multiplicity, sampling=True))
+    return found
 
 
 def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:

@@ -37,7 +37,7 @@ def step_traffic(compiled, placement, degrees, layout, setup, stage: str, count:
                  sheets=None) -> list[Traffic]:
     """Every collective one card of `stage` takes part in over a step of `count` micro-batches; with sheets
     (device, link, network) each group's time."""
-    flows = card_flows(compiled, placement, degrees, stage)
+    flows = [f for f in card_flows(compiled, placement, degrees, stage) if not f[7]]  # no sampling in training
     values = micro.many(("train flows", degrees, stage), [(e, "flops_matrix") for f in flows for e in f[:2]])
     uses = flow_uses(flows, values[0::2], values[1::2])
     groups: dict[str, list] = {}
