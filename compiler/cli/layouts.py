@@ -79,6 +79,7 @@ def _formulas(compiled, layout, args) -> int:
     import sympy as sp
 
     from ..cards.card import stage_cost
+    from ..cards.degrees import refused
     from ..cards.placement import DEGREES, placed
     from ..terms.scenario import at_phase
     from ..terms.symbols import B
@@ -89,6 +90,9 @@ def _formulas(compiled, layout, args) -> int:
         raise bad_value(f"`--keep`: {', '.join(sorted(unknown))} is not a degree ({', '.join(DEGREES)})")
     degrees = layout.degrees(kept, compiled.ir.formats)
     placement = placed(compiled, degrees)
+    if "pp" in kept and not _even_stages(placed(compiled, layout.degrees(formats=compiled.ir.formats))):
+        raise refused("`--keep pp`: these stages take the layers in order, not 1/pp of each stack",
+                      "keep pp for a single stack that pp divides; print the numbers with `layout` alone")
     cost = stage_cost(compiled, degrees, "first" if "pp" in kept or layout.pp > 1 else "whole")
     sent = sp.Add(*(c.sent for c in placement.collectives))
     # a replica serves ⌈B/dp⌉ of the B requests (as layout_report evaluates): the formulas say so in B
@@ -100,6 +104,13 @@ def _formulas(compiled, layout, args) -> int:
         closed = at_phase(expr, args.phase, compiled.options, level=level).xreplace(replica)
         print(f"  {name} = {sp.sstr(closed)}")
     return 0
+
+
+def _even_stages(placement) -> bool:
+    """Whether every stage holds 1/pp of every stack, as a kept `pp` letter says."""
+    sizes, stacks = placement.stage_layers, set(placement.spans.values())
+    return not sizes or (len(set(sizes)) == 1 and all(
+        int(offset) % sizes[0] == 0 and int(layers) % sizes[0] == 0 and len(stacks) == 1 for offset, layers in stacks))
 
 
 def layouts_arguments(parser) -> None:
