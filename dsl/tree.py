@@ -49,6 +49,9 @@ class ToAst(Transformer):
     def name(self, meta, children):
         return ast.Name(id=str(children[0]), span=self._s(meta))
 
+    def tensor_path(self, meta, children):
+        return ast.Name(id=".".join(str(c) for c in children), span=self._s(meta))
+
     def call(self, meta, children):
         func, *args = children
         return ast.Call(func=str(func), args=[a for a in args if a is not None], span=self._s(meta))

@@ -99,3 +99,18 @@ def test_a_residual_adds_at_least_one_sublayer():
     with pytest.raises(ArchError) as refused:
         compile_text(text)
     assert "at least one sublayer" in refused.value.diagnostics[0].message
+
+
+def test_a_called_blocks_tensor_is_named_from_outside():
+    """Issue 25: a tensor inside a called block could not be named from outside (E100), so LongCat-Flash's
+    shortcut-connected MoE had to be written op by op. `attn.o` names the attention's output projection."""
+    from archcost.compiler.pipeline import compile_text
+    from archcost.dsl.errors import ArchError
+
+    spec = ('use std.embedding\nuse std.attention.gqa\nmodel "Dotted" {\n  embedding(1000, 64)\n'
+            '  gqa(64, q_heads = 4, kv_heads = 4, head_dim = 16) as attn\n  linear probe: 64 -> 8, from = attn.o\n}\n')
+    model = compile_text(spec)
+    assert list(model.graph.predecessors("probe")) == ["attn.o"]
+    with pytest.raises(ArchError) as caught:
+        compile_text(spec.replace("attn.o", "attn.zz"))
+    assert caught.value.codes == ["E207"] and "attn.v" in caught.value.diagnostics[0].hint

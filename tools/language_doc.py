@@ -178,6 +178,9 @@ BLOCK_RULES = [
     "- A call reads the previous statement's output, or what `from` names; `from = (input, o)` passes several "
     "tensors side by side, and an op inside that reads each input alike (`elementwise`, as `std.norm`'s "
     "`residual`) reads them as its separate inputs.",
+    "- After `gqa(...) as attn`, the block's own tensors stay readable as `attn.o`, `attn.pre_norm` (a call "
+    "inside it as `attn.ffn.up`): a shortcut-connected MoE reads the first attention's output with "
+    "`from = attn.o` (LongCat-Flash). An unknown one is E207 with the nearest name.",
     "- A precision role exists once an op's `dtype` names it (`dtype = kv`); `precision ROLE = FORMAT` sets it "
     "for the model or a block, and a role that no op reads is a misspelling (E210).",
     "- `repeat N` multiplies costs, it never unrolls; `select` divides a repeat's layers among arms.",

@@ -41,6 +41,10 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
                         module=res.declarations.module_of(block), block=block.name, site=stmt.span)
     res.body(block.body, inner)
     res.clusters[cluster_id] = replace(res.clusters[cluster_id], component=inner.component)
+    # the block's own tensors stay readable after the call as `label.name` (a shortcut-connected MoE reads
+    # the first attention's output: LongCat-Flash)
+    scope.tensors.update({f"{label}.{name}": tensor for name, tensor in inner.tensors.items()
+                          if name not in ("input", "tokens")})
     bind_output(flow, scope, label, inner.current)
 
 

@@ -91,7 +91,9 @@ def _tensor(item: ast.Expr, scope: Scope) -> Tensor:
     if item.id not in scope.tensors:
         raise scope.env.problem("E207", f"unknown tensor `{item.id}`", item.span,
                                 hint=did_you_mean(item.id, scope.tensors)
-                                or f"names in this block: {', '.join(sorted(scope.tensors))}")
+                                or f"names in this block: {', '.join(sorted(n for n in scope.tensors if '.' not in n))}"
+                                + (" (and `label.name` for a tensor of a block called as `label`)"
+                                   if any("." in n for n in scope.tensors) else ""))
     return scope.tensors[item.id]
 
 
