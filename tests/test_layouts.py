@@ -644,3 +644,21 @@ def test_kept_degree_formulas_equal_the_numbers_over_every_spec(spec, tp, dp, ep
        ep_index=st.integers(0, 3), pp=st.sampled_from([1, 2, 4]))
 def test_kept_degree_formulas_long(spec, tp, dp, ep_index, pp, capsys):
     _kept_formulas_equal_the_numbers(spec, tp, dp, ep_index, pp, capsys)
+
+
+def test_sglang_published_disaggregated_deployment_is_stated():
+    """LMSYS, "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96 H100 GPUs"
+    (2025-05-05): DP attention with expert parallelism, prefill on 4 nodes (EP32) and decode on 9 (72 cards),
+    where EPLB's redundant experts make "more flexible EP sizes (e.g., 288 experts)" possible: 256 + 32 copies,
+    4 a card. Written as layouts, both sides and the hand-off of `archcost disaggregate`."""
+    from archcost.compiler.cards.disaggregation import disaggregate
+
+    model = compiled("deepseek-v3")
+    prefill = parse_layout("tp=1,dp=32,ep=32,node=8")
+    decode = parse_layout("tp=1,dp=72,ep=72,redundant=32,node=8")
+    assert (prefill.cards, decode.cards) == (32, 72)
+    report = disaggregate(model, prefill, decode, Scenario(B=72, P=2000, G=100),
+                          (device("h100-sxm"), link("nvlink4"), link("ib_ndr")))
+    experts = {side: getattr(report, side).cards[0].params for side in ("prefill", "decode_last")}
+    assert experts["prefill"] - experts["decode_last"] == (256 // 32 - 288 // 72) * 58 * EXPERT_PARAMS_V3
+    assert report.kv_transfer_bytes == evaluate(model, "prefill", Scenario(P=2000)).state_bytes
