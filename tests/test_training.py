@@ -237,6 +237,11 @@ def test_train_refuses_what_no_schedule_runs():
         _step("gpt-3-175b", "tp=8,pp=8,vp=3", global_batch=12)  # interleaving needs m a multiple of pp
     with pytest.raises(ArchError, match="mb"):
         _step("gpt-3-175b", "tp=8,mb=4", global_batch=4)
+    with pytest.raises(ArchError, match="give pp > 1"):  # interleaving needs a pipeline
+        _step("gpt-3-175b", "tp=8,vp=2", global_batch=4)
+    with pytest.raises(ArchError) as caught:  # more stages than layers
+        _step("megatron-22b", "pp=64", global_batch=64)
+    assert "first/last" in caught.value.diagnostics[0].hint
     with pytest.raises(ArchError, match="E405"):
         from archcost.compiler.cards.layout import layout_report
         layout_report(_model("gpt-3-175b"), parse_layout("tp=8,pp=8,vp=3"), "decode", Scenario())

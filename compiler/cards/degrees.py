@@ -47,6 +47,8 @@ class Layout(BaseModel):
         if (self.tp * self.dp) % self.ep:
             raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
                              "pipeline stage")
+        if self.vp > 1 and self.pp == 1:
+            raise ValueError("vp interleaves model chunks over pipeline stages: give pp > 1")
         if (self.first or self.last) and self.pp == 1:
             raise ValueError("first and last give the layers of a pipeline's end stages: give pp > 1")
         if self.redundant and self.ep == 1:
@@ -126,7 +128,8 @@ def parse_layout(text: str) -> Layout:
     except ValueError as error:
         first = error.errors()[0] if hasattr(error, "errors") else {"msg": str(error), "loc": ()}
         where = ".".join(str(p) for p in first["loc"])
-        raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{first['msg']}",
+        text = str(first["msg"]).removeprefix("Value error, ")  # pydantic's prefix for a validator's refusal
+        raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{text}",
                                     hint="degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), "
                                          "node (cards per server), limit (servers per token), dispatch (a format), "
                                          "imb (expert load imbalance), redundant (expert copies), first/last "

@@ -72,10 +72,15 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
     placement = compiled.memo[key]
     if placement.problems:
         raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span,
-                                                        hint="choose degrees that divide the model's heads "
-                                                             "and experts")
+                                                        hint=_hint(message))
                          for op, message in placement.problems[:3]])
     return placement
+
+
+def _hint(message: str) -> str:
+    if "stages" in message:
+        return "give pp no more than the layers, and first/last that leave every stage a layer"
+    return "choose degrees that divide the model's heads and experts"
 
 
 def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
