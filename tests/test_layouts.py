@@ -662,3 +662,17 @@ def test_sglang_published_disaggregated_deployment_is_stated():
     experts = {side: getattr(report, side).cards[0].params for side in ("prefill", "decode_last")}
     assert experts["prefill"] - experts["decode_last"] == (256 // 32 - 288 // 72) * 58 * EXPERT_PARAMS_V3
     assert report.kv_transfer_bytes == evaluate(model, "prefill", Scenario(P=2000)).state_bytes
+
+
+def test_llama_3_1_405b_fits_one_h100_server_in_fp8_not_in_bf16():
+    """Llama 3 paper §6.1: "When using a BF16 number representation for the model parameters, Llama 3 405B does
+    not fit in the GPU memory of a single machine with 8 Nvidia H100 GPUs" (so BF16 runs on 16 over two
+    machines); §6.2: FP8 quantization runs it on one. At tp = 8, 8K positions."""
+    from archcost.compiler.cards.fleet import capacity_on
+    from archcost.compiler.terms.scenario import Conventions
+
+    h100 = device("h100-sxm")
+    bf16 = capacity_on(compiled("llama-3.1-405b"), Layout(tp=8), h100, 8192, 1)
+    fp8 = capacity_on(compiled("llama-3.1-405b", options=Conventions(weights="fp8")), Layout(tp=8), h100, 8192, 1)
+    two = capacity_on(compiled("llama-3.1-405b"), Layout(tp=8, pp=2), h100, 8192, 1)
+    assert bf16.batch_max == 0 and fp8.batch_max > 0 and two.batch_max > 0
