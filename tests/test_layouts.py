@@ -676,3 +676,25 @@ def test_llama_3_1_405b_fits_one_h100_server_in_fp8_not_in_bf16():
     fp8 = capacity_on(compiled("llama-3.1-405b", options=Conventions(weights="fp8")), Layout(tp=8), h100, 8192, 1)
     two = capacity_on(compiled("llama-3.1-405b"), Layout(tp=8, pp=2), h100, 8192, 1)
     assert bf16.batch_max == 0 and fp8.batch_max > 0 and two.batch_max > 0
+
+
+def test_expert_tensor_parallelism_splits_each_expert_inside_its_ep_rank():
+    """Issue 26: with ep smaller than a stage's tp × dp cards each expert was held whole by tp·dp/ep cards.
+    `etp` (Megatron-Core's expert_tensor_parallel_size) splits each expert's matrices over the etp cards of its
+    EP rank: Qwen3-235B at tp=4,ep=2,etp=2 holds what ep=4 holds a card (1/4 of every layer's experts), does the
+    same FLOPs (a card's own tokens), and each EP rank's cards all-gather their tokens and reduce-scatter their
+    partial sums: one card's routed rows, B·top·d/tp BF16 values, (etp − 1) times a layer."""
+    model = compiled(QWEN_235B)
+    shape = Scenario(B=8, S=1000)
+    split, wide, whole = (layout_report(model, parse_layout(text), "decode", shape)
+                          for text in ("tp=4,ep=2,etp=2", "tp=4,ep=4", "tp=4,ep=2"))
+    assert split.cards[0].params == wide.cards[0].params < whole.cards[0].params
+    assert split.replicated_params == wide.replicated_params
+    assert split.cards[0].flops_matrix == whole.cards[0].flops_matrix
+    rows = 8 * 8 * 4096 * 2 // 4  # per layer: B · top · d BF16 values over the tp cards
+    etp = {t.kind: t for t in split.traffic if t.group == "etp"}
+    assert etp["all_gather"].count == etp["reduce_scatter"].count == 94
+    assert etp["all_gather"].sent_bytes == etp["reduce_scatter"].sent_bytes == 94 * rows * (2 - 1)
+    for text, words in (("tp=4,etp=2", "give ep > 1"), ("tp=4,ep=4,etp=2", "ep × etp = 8 does not divide")):
+        with pytest.raises(ArchError, match=words):
+            parse_layout(text)

@@ -31,9 +31,10 @@ def group_rows(given: Share, degrees: SymbolicLayout) -> dict:
     of them), of which each card does 1/ep. Its costs are not linear in the rows (the distinct experts a batch
     touches), so the rows change before the share is taken; per card that is m/tp rows, whatever ep spans.
     Empty for any other op."""
-    if given.group != "ep" or not degrees.expert_parallel or degrees.ep == degrees.tp:
+    group = degrees.ep * degrees.etp  # an EP group of ep ranks, each etp cards (expert tensor parallel)
+    if given.group != "ep" or not degrees.expert_parallel or group == degrees.tp:
         return {}
-    ratio = degrees.ep / degrees.tp  # tokens are m = B·P rows, or B·min(P, q) in a replay stage: scale both
+    ratio = group / degrees.tp  # tokens are m = B·P rows, or B·min(P, q) in a replay stage: scale both
     return {m: m * ratio, B: B * ratio}
 
 

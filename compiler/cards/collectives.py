@@ -85,5 +85,5 @@ def servers_spanned(collective: Collective, degrees) -> int:
 def _extent(collective: Collective, degrees):
     """The span of card numbers a collective's group covers (Megatron's order: TP, CP, DP, PP)."""
     return {"tp": degrees.tp, "sampling": degrees.tp, "cp": degrees.tp * degrees.cp,
-            "ep": collective.cards,  # node-limited: a server
+            "ep": collective.cards, "etp": collective.cards,  # node-limited: a server
             "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(collective.group)

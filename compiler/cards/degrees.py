@@ -37,6 +37,9 @@ class Layout(BaseModel):
     # copies of experts held beyond the model's own, spread over the EP group to even out the load (DeepSeek-V3
     # §3.4: 32 redundant experts for prefill, each card "8 original experts and one additional redundant")
     redundant: int = Field(0, ge=0, le=100_000)
+    # expert tensor parallel: each expert's matrices split over etp cards of its EP rank (Megatron-Core's
+    # expert_tensor_parallel_size); an EP group is then ep × etp of a stage's tp × dp cards
+    etp: int = Degree
     # layers of the first and of the last pipeline stage, the rest split evenly (Megatron-LM's
     # --decoder-first/last-pipeline-num-layers; Llama 3 §3.3.2 puts one fewer layer on each)
     first: int | None = Field(None, ge=1, le=100_000)
@@ -44,9 +47,12 @@ class Layout(BaseModel):
 
     @model_validator(mode="after")
     def _expert_groups(self) -> Layout:
-        if (self.tp * self.dp) % self.ep:
-            raise ValueError(f"ep = {self.ep} does not divide the tp × dp = {self.tp * self.dp} cards of a "
-                             "pipeline stage")
+        if (self.tp * self.dp) % (self.ep * self.etp):
+            group = f"ep × etp = {self.ep * self.etp}" if self.etp > 1 else f"ep = {self.ep}"
+            raise ValueError(f"{group} does not divide the tp × dp = {self.tp * self.dp} cards of a pipeline stage")
+        if self.etp > 1 and self.ep == 1:
+            raise ValueError("etp splits each expert over the cards of an EP rank: give ep > 1 (with ep = 1 the "
+                             "experts already split over tp)")
         if self.vp > 1 and self.pp == 1:
             raise ValueError("vp interleaves model chunks over pipeline stages: give pp > 1")
         if (self.first or self.last) and self.pp == 1:
@@ -75,13 +81,14 @@ class Layout(BaseModel):
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
                        imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
-                       expert_parallel=self.ep > 1, redundant=sp.Integer(self.redundant),
+                       expert_parallel=self.ep > 1, redundant=sp.Integer(self.redundant), etp=sp.Integer(self.etp),
                        first_layers=self.first, last_layers=self.last)
 
     def text(self) -> str:
         extra = "".join(f", {word}" for word, on in (("SP", self.sequence_parallel), (f"CP {self.cp}", self.cp > 1),
                                                       (f"VP {self.vp}", self.vp > 1),
                                                       (f"{self.redundant} redundant experts", self.redundant),
+                                                      (f"ETP {self.etp}", self.etp > 1),
                                                       (f"≤ {self.limit} servers a token", self.limit)) if on)
         cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
         return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
@@ -132,5 +139,5 @@ def parse_layout(text: str) -> Layout:
         raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{text}",
                                     hint="degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), "
                                          "node (cards per server), limit (servers per token), dispatch (a format), "
-                                         "imb (expert load imbalance), redundant (expert copies), first/last "
-                                         "(layers of the end stages)")]) from None
+                                         "imb (expert load imbalance), redundant (expert copies), etp (expert "
+                                         "tensor parallel), first/last (layers of the end stages)")]) from None

@@ -47,6 +47,7 @@ class SymbolicLayout:
     # where the layout has it, so a formula at ep = 1 keeps the experts split over tp as the numbers do
     expert_parallel: bool = True
     redundant: sp.Expr = sp.Integer(0)  # expert copies beyond the model's, spread over the EP group
+    etp: sp.Expr = ONE                  # cards each expert's matrices split over inside its EP rank
     first_layers: int | None = None    # layers the first pipeline stage holds (Megatron's first-stage count)
     last_layers: int | None = None     # and the last
 
@@ -193,12 +194,14 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout)
 
 
 def _with_copies(given: Share, op: OpNode, degrees: SymbolicLayout) -> Share:
-    """With redundant experts an EP card holds (E + R)/ep experts, R of them copies of others; the tokens still
-    spread over the group, 1/ep of them a card."""
+    """An EP card's share of an expert layer: with expert tensor parallelism each expert's matrices split over
+    the etp cards of its EP rank (1/(ep·etp) of the weights and the group's work a card); with redundant
+    experts a card holds (E + R)/ep experts, R of them copies of others, the tokens still spread evenly."""
     count = getattr(op.args, "count", None)
-    if given.group != "ep" or degrees.redundant == 0 or count is None:
+    if given.group != "ep" or count is None or not degrees.expert_parallel:
         return given
-    return replace(given, hold=given.hold * (count + degrees.redundant) / count)
+    copies = (count + degrees.redundant) / count
+    return replace(given, hold=given.hold * copies / degrees.etp, work=given.work / degrees.etp)
 
 
 def context_split(degrees: SymbolicLayout) -> sp.Expr:
@@ -257,6 +260,9 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
             cards = degrees.ep
         out += [Collective("all_to_all", ids[0], "ep", cards, sent * top, times),
                 Collective("all_to_all", ids[1], "ep", cards, rows * top, times)]
+        if degrees.etp != 1:  # each etp card of a rank needs its rank's tokens, and adds its partial sums back
+            out += [Collective("all_gather", ids[0], "etp", degrees.etp, sent * top * degrees.etp, times),
+                    Collective("reduce_scatter", ids[1], "etp", degrees.etp, rows * top * degrees.etp, times)]
     return out
 
 

@@ -49,7 +49,7 @@ def step_traffic(compiled, placement, degrees, layout, setup, stage: str, count:
         _add(groups, group, replace(use, copies=use.copies * passes), sheets)
     for group, cards, gradients, weights in (
             ("dp", layout.dp, states.dense_gradient_bytes, states.dense_weight_bytes),
-            ("dp_experts", layout.tp * layout.dp // layout.ep if layout.ep > 1 else layout.dp,
+            ("dp_experts", layout.tp * layout.dp // (layout.ep * layout.etp) if layout.ep > 1 else layout.dp,
              states.expert_gradient_bytes, states.expert_weight_bytes)):
         for use in _gradient_sync(cards, _servers(layout, cards), gradients, weights, setup.zero):
             _add(groups, group, use, sheets)

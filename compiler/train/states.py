@@ -40,7 +40,7 @@ def card_states(compiled, placement, degrees, layout, setup, stage: str, micro) 
     params, weights, e_params, e_weights = micro.many(("train states", degrees, stage), [
         (cost.params, "params"), (cost.weight_bytes, "params"), (expert_params, "params"),
         (expert_bytes, "params")])
-    replicas = layout.tp * layout.dp // layout.ep if layout.ep > 1 else layout.dp
+    replicas = layout.tp * layout.dp // (layout.ep * layout.etp) if layout.ep > 1 else layout.dp
     dense = model_states(params - e_params, weights - e_weights, layout.dp, setup.zero, setup.optimizer,
                          setup.grad_format)
     experts = model_states(e_params, e_weights, replicas, setup.zero, setup.optimizer, setup.grad_format)
