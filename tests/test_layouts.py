@@ -5,6 +5,7 @@ Megatron-LM (Shoeybi et al. 2019: two all-reduces per transformer layer in the f
 from __future__ import annotations
 
 import pytest
+import sympy as sp
 from helpers import ROOT, compiled
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -576,6 +577,15 @@ def _cards_do_the_work(spec, tp, dp, ep_index, B):
         expected += row.flops_matrix_all_layers * tp / WORK_PARTS[word](tp, int(heads) if heads is not None else 0)
     card = report.cards[0]
     assert card.flops_matrix * tp * dp == pytest.approx(expected, rel=1e-9)
+    # in a transformer every tensor-parallel all-reduce adds up the residual stream: B/dp rows of the model's
+    # width, by the ring formula 2(n − 1)/n of the buffer a card (a Mamba layer also reduces its narrow dt, B, C)
+    kinds = {model.graph.nodes[n]["op"].kind for n in model.graph.nodes}
+    width = next(data["op"].out_width for data in (model.graph.nodes[n] for n in model.graph.nodes)
+                 if data["op"].kind == "lookup")
+    for t in report.traffic if not kinds & {"recurrent", "conv", "mix", "index"} else []:
+        if t.kind == "all_reduce" and t.group == "tp":
+            buffer = B * int(width) * (sp.Integer(1) * model.ir.act_format)
+            assert t.sent_bytes == pytest.approx(t.count * 2 * (tp - 1) / tp * float(buffer), rel=1e-9), spec
     ops = [model.graph.nodes[n] for n in model.graph.nodes]
     if not any(data["op"].kind == "experts" for data in ops):  # routed experts: only the touched ones are read
         # a table is read row by row: its weights need not all be read (split by vocabulary over tp)
