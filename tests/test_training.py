@@ -316,3 +316,15 @@ def test_llama_3_1_405b_spec_holds_what_transformers_builds():
     layers, 128 heads, 8 KV heads, FFN 53,248, vocabulary 128,256, untied), built on the meta device, holds
     405,853,388,800 parameters."""
     assert _model("llama-3.1-405b").total("params") == 405_853_388_800
+
+
+def test_docs_name_every_key_of_the_record():
+    """Issue 29: the JSON keys are named in docs/training.md (a key added without its words fails here)."""
+    from archcost.compiler.train.bounds import TrainTimes
+    from archcost.compiler.train.communication import Traffic
+    from archcost.compiler.train.step import TrainCard, TrainReport
+
+    text = (ROOT / "docs" / "training.md").read_text()
+    missing = [f"{m.__name__}.{f}" for m in (TrainReport, TrainCard, TrainTimes, Traffic) for f in m.model_fields
+               if f"`{f}`" not in text]
+    assert missing == []
