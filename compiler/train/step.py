@@ -159,21 +159,26 @@ def step_flops(compiled, setup: TrainSetup) -> tuple[Number, Number]:
     """(model FLOPs, hardware matrix FLOPs) of the step over all cards: 3 × the forward, plus what
     recomputation runs again."""
     whole = PlainEvaluator(compiled, "prefill", Scenario(B=setup.global_batch, S=0, P=setup.seq))
-    clusters = compiled.graph.graph["clusters"]
-
-    def again(op) -> bool:
-        if setup.recompute == "full":
-            return op.component != keep.OUTSIDE_LAYERS and outermost(clusters, op.cluster) is not None
-        return setup.recompute == "selective" and op.id in _score_ops(compiled, setup.dropout)
-
+    again = recomputed(compiled, setup)
     forward = whole(compiled.total("flops_matrix"), "flops_matrix")
-    repeated = whole(compiled.total("flops_matrix", again), "flops_matrix") if setup.recompute != "none" else 0
+    repeated = whole(compiled.total("flops_matrix", lambda op: op.id in again), "flops_matrix") if again else 0
     return 3 * forward, 3 * forward + repeated
 
 
-def _score_ops(compiled, dropout: bool) -> set[str]:
-    """The ops selective recomputation runs again: those whose score-sized tensors it drops."""
-    return {node_id for node_id, rule in keep.saved_rules(compiled, dropout).items() if rule.scores != 0}
+def recomputed(compiled, setup: TrainSetup) -> frozenset[str]:
+    """The ops whose forward recomputation runs again: every layer's under `full` (not the embedding and the
+    head), under `selective` those whose score-sized tensors it drops."""
+    key = ("recomputed", setup.recompute, setup.dropout)
+    if key not in compiled.memo:
+        graph = compiled.graph
+        if setup.recompute == "full":
+            found = {node_id for node_id in graph.nodes if keep.in_layers(graph, node_id)}
+        elif setup.recompute == "selective":
+            found = {n for n, rule in keep.saved_rules(compiled, setup.dropout).items() if rule.scores != 0}
+        else:
+            found = set()
+        compiled.memo[key] = frozenset(found)
+    return compiled.memo[key]
 
 
 def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage: str, count: int,
@@ -222,10 +227,10 @@ def _per_layer(compiled, kept, part) -> list[sp.Expr]:
     clusters = compiled.graph.graph["clusters"]
     layers: dict[str, sp.Expr] = {}
     for node_id, _copies, k in kept:
+        if not keep.in_layers(compiled.graph, node_id):
+            continue
         op = compiled.graph.nodes[node_id]["op"]
         layer = outermost(clusters, op.cluster)
-        if layer is None or op.component == keep.OUTSIDE_LAYERS:
-            continue
         layers[layer.id] = layers.get(layer.id, 0) + op.multiplicity / layer.times * part(k)
     return list(layers.values())
 
@@ -233,7 +238,7 @@ def _per_layer(compiled, kept, part) -> list[sp.Expr]:
 def _card_flops(compiled, placement, degrees, stage: str, setup: TrainSetup, micro) -> tuple:
     """(forward matrix FLOPs, forward non-matrix FLOPs, recomputed matrix FLOPs) of one micro-batch on the card."""
     graph = compiled.graph
-    scores = _score_ops(compiled, setup.dropout)
+    again = recomputed(compiled, setup)
     forward, nonmatrix, repeated = [], [], []
     for node_id, copies in on_card(graph, placement, degrees, stage):
         given, cost = placement.shares[node_id], graph.nodes[node_id]["cost"]
@@ -242,9 +247,7 @@ def _card_flops(compiled, placement, degrees, stage: str, setup: TrainSetup, mic
         matrix = cost.flops_matrix.xreplace(rows) * share
         forward.append(matrix)
         nonmatrix.append(cost.flops_nonmatrix.xreplace(rows) * share)
-        again = keep.in_layers(graph, node_id) if setup.recompute == "full" else (
-            setup.recompute == "selective" and node_id in scores)
-        if again:
+        if node_id in again:
             repeated.append(matrix)
     return tuple(micro.many(("train flops", degrees, stage, setup.recompute, setup.dropout), [
         (sp.Add(*forward), "flops_matrix"), (sp.Add(*nonmatrix), "flops_matrix"),
