@@ -9,7 +9,9 @@ Constants from NCCL's tuning model, src/graph/tuning.cc (NVIDIA/nccl @ b6475625)
 between servers (N > 1); a reduce-scatter or all-gather n − 1, N − 1 between servers; a tree all-reduce
 2((n/N − 1) hops inside plus log₂ N between). Bandwidth shares: LL carries 8 bytes of data per 16 (¼ of
 the bus for an all-reduce or across servers, ⅓ otherwise), LL128 0.92, Simple all of it; a tree runs at
-0.92 of the bus and moves the buffer twice (LL ×1/3.8, LL128 ×7/9 in a server, 120/128 across).
+0.92 of the bus and moves the buffer twice (LL ×1/3.8, LL128 ×7/9 in a server, 120/128 across). On an
+NVLink 4 or 5 server the switch can reduce (NVLS: 23 µs, the buffer at 5/6 of the link), which is how
+nccl-tests reports 460-480 GB/s of bus bandwidth for an 8 × H100 all-reduce over 450 GB/s links.
 
 An all-to-all and a pipeline send are point-to-point: every pair sends at once, the bytes inside a server
 over its link and those between servers over the network at the same time, after one hop's latency (the
@@ -29,6 +31,10 @@ BASE = {"ring": (6.6, 14.0, 8.4), "tree": (6.8, 14.0, 0.0)}
 HOP = {"nvlink": {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 28.0)},
        "pci": {"ring": (1.0, 2.5, 5.7), "tree": (1.0, 1.9, 28.0)},
        "net": {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 28.0)}}
+# NVLink SHARP: the NVSwitch of an NVLink 4 or 5 server reduces in the switch (NCCL's NVLS algorithm: one
+# 23 µs hop, the buffer at 5/6 of the bus as its algorithm bandwidth)
+NVLS_LINKS = ("nvlink4", "nvlink5")
+NVLS_HOP, NVLS_SHARE = 23.0, 5 / 6
 RING_STEPS = {"all_reduce": lambda n: 2 * (n - 1), "reduce_scatter": lambda n: n - 1, "all_gather": lambda n: n - 1}
 
 
@@ -58,6 +64,8 @@ def seconds(use: Use, link, network) -> float:
         one = min(_ring(use, link, network, p) for p in range(3))
         if use.kind == "all_reduce":
             one = min(one, *(_tree(use, link, network, p) for p in range(3)))
+        if use.servers == 1 and link.name in NVLS_LINKS:
+            one = min(one, _nvls(use, link))
     else:
         one = min(_pairwise(use, link, network, p) for p in range(3))
     return use.copies * one
@@ -83,6 +91,12 @@ def _tree(use: Use, link, network, p: int) -> float:
     bandwidth = (network.bandwidth if servers > 1 else link.bandwidth) * 0.92 * share
     buffer = use.sent * n / (2 * (n - 1))  # the ring's bytes sent back to the buffer's size
     return latency * US + 2 * buffer / bandwidth
+
+
+def _nvls(use: Use, link) -> float:
+    n = use.cards
+    buffer = use.sent * n / RING_STEPS[use.kind](n)  # the ring's bytes sent back to the buffer's size
+    return NVLS_HOP * US + buffer / (link.bandwidth * NVLS_SHARE)
 
 
 def _pairwise(use: Use, link, network, p: int) -> float:
