@@ -76,10 +76,14 @@ def servers_spanned(collective: Collective, degrees) -> int:
     node, extent, cards = degrees.node_cards, _extent(collective, degrees), collective.cards
     if collective.group == "nodes":
         return int(cards)
-    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent, cards)) \
-            or extent <= node:
+    if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent, cards)):
         return 1
-    return int(min(cards, -(-extent // node)))
+    return servers_for(int(extent), int(cards), int(node))
+
+
+def servers_for(extent: int, cards: int, node: int) -> int:
+    """The servers a group of `cards` spread over `extent` consecutive card numbers spans, `node` a server."""
+    return 1 if extent <= node else min(cards, -(-extent // node))
 
 
 def _extent(collective: Collective, degrees):

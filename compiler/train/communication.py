@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from ..cards.collectives import ring_steps, sent_bytes
+from ..cards.collectives import ring_steps, sent_bytes, servers_for
 from ..cards.layout import card_flows, flow_uses
 from ..cards.nccl import Use, seconds
 
@@ -51,7 +51,8 @@ def step_traffic(compiled, placement, degrees, layout, setup, stage: str, count:
             ("dp", layout.dp, states.dense_gradient_bytes, states.dense_weight_bytes),
             ("dp_experts", layout.tp * layout.dp // (layout.ep * layout.etp) if layout.ep > 1 else layout.dp,
              states.expert_gradient_bytes, states.expert_weight_bytes)):
-        for use in _gradient_sync(cards, _servers(layout, cards), gradients, weights, setup.zero):
+        servers = servers_for(layout.tp * layout.cp * cards, cards, layout.node)  # members tp·cp cards apart
+        for use in _gradient_sync(cards, servers, gradients, weights, setup.zero):
             _add(groups, group, use, sheets)
     return [Traffic(group=g, sent_bytes=round(t[0]), steps=round(t[1]), network_bytes=round(t[2]),
                     network_steps=round(t[3]), seconds=t[4] if sheets else None) for g, t in groups.items()]
@@ -66,12 +67,6 @@ def _add(groups: dict, group: str, use: Use, sheets) -> None:
         totals[k] += float(value)
     if sheets is not None:
         totals[4] += seconds(use, sheets[1], sheets[2])
-
-
-def _servers(layout, cards: int) -> int:
-    """The servers a data-parallel group spans, its members tp·cp cards apart (Megatron's order)."""
-    extent = layout.tp * layout.cp * cards
-    return 1 if extent <= layout.node else min(cards, -(-extent // layout.node))
 
 
 def _gradient_sync(cards: int, servers: int, gradient_bytes, weight_bytes, zero: int) -> list[Use]:
