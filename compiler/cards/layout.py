@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from fractions import Fraction
 
 import sympy as sp
@@ -19,6 +20,21 @@ from .pipeline import stage_fraction, stage_keys
 from .placement import Placement, SymbolicLayout, placed
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One collective as one card of a stage takes part in it: its bytes and steps (in the scenario's letters),
+    the share of them between servers, and what NCCL's model reads of it."""
+
+    sent: sp.Expr
+    steps: sp.Expr
+    network: Fraction
+    group: str
+    kind: str
+    cards: int
+    servers: int
+    sampling: bool
 
 
 class Card(BaseModel):
@@ -138,17 +154,16 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
                        f"{phase}: a card would hold none", "choose cp no larger than the positions split")
 
 
-def flow_uses(flows: list[tuple], sent: list, steps: list) -> list[Use]:
+def flow_uses(flows: list[Flow], sent: list, steps: list) -> list[Use]:
     """Each collective of `card_flows` with its evaluated bytes and steps, as NCCL's model reads it: copies of
     one collective (its steps over one copy's), each sending its share of the bytes."""
     from .collectives import ring_steps
 
     uses = []
     for flow, total, waited in zip(flows, sent, steps):
-        kind, cards, servers = flow[4:7]
-        copies = float(waited) / float(ring_steps(kind, cards)) if cards > 1 else 0.0
-        uses.append(Use(kind=kind, cards=cards, servers=servers, copies=copies,
-                        sent=float(total) / copies if copies else 0.0, network=float(flow[2])))
+        copies = float(waited) / float(ring_steps(flow.kind, flow.cards)) if flow.cards > 1 else 0.0
+        uses.append(Use(kind=flow.kind, cards=flow.cards, servers=flow.servers, copies=copies,
+                        sent=float(total) / copies if copies else 0.0, network=float(flow.network)))
     return uses
 
 
@@ -161,7 +176,7 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
     def items():
         cost = stage_cost(compiled, degrees, stage)
         return [(getattr(cost, name), name) for name in fields] + [
-            (_exact(flow[index]), "flops_matrix") for index in (0, 1) for flow in flows]
+            (_exact(expr), "flops_matrix") for expr in [f.sent for f in flows] + [f.steps for f in flows]]
     found = evaluate.many(("card", degrees, stage), items)  # exact: a size may be a fraction
     values, counts = dict(zip(fields, found)), [int(round(v)) for v in found[len(fields):]]
     numbers = {name: values[name] for name in CARD_FIELDS}
@@ -169,21 +184,20 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
     sent, steps = counts[:len(flows)], counts[len(flows):]
     uses.extend(flow_uses(flows, found[len(fields):len(fields) + len(flows)], found[len(fields) + len(flows):]))
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
-                network_bytes=sum(int(round(b * flow[2])) for b, flow in zip(sent, flows)),
-                network_steps=sum(int(round(n * flow[2])) for n, flow in zip(steps, flows)), **numbers)
+                network_bytes=sum(int(round(b * flow.network)) for b, flow in zip(sent, flows)),
+                network_steps=sum(int(round(n * flow.network)) for n, flow in zip(steps, flows)), **numbers)
 
 
-def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
-    """(bytes sent, steps waited, share between servers, group, kind, cards, servers, sampling) of each collective one
-    card of `stage` takes part in, built once per layout and stage (sympy's arithmetic on them costs more than
-    their numbers)."""
+def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[Flow]:
+    """Each collective one card of `stage` takes part in, built once per layout and stage (sympy's arithmetic on
+    them costs more than their numbers)."""
     key = ("card flows", degrees, stage)
     if key not in compiled.memo:
-        held = [c for c in placement.collectives if _on_stage(c, placement, stage)
-                and _on_card(c, placement, degrees, stage) != 0]
-        compiled.memo[key] = [(c.sent * _on_card(c, placement, degrees, stage),
-                               c.steps * _on_card(c, placement, degrees, stage), _fraction(c.network), c.group,
-                               c.kind, int(c.cards), servers_spanned(c, degrees), c.sampling) for c in held]
+        held = [(c, _on_card(c, placement, degrees, stage)) for c in placement.collectives
+                if _on_stage(c, placement, stage)]
+        compiled.memo[key] = [Flow(c.sent * part, c.steps * part, _fraction(c.network), c.group, c.kind,
+                                   int(c.cards), servers_spanned(c, degrees), c.sampling)
+                              for c, part in held if part != 0]
     return compiled.memo[key]
 
 

@@ -37,12 +37,13 @@ def step_traffic(compiled, placement, degrees, layout, setup, stage: str, count:
                  sheets=None) -> list[Traffic]:
     """Every collective one card of `stage` takes part in over a step of `count` micro-batches; with sheets
     (device, link, network) each group's time."""
-    flows = [f for f in card_flows(compiled, placement, degrees, stage) if not f[7]]  # no sampling in training
-    values = micro.many(("train flows", degrees, stage), [(e, "flops_matrix") for f in flows for e in f[:2]])
+    flows = [f for f in card_flows(compiled, placement, degrees, stage) if not f.sampling]  # none in training
+    values = micro.many(("train flows", degrees, stage),
+                        [(e, "flops_matrix") for f in flows for e in (f.sent, f.steps)])
     uses = flow_uses(flows, values[0::2], values[1::2])
     groups: dict[str, list] = {}
     for flow, use in zip(flows, uses):
-        group = flow[3]
+        group = flow.group
         # a stage sends once forward and once back per chunk it holds (Narayanan et al. 2021 §2.2.2: the
         # interleaved schedule's communication "increases by v")
         passes = (2 * layout.vp if group == "pp" else 2 + (setup.recompute == "full")) * count
