@@ -17,7 +17,7 @@ from ..numbers.evaluate import evaluate
 from ..terms.scenario import Scenario
 from .degrees import Layout
 from .layout import LayoutReport, layout_report
-from .nccl import HOP, US, link_class
+from .nccl import Use, seconds
 
 
 class Disaggregation(BaseModel):
@@ -45,8 +45,8 @@ def disaggregate(compiled, prefill: Layout, decode: Layout, shape: Scenario, she
                            network) for history in (shape.P, shape.P + shape.G - 1)]
     per_request = evaluate(compiled, "prefill", Scenario(B=1, P=shape.P)).state_bytes
     held = max(card.state_bytes for card in before.cards)  # B requests' state, split over a replica's cards
-    hop = HOP[link_class(network.name)]["ring"][2] * US  # one Simple hop of the link the state crosses
-    transfer = hop + held / network.bandwidth
+    # a point-to-point send over the network, priced as every collective is (cards/nccl.py)
+    transfer = seconds(Use(kind="send", cards=2, servers=2, copies=1, sent=held, network=1.0), link, network)
     first_token = before.times.full_overlap + transfer
     per_token = steps[1].times.full_overlap
     ratio = before.times.full_overlap / (shape.G * per_token) if per_token > 0 else 0.0
