@@ -15,7 +15,8 @@ from ..graph.ir import ancestors
 ONE = sp.Integer(1)
 
 
-def _number(value):
+def as_number(value):
+    """A sympy integer as a Python one (the layout checks are arithmetic on numbers); anything else as it is."""
     return int(value) if getattr(value, "is_Integer", False) else value
 
 
@@ -51,7 +52,7 @@ def stage_split(total, degrees) -> tuple[int, ...] | str:
     (Megatron's first- and last-stage counts; Llama 3 puts one fewer layer on each, §3.3.2), the rest as evenly
     as the count allows, the extra layers on the later stages (the first holds the embedding and, under
     1F1B, the most micro-batches). A message where no split exists; empty with one stage or a kept letter."""
-    pp = _number(degrees.pp)
+    pp = as_number(degrees.pp)
     if type(pp) is not int or pp == 1 or not getattr(sp.Integer(1) * total, "is_Integer", False):
         return ()
     total, ends = int(total), [n for n in (degrees.first_layers, degrees.last_layers) if n is not None]

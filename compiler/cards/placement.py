@@ -23,7 +23,7 @@ from ..ops import REGISTRY
 from ..ops.sharding import ONE, Share, share
 from ..terms.symbols import Min, P
 from .collectives import Collective, network_share
-from .pipeline import spans_of, stage_split
+from .pipeline import as_number, spans_of, stage_split
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
 
@@ -138,7 +138,7 @@ def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayou
 def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayout, placement: Placement) -> None:
     inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
-    given = _with_copies(_given(op, laid, degrees), op, degrees)
+    given = _expert_share(_given(op, laid, degrees), op, degrees)
     for (source, edge), (kind, _) in zip(inputs, laid):
         if (source, given.needs) not in placement.converted:  # reduced or gathered once for all its readers
             placement.converted.add((source, given.needs))
@@ -160,22 +160,17 @@ def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
     experts over EP cards. A head count is a whole number ≥ 1 here: the front refuses any other where the shard
     word is read (E301). Layers over pipeline stages are `stage_split`'s."""
     word, heads = op.shard
-    tp, ep = (_number(d) for d in (degrees.tp, degrees.ep))
-    heads = _number(heads)
+    tp, ep = (as_number(d) for d in (degrees.tp, degrees.ep))
+    heads = as_number(heads)
     if (word == "heads" and type(heads) is int and type(tp) is int
             and (heads % tp if tp <= heads else tp % heads) != 0):
         return [f"{heads} heads cannot be split evenly over tp = {tp} cards"]
-    count = _number(getattr(op.args, "count", None))
+    count = as_number(getattr(op.args, "count", None))
     held = count + int(degrees.redundant) if type(count) is int else count
     if word == "ep" and type(ep) is int and type(held) is int and held % ep:
         extra = f" and {int(degrees.redundant)} redundant copies" if degrees.redundant else ""
         return [f"{count} experts{extra} cannot be split evenly over ep = {ep} cards"]
     return []
-
-
-def _number(value):
-    """A sympy integer as a Python one (the checks above are arithmetic on numbers); anything else as it is."""
-    return int(value) if getattr(value, "is_Integer", False) else value
 
 
 def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout) -> Share:
@@ -193,7 +188,7 @@ def _given(op: OpNode, laid: list[tuple[str, sp.Expr]], degrees: SymbolicLayout)
     return Share(hold=given.hold, work=part if given.output == "same" else given.work, output=output, needs=need)
 
 
-def _with_copies(given: Share, op: OpNode, degrees: SymbolicLayout) -> Share:
+def _expert_share(given: Share, op: OpNode, degrees: SymbolicLayout) -> Share:
     """An EP card's share of an expert layer: with expert tensor parallelism each expert's matrices split over
     the etp cards of its EP rank (1/(ep·etp) of the weights and the group's work a card); with redundant
     experts a card holds (E + R)/ep experts, R of them copies of others, the tokens still spread evenly."""
