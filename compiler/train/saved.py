@@ -96,11 +96,9 @@ def layer_inputs(graph: nx.DiGraph) -> dict[str, sp.Expr]:
     found: dict[str, sp.Expr] = {}
     seen = set()
     for source, target, edge in graph.edges(data=True):
-        op = graph.nodes[target]["op"]
-        layer = outermost(clusters, op.cluster)
-        if edge["kind"] != "tensor" or layer is None or op.component == OUTSIDE_LAYERS \
-                or edge.get("tensor_bytes") is None:
+        if edge["kind"] != "tensor" or edge.get("tensor_bytes") is None or not in_layers(graph, target):
             continue
+        layer = outermost(clusters, graph.nodes[target]["op"].cluster)
         if outermost(clusters, graph.nodes[source]["op"].cluster) is layer or (source, layer.id) in seen:
             continue
         seen.add((source, layer.id))
