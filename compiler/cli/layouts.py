@@ -108,9 +108,8 @@ def _formulas(compiled, layout, args) -> int:
 
 def _even_stages(placement) -> bool:
     """Whether every stage holds 1/pp of every stack, as a kept `pp` letter says."""
-    sizes, stacks = placement.stage_layers, set(placement.spans.values())
-    return not sizes or (len(set(sizes)) == 1 and all(
-        int(offset) % sizes[0] == 0 and int(layers) % sizes[0] == 0 and len(stacks) == 1 for offset, layers in stacks))
+    sizes = placement.stage_layers  # equal stages over one stack (no `select` arms): 1/pp of it each
+    return not sizes or (len(set(sizes)) == 1 and len(set(placement.spans.values())) == 1)
 
 
 def layouts_arguments(parser) -> None:
