@@ -16,7 +16,7 @@ from .card import stage_cost
 from .collectives import servers_spanned
 from .degrees import Layout, refused
 from .nccl import Use, seconds
-from .pipeline import stage_fraction, stage_keys
+from .pipeline import layers_on_stage, stage_fraction, stage_keys
 from .placement import Placement, SymbolicLayout, placed
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
@@ -268,10 +268,7 @@ def _layer_ranges(placement: Placement, index: int) -> tuple:
     sizes = placement.stage_layers
     if not sizes:
         return ()
-    begin = sum(sizes[:index])
-    end = begin + sizes[index]
-    return tuple(sorted({(int(o), max(0, min(end, int(o + n)) - max(begin, int(o))))
-                         for o, n in placement.spans.values()}))
+    return tuple(sorted({(int(span[0]), layers_on_stage(sizes, index, span)) for span in placement.spans.values()}))
 
 
 def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:

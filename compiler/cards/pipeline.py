@@ -82,9 +82,14 @@ def stage_fraction(placement, node_id: str, degrees, stage: str) -> sp.Expr:
         return 1 / degrees.pp
     offset, layers = placement.spans[node_id]
     index = stage_index(stage, len(placement.stage_layers))
-    begin = sum(placement.stage_layers[:index])
-    end = begin + placement.stage_layers[index]
-    return sp.Integer(max(0, min(end, int(offset + layers)) - max(begin, int(offset)))) / layers
+    return sp.Integer(layers_on_stage(placement.stage_layers, index, (offset, layers))) / layers
+
+
+def layers_on_stage(sizes: tuple[int, ...], index: int, span: tuple) -> int:
+    """How many of a span's layers (first layer, layers) stage `index` of stages of `sizes` holds."""
+    begin = sum(sizes[:index])
+    offset, layers = (int(n) for n in span)
+    return max(0, min(begin + sizes[index], offset + layers) - max(begin, offset))
 
 
 def stage_keys(placement, pp: int) -> tuple[str, ...]:
