@@ -22,13 +22,14 @@ QUANTITIES = ("M", "F", "R")
 def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter", logits: str = "last",
          attention: str | None = None, vector_params: str | None = None, routing: str = "uniform",
          weights: str | None = None, options: dict[str, str] | None = None,
-         allow_use_outside: bool = False) -> Model:
+         allow_use_outside: bool = False, file: str | Path | None = None) -> Model:
     """A model from a spec file, spec text, or a Hugging Face config.json (imported on the way).
 
     `source` is a path when it names a file, else spec text when it holds a `{`. The keyword arguments are
     the counting conventions of the CLI's flags (`--ledger`, `--logits`, `--attention`, ...); `options`
-    chooses the spec's own execution paths, e.g. {"mla_cache": "expanded"}. Every argument is checked:
-    a wrong one is an ArchError, as on the command line."""
+    chooses the spec's own execution paths, e.g. {"mla_cache": "expanded"}; `file` is the path spec text
+    stands for (an editor's buffer): its `use` lines are read from that file's folder and its errors name
+    it. Every argument is checked: a wrong one is an ArchError, as on the command line."""
     chosen = counting(checks.word("ledger", ledger, tuple(LEDGERS)),
                       checks.word("attention", attention, CONVENTIONS["attention"], optional=True),
                       checks.word("vector_params", vector_params, CONVENTIONS["vector_params"], optional=True),
@@ -37,7 +38,8 @@ def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter"
                       weights=_optional_text("weights", weights),
                       paths=tuple(sorted(checks.words_by_name("options", options).items())))
     text, path = _source(source, _optional_text("name", name))
-    return Model(_Source(text=text, path=path, allow_outside=bool(allow_use_outside)), chosen)
+    stands_for = None if file is None or text is None else checks.path("file", file)
+    return Model(_Source(text=text, path=path, allow_outside=bool(allow_use_outside), stands_for=stands_for), chosen)
 
 
 CONVENTIONS = {"attention": ("as_written", "causal", "rectangle", "half_rectangle"), "logits": ("last", "all"),
@@ -66,13 +68,17 @@ class _Source:
     text: str | None
     path: Path | None
     allow_outside: bool = False
+    stands_for: Path | None = None  # the file spec text is the buffer of: its folder and its name in errors
 
     def build(self, options: Conventions, keep: frozenset[str] = frozenset()):
         from archcost.compiler import pipeline
 
         if self.path is not None:
             return pipeline.compile_file(self.path, options, keep, self.allow_outside)
-        return pipeline.compile_text(self.text, options, keep)
+        if self.stands_for is None:
+            return pipeline.compile_text(self.text, options, keep)
+        return pipeline.compile_text(self.text, options, keep, name=self.stands_for.name,
+                                     base=self.stands_for.parent.resolve())
 
     def key(self, options: Conventions) -> dict | None:
         """The formula cache's key for this source (the CLI's, for the same file and flags); None for text."""
@@ -223,11 +229,19 @@ class Model:
         return train_report(compiled, parse_layout(layout), setup, sheets, _positive("step_time", step_time),
                             _positive("efficiency", efficiency, 1.0), _optional_text("compute", compute))
 
-    def diagram(self) -> Diagram:
-        """The computation graph: blocks as clusters, stacks with their multiplicity."""
+    def diagram(self, blocks: bool = False, layout: str | None = None) -> Diagram:
+        """The computation graph: blocks as clusters, stacks with their multiplicity; `blocks` draws each
+        block as one node, `layout` ("tp=8,ep=8") marks the collectives it puts on the edges."""
         from archcost.compiler.render import dot
 
-        return Diagram(dot.to_dot(self.compiled))
+        if _switch("blocks", blocks):
+            if layout is not None:
+                raise checks.bad_value("`blocks` draws blocks, `layout` marks the edges between ops: choose one")
+            from archcost.compiler.render.blocks import to_block_dot
+
+            return Diagram(to_block_dot(self.compiled))
+        traffic = None if layout is None else dot.layout_traffic(self.compiled, _optional_text("layout", layout))
+        return Diagram(dot.to_dot(self.compiled, traffic))
 
 
 def _stage_of_zero(value) -> int:

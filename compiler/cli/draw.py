@@ -39,23 +39,7 @@ def _source(compiled, args) -> str:
         from ..render.blocks import to_block_dot
 
         return to_block_dot(compiled)
-    return dot.to_dot(compiled, _traffic(compiled, args.layout))
-
-
-def _traffic(compiled, layout_text: str | None) -> dict[tuple[str, str], str] | None:
-    """The collective each edge carries on a layout, as the diagram labels it."""
-    if layout_text is None:
-        return None
-    from ..cards.degrees import parse_layout
-    from ..cards.placement import placed
-
-    layout = parse_layout(layout_text)
-    placement = placed(compiled, layout.degrees(formats=compiled.ir.formats))
-    marks: dict[tuple[str, str], str] = {}
-    for collective in placement.collectives:
-        name = f"{collective.kind.replace('_', '-')} over {collective.group}"
-        marks[collective.edge] = f"{marks[collective.edge]}, {name}" if collective.edge in marks else name
-    return marks
+    return dot.to_dot(compiled, None if args.layout is None else dot.layout_traffic(compiled, args.layout))
 
 
 COMMANDS = (Command("diagram", "draw the computation graph (.dot, .svg or .png)", arguments, run),)

@@ -36,7 +36,7 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
     cluster_id = scope.qualify(label)
     title = label if label == block.name else f"{label}: {block.name}"
     res.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
-                                       multiplicity=scope.multiplicity)
+                                       multiplicity=scope.multiplicity, span=stmt.span)
     inner = scope.child(label, cluster_id, values=values, tensors={"input": source, "tokens": scope.tensors["tokens"]},
                         module=res.declarations.module_of(block), block=block.name, site=stmt.span)
     res.body(block.body, inner)

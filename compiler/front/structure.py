@@ -39,7 +39,7 @@ def repeat(res: Resolving, stmt: ast.Repeat, scope: Scope) -> None:
                           stmt.count.span, hint="a layer count is a number, or a name bound to one in the spec")
     label = scope.unique(stmt.label or "layers")
     cluster_id = scope.qualify(label)
-    res.clusters[cluster_id] = Cluster(cluster_id, label, "repeat", scope.cluster, count)
+    res.clusters[cluster_id] = Cluster(cluster_id, label, "repeat", scope.cluster, count, span=stmt.span)
     inner = scope.child(label, cluster_id, times=count, stack=count)
     res.body(stmt.body, inner)
     before, after = scope.current.width, inner.current.width
@@ -73,7 +73,7 @@ def _arm(res: Resolving, arm: ast.Arm, count: sp.Expr, scope: Scope) -> Tensor:
     label = scope.unique(arm.label)
     cluster_id = scope.qualify(label)
     res.clusters[cluster_id] = Cluster(cluster_id, f"{label} ({count} of {scope.stack})", "select",
-                                       scope.cluster, count)
+                                       scope.cluster, count, span=arm.span)
     inner = scope.child(label, cluster_id, times=count / scope.stack, stack=count)
     res.body(arm.body, inner)
     return inner.current

@@ -37,6 +37,7 @@ class Cluster:
     block: str | None = None            # the block a `block` cluster instantiates
     component: str | None = None        # that block's component class
     multiplicity: sp.Expr = sp.Integer(1)  # how many copies of it the model holds
+    span: Span | None = field(default=None, compare=False)  # the statement that made it: a call, a repeat, an arm
 
 
 @dataclass(frozen=True)

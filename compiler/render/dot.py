@@ -182,6 +182,20 @@ def _identifier(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
 
+def layout_traffic(compiled: Compiled, layout_text: str) -> dict[tuple[str, str], str]:
+    """The collective each edge carries on a layout (`tp=8,ep=8`), as the diagram labels it."""
+    from ..cards.degrees import parse_layout
+    from ..cards.placement import placed
+
+    layout = parse_layout(layout_text)
+    placement = placed(compiled, layout.degrees(formats=compiled.ir.formats))
+    marks: dict[tuple[str, str], str] = {}
+    for collective in placement.collectives:
+        name = f"{collective.kind.replace('_', '-')} over {collective.group}"
+        marks[collective.edge] = f"{marks[collective.edge]}, {name}" if collective.edge in marks else name
+    return marks
+
+
 def write(compiled: Compiled, path: Path, traffic: dict[tuple[str, str], str] | None = None) -> None:
     """Write DOT, SVG or PNG by the file's suffix; SVG/PNG are laid out by the bundled Graphviz."""
     write_source(to_dot(compiled, traffic), path)
