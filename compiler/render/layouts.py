@@ -12,16 +12,7 @@ def layout_text(report) -> str:
     lines = [f"{report.model} on {report.layout.text()}: phase {report.phase} ({shape})", ""]
     if report.stage_layers:
         lines[-1:-1] = [f"  pipeline stages of {stage_sizes(report.stage_layers)} layers"]
-    rows = []
-    for card in report.cards:
-        mark = " (most loaded)" if card.stage == report.busiest and len(report.cards) > 1 else ""
-        name = {"whole": "each", "first": "first stage", "last": "last stage"}.get(card.stage, card.stage)
-        rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.3f}",
-                     f"{card.state_bytes / GB:,.3f}", f"{card.flops_matrix / 1e12:,.4f}",
-                     f"{(card.read_bytes + card.write_bytes) / GB:,.3f}", f"{card.sent_bytes / 1e6:,.3f}"])
-    table = Table("per card (one card of each pipeline position)",
-                  ["card", "params (B)", "weights (GB)", "state (GB)", "matrix (TFLOPs)", "R (GB)", "sent (MB)"],
-                  rows, [])
+    table = cards_table(report)
     lines.append(table.text().rstrip("\n"))
     lines += ["", f"  whole model {report.whole_params:,} parameters; held on more than one card: "
                   f"{report.replicated_params:,} more (Σ over all {report.layout.cards} cards − the model)"]
@@ -41,6 +32,20 @@ def layout_text(report) -> str:
                   + f": no overlap {t.no_overlap * 1e3:,.4f} ms, full overlap {t.full_overlap * 1e3:,.4f} ms"
                   + (f", pipeline bubble {t.bubble:.1%}" if t.bubble else "")]
     return "\n".join(lines) + "\n"
+
+
+def cards_table(report) -> Table:
+    """One row per card of each pipeline position: what it holds, computes, moves and sends."""
+    rows = []
+    for card in report.cards:
+        mark = " (most loaded)" if card.stage == report.busiest and len(report.cards) > 1 else ""
+        name = {"whole": "each", "first": "first stage", "last": "last stage"}.get(card.stage, card.stage)
+        rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.3f}",
+                     f"{card.state_bytes / GB:,.3f}", f"{card.flops_matrix / 1e12:,.4f}",
+                     f"{(card.read_bytes + card.write_bytes) / GB:,.3f}", f"{card.sent_bytes / 1e6:,.3f}"])
+    return Table("per card (one card of each pipeline position)",
+                 ["card", "params (B)", "weights (GB)", "state (GB)", "matrix (TFLOPs)", "R (GB)", "sent (MB)"],
+                 rows, [])
 
 
 def stage_sizes(sizes: list[int]) -> str:

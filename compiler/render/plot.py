@@ -6,9 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..numbers.evaluate import state_bytes_at
 from ..pipeline import Compiled
-from ..serving.state import profile
+from ..serving.curves import capacity_curve, decode_flops_curve, state_curve
 from .units import human_bytes
 
 MiB = 2**20
@@ -26,11 +25,10 @@ def state_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, l
     figure, axes = plt.subplots(figsize=(8, 5), dpi=120)
     for index, model in enumerate(models):
         colour = f"C{index}"
-        sizes = [int(state_bytes_at(model, int(n))) / MiB for n in lengths]
-        axes.plot(lengths, sizes, color=colour, linewidth=2, label=model.name)
-        fixed = profile(model, []).state_fixed_bytes / MiB
+        sizes, fixed = state_curve(model, lengths)
+        axes.plot(lengths, [int(size) / MiB for size in sizes], color=colour, linewidth=2, label=model.name)
         if fixed:
-            axes.axhline(fixed, color=colour, linestyle="--", linewidth=1, alpha=0.7)
+            axes.axhline(fixed / MiB, color=colour, linestyle="--", linewidth=1, alpha=0.7)
     axes.set_xscale("log", base=2)
     ticks = [n for n in (2**k for k in range(0, 41, 2)) if shortest <= n <= longest]
     axes.set_xticks(ticks, [_length(n) for n in ticks])
@@ -68,15 +66,12 @@ def _finish(plt, figure, axes, path: Path) -> None:
 
 def flops_vs_context(models: list[Compiled], path: Path, shortest: int = 1024, longest: int = 2**20) -> None:
     """Matrix FLOPs of one decode step against the context it reads (seed 002 Figure 2-29's growth)."""
-    from ..numbers.evaluate import evaluate
-    from ..terms.scenario import Scenario
-
     plt, figure, axes = _figure("One decode step against context length", "context length S (positions)",
                                 "matrix GFLOPs per step")
     lengths = np.unique(np.geomspace(shortest, longest, 60).astype(int))
     for model in models:
-        axes.plot(lengths, [evaluate(model, "decode", Scenario(S=int(n))).flops_matrix / 1e9 for n in lengths],
-                  linewidth=2, label=model.name)
+        axes.plot(lengths, [flops / 1e9 for flops in decode_flops_curve(model, lengths)], linewidth=2,
+                  label=model.name)
     axes.set_xscale("log", base=2)
     axes.set_yscale("log")
     _finish(plt, figure, axes, path)
@@ -133,14 +128,12 @@ def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, c
 
 def capacity_vs_context(models: list[Compiled], device, path: Path) -> None:
     """Requests that fit (B_max) against the context each holds (seed 002 §2.6.2)."""
-    from ..serving.capacity import capacity
-
     plt, figure, axes = _figure(f"Requests that fit on {device.name}", "context length H (positions)",
                                 "max_batch")
     lengths = [2**k for k in range(10, 21)]
     for model in models:  # a model with no state per request has no memory bound: nothing to draw
-        bounds = [capacity(model, device, n).max_batch for n in lengths]
-        if all(b is not None for b in bounds):
+        bounds = capacity_curve(model, device, lengths)
+        if bounds is not None:
             axes.plot(lengths, bounds, marker="o", linewidth=2, label=model.name)
     axes.set_xscale("log", base=2)
     axes.set_xticks(lengths[::2], [_length(n) for n in lengths[::2]])
