@@ -44,6 +44,16 @@ CODES: dict[str, ErrorKind] = {
     "E109": ErrorKind("unknown output format",
                       "The output file's suffix names what to write: .dot, .svg or .png for diagrams, .png or .svg "
                       "for plots."),
+    "E110": ErrorKind("page request past the time limit",
+                      "`archcost serve` gives each request of the page a time limit (`--time-limit`, 60 s by "
+                      "default) and stops the compiler when a request runs past it. Make the spec smaller, or "
+                      "start the server with a longer limit."),
+    "E111": ErrorKind("malformed page request",
+                      "The page sent a request the server cannot read (a missing or mistyped field). A page "
+                      "other than `archcost serve`'s own must send the fields docs/playground.md lists."),
+    "E112": ErrorKind("path not served",
+                      "`archcost serve` reads only the specs named on its command line, the specs and standard "
+                      "library it ships, and what the page sends. Name the file when starting the server."),
     "E200": ErrorKind("unknown block",
                       "Check the spelling (the hint names the closest block) and that the file defining it "
                       "is loaded with `use`."),
@@ -189,3 +199,7 @@ SPLIT: dict[str, tuple[str, ...]] = {
     "E211": ("E211", "E214", "E215", "E216", "E217", "E218", "E219", "E106"),
     "E401": ("E401", "E402", "E403", "E404", "E405", "E406", "E407", "E408", "E109"),
 }
+
+# Codes only the playground's HTTP API raises (`archcost serve`): no command line produces them, so their
+# examples are tests/test_serve.py's, not tests/errors/ cases.
+PAGE_ONLY = ("E110", "E111", "E112")

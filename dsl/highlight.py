@@ -45,6 +45,24 @@ def textmate_grammar() -> dict:
     }
 
 
+def codemirror_mode() -> list[dict[str, str]]:
+    """The playground editor's highlighting (CodeMirror's simple mode: a regex and a token class each, tried
+    in order at every position), from the same keywords and patterns as the TextMate grammar."""
+    words = "|".join(statement_keywords())
+    return [
+        {"regex": "#.*", "token": "comment"},
+        {"regex": STRING, "token": "string"},
+        {"regex": rf"(?:{words})\b", "token": "keyword"},
+        {"regex": rf"(?:{'|'.join(CONSTANTS)})\b", "token": "atom"},
+        {"regex": NUMBER.removeprefix(r"\b"), "token": "number"},
+        {"regex": r"[A-Za-z_][A-Za-z0-9_]*(?=[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*:)|[A-Za-z_][A-Za-z0-9_]*(?=[ \t]*:)",
+         "token": "builtin"},
+        {"regex": r"[A-Za-z_][A-Za-z0-9_]*(?=\s*\()", "token": "def"},
+        {"regex": OPERATOR, "token": "operator"},
+        {"regex": r"[A-Za-z_][A-Za-z0-9_.]*", "token": "variable"},
+    ]
+
+
 @lru_cache(maxsize=1)
 def _lexer_class():
     from pygments.lexer import RegexLexer, bygroups, words

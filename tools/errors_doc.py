@@ -68,6 +68,7 @@ def example_for(code: str) -> Path | None:
 
 
 def render() -> str:
+    from archcost.dsl.codes import PAGE_ONLY
     from archcost.dsl.errors import CODES, SPLIT
 
     out = [
@@ -90,6 +91,8 @@ def render() -> str:
         out += ["", f"## {code}", "", f"**{kind.title[0].upper()}{kind.title[1:]}.** {kind.fix}"]
         case = example_for(code)
         if case is None:
+            out += ["", "Raised by the playground's API (`archcost serve`, docs/playground.md) only; "
+                        "tests/test_serve.py makes it happen."] if code in PAGE_ONLY else []
             continue
         name = case.relative_to(ROOT).as_posix()
         out += ["", f"Example, `{name}`:", "", "```", case.read_text().rstrip("\n"), "```", "",

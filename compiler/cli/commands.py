@@ -18,6 +18,7 @@ MODULES = (
     "training",
     "draw",
     "importing",
+    "serve",
 )  # `archcost --help`'s order
 
 

@@ -1,0 +1,63 @@
+"""`archcost serve`: the playground — a local page to write a spec and watch its formulas, numbers,
+diagram and plots change (docs/playground.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .common import Command, bad_value, whole
+
+
+def arguments(parser) -> None:
+    parser.add_argument("specs", nargs="*", metavar="SPEC", type=Path,
+                        help="specs to open (the page also lists those archcost ships)")
+    parser.add_argument("--port", type=whole(0, 65535, "--port"), default=8765,
+                        help="TCP port (default 8765; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default the loopback address: only this machine)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open the page in a browser")
+    parser.add_argument("--time-limit", type=whole(1, 3600, "--time-limit"), default=60,
+                        help="seconds one request may take before the compiler is stopped (E110)")
+
+
+def run(args) -> int:
+    for spec in args.specs:
+        if not spec.is_file():
+            raise bad_value(f"`{spec}` is not a spec file")
+    import uvicorn
+
+    from ..serve.app import create_app
+    from ..serve.library import Library
+    from ..serve.worker import Worker
+
+    app = create_app(Library.of(list(args.specs)), Worker(float(args.time_limit)))
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    if not args.no_browser:
+        _open_when_started(server, args.host)
+    print(f"archcost serve: http://{_shown(args.host)}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
+    server.run()
+    return 0
+
+
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _open_when_started(server, host: str) -> None:
+    """Open the page in the user's browser once the server listens (on the port it bound, even for 0)."""
+    import threading
+    import time
+    import webbrowser
+
+    def wait() -> None:
+        while not server.started:
+            time.sleep(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        webbrowser.open(f"http://{_shown(host)}:{port}/")
+
+    threading.Thread(target=wait, daemon=True).start()
+
+
+COMMANDS = (Command("serve", "the playground: write a spec in a browser page and watch its costs", arguments, run),)

@@ -1,0 +1,90 @@
+"""The playground's HTTP server (Starlette, run by uvicorn): the page, its vendored assets, and a JSON API
+over the Python API — compile, evaluate, formulas, diagram, layouts, compare, plots, import.
+
+What it reads is fixed when it starts: the specs named on the command line, the specs and standard library
+the package ships, and its own page. A request names a spec by the name the server listed, never by a path;
+any other name is refused (E112)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from pathlib import Path
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from .library import Library
+from .session import problem
+from .worker import METHODS, Worker
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 8 * 1024 * 1024  # a request holds at most a spec (4 MiB) or a config, and their names
+
+
+def refused(code: str, message: str, status: int) -> JSONResponse:
+    return JSONResponse({"problem": problem(ArchError([Diagnostic(code=code, message=message)]), "")},
+                        status_code=status)
+
+
+def _with_files(payload: dict, library: Library, scratch: Path) -> dict:
+    """The page's spec names turned into the files they stand for; text with no name stands for a file in
+    an empty folder of the server's, so its `use` lines reach the standard library only."""
+    def resolved(spec: dict) -> dict:
+        if not isinstance(spec, dict):
+            return spec
+        name = spec.get("source")
+        file = library.path(name) if name else scratch / "untitled.arch"
+        return {"text": spec.get("text", ""), "file": str(file)}
+
+    if "spec" in payload:
+        payload = {**payload, "spec": resolved(payload["spec"])}
+    if isinstance(payload.get("specs"), list):
+        payload = {**payload, "specs": [resolved(s) for s in payload["specs"]]}
+    return payload
+
+
+def create_app(library: Library, worker: Worker) -> Starlette:
+    scratch = Path(tempfile.mkdtemp(prefix="archcost-page-"))
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
+
+    async def catalogue(request: Request) -> Response:
+        return JSONResponse(library.catalogue())
+
+    async def call(request: Request) -> Response:
+        method = request.path_params["method"]
+        if method not in METHODS:
+            return refused("E111", f"the server has no method `{method}`", 404)
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            return refused("E106", f"a request is larger than {MAX_BODY:,} bytes", 413)
+        try:
+            payload = json.loads(body or b"{}")
+            if not isinstance(payload, dict):
+                raise ValueError("not an object")
+            payload = _with_files(payload, library, scratch)
+        except LookupError as error:
+            return refused("E112", str(error.args[0]), 404)
+        except ValueError as error:
+            return refused("E111", f"the request is not a JSON object: {error}"[:300], 400)
+        answer = await anyio.to_thread.run_sync(worker.call, method, payload)
+        return JSONResponse(answer, status_code=500 if "internal" in answer else 200)
+
+    routes = [Route("/", index), Route("/api/catalogue", catalogue), Route("/api/{method}", call, methods=["POST"]),
+              Mount("/static", StaticFiles(directory=STATIC, follow_symlink=False), name="static")]
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        await anyio.to_thread.run_sync(worker.start)  # the compiler's imports are paid before the first request
+        yield
+        worker.close()
+
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,142 @@
+"""The compiler off the server's request threads: one process holds the page's compiled models and answers
+one request at a time. A request that runs past the time limit (a spec that makes the compiler work for
+minutes) ends that process — a thread cannot be stopped, a process can — and the next request starts a
+fresh one, so no spec can hang the server (issue 30)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+
+from pydantic import ValidationError
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from .requests import Conventions, Scenario, SpecText
+
+TIME_LIMIT = 60.0  # seconds one request may take: the largest spec in specs/ compiles cold in a few
+START_LIMIT = 120.0  # seconds a new compiler process may take to import what it needs, on a busy machine
+
+
+def _spec(payload: dict) -> SpecText:
+    return SpecText(**payload["spec"])
+
+
+def _answer(workspace, method: str, payload: dict) -> dict:
+    """One request, answered by the workspace; the page's methods and their arguments."""
+    from .session import import_config
+
+    conventions = Conventions(**payload.get("conventions", {}))
+    scenario = Scenario(**payload.get("scenario", {}))
+    if method == "import":
+        return import_config(payload["config"], payload.get("file", "config.json"))
+    if method == "compare":
+        specs = [SpecText(**spec) for spec in payload["specs"]]
+        return workspace.compare(specs, conventions, payload.get("table", "summary"), scenario)
+    spec = _spec(payload)
+    calls = {
+        "compile": lambda: workspace.summary(spec, conventions),
+        "evaluate": lambda: workspace.evaluate(spec, conventions, scenario),
+        "node": lambda: workspace.node(spec, conventions, scenario, payload["node"]),
+        "formulas": lambda: workspace.formulas(spec, conventions, scenario.phase),
+        "diagram": lambda: workspace.diagram(spec, conventions, bool(payload.get("blocks")), payload.get("layout")),
+        "layout": lambda: workspace.layout(spec, conventions, scenario, payload.get("degrees", ""),
+                                           payload.get("device"), payload.get("link")),
+        "plots": lambda: workspace.plots(spec, conventions, payload.get("device", "h100_sxm"), scenario),
+    }
+    return calls[method]()
+
+
+METHODS = ("compile", "evaluate", "node", "formulas", "diagram", "layout", "plots", "compare", "import")
+
+
+def answer(workspace, method: str, payload: dict) -> dict:
+    """{"ok": data}, or {"problem": ...} with the CLI's diagnostics for bad input."""
+    from .session import problem
+
+    shown = payload.get("spec", {}).get("file") if isinstance(payload.get("spec"), dict) else None
+    try:
+        return {"ok": _answer(workspace, method, payload)}
+    except ArchError as error:
+        return {"problem": problem(error, SpecText(text="", file=shown).shown)}
+    except (ValidationError, KeyError, TypeError) as error:
+        return {"problem": problem(ArchError([Diagnostic(code="E111", message=f"a malformed request: {error}"[:300])]),
+                                   "")}
+    except Exception as error:  # a bug of ours, said as the CLI says it, never a traceback
+        return {"internal": f"archcost: internal error: {type(error).__name__}: {error}\n"
+                            "this is a bug in archcost, not in your spec; please report it with the spec"}
+
+
+def _serve(connection) -> None:
+    """The worker's loop: requests in, answers out, until the server closes the pipe."""
+    import gc
+
+    from .session import Workspace
+
+    gc.freeze()
+    workspace = Workspace()
+    connection.send("ready")  # the compiler's imports are paid: a request's time limit starts now
+    while True:
+        try:
+            method, payload = connection.recv()
+        except (EOFError, OSError):
+            return
+        connection.send(answer(workspace, method, payload))
+
+
+class Worker:
+    """The process that compiles for the server, started on first use and again after a timeout."""
+
+    def __init__(self, limit: float = TIME_LIMIT) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._process = None
+        self._connection = None
+
+    def start(self) -> None:
+        with self._lock:
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if self._process is not None and self._process.is_alive():
+            return
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no server threads inherited
+        ours, theirs = context.Pipe()
+        self._process = context.Process(target=_serve, args=(theirs,), daemon=True, name="archcost-compiler")
+        self._process.start()
+        theirs.close()
+        self._connection = ours
+        if not ours.poll(START_LIMIT) or ours.recv() != "ready":
+            self._stop()
+            raise RuntimeError("the compiler process did not start")
+
+    def call(self, method: str, payload: dict) -> dict:
+        """The answer to one request, or E110 when it runs past the limit (the worker is then stopped)."""
+        with self._lock:
+            self._ensure()
+            self._connection.send((method, payload))
+            if self._connection.poll(self.limit):
+                try:
+                    return self._connection.recv()
+                except EOFError:  # the process died (out of memory, a crash in a native library)
+                    self._stop()
+                    return {"internal": "archcost: the compiler process ended while answering; it restarts "
+                                        "with the next request"}
+            self._stop()
+        from .session import problem
+
+        late = Diagnostic(code="E110", message=f"the request ran past the server's limit of {self.limit:g} s",
+                          hint="the compiler was stopped and starts afresh with the next request")
+        return {"problem": problem(ArchError([late]), "")}
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.join(5)
+        if self._connection is not None:
+            self._connection.close()
+        self._process = self._connection = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
