@@ -13,6 +13,8 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="archcost-test-cache-")
 
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite golden files from current output")
+    parser.addoption("--screenshots", default=None, metavar="DIR",
+                     help="save the playground's screenshots there (tests/test_page.py; docs/playground)")
 
 
 @pytest.fixture
