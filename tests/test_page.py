@@ -201,3 +201,24 @@ def test_plots_compare_and_layouts_draw(page):
     page.click("#layout-run")
     page.wait_for_selector("#layout-cards td", timeout=WAIT)
     assert "all_reduce" in page.inner_text("#layout-text")
+
+
+@pytest.mark.long
+def test_every_specs_report_on_the_page_is_the_clis(page):
+    """Each spec in specs/, opened from the page's list: every row of the report the browser shows is the row
+    `archcost eval` prints, value and readable unit."""
+    for spec in sorted(SPECS.glob("*.arch")):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["eval", str(spec), "--phase", "prefill", "--P", "8192"]) == 0
+        title, *lines = out.getvalue().splitlines()
+        page.select_option("#spec-picker", f"specs/{spec.name}")
+        page.wait_for_function(f"document.querySelector('#report-title').textContent === {json.dumps(title)}",
+                               timeout=WAIT)
+        shown = page.eval_on_selector_all("#report tr[data-quantity]",
+                                          "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+        printed = {}  # the table's rows come first; a later section's line never stands for one of them
+        for line in lines:
+            if line.startswith("  ") and len(line.split()) >= 3:
+                printed.setdefault(line.split()[0], line.split(maxsplit=2)[1:])
+        assert shown and all(printed[name] == [value, readable] for name, value, readable in shown), spec.name

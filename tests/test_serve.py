@@ -39,12 +39,19 @@ def client(tmp_path_factory):
     folder = tmp_path_factory.mktemp("named")
     (folder / "local.arch").write_text("block wide(d) {\n  linear up: d -> 2 * d\n  linear down: 2 * d -> d\n}\n")
     (folder / "mine.arch").write_text('use "local.arch"\n' + TINY.replace("swiglu(d, f = 256) as ffn", "wide(d)"))
-    with TestClient(create_app(Library.of([folder / "mine.arch"]), Worker(limit=120.0))) as test_client:
+    with serving(Library.of([folder / "mine.arch"])) as test_client:
         yield test_client
 
 
 def post(client, method: str, payload: dict):
-    return client.post(f"/api/{method}", content=json.dumps(payload))
+    return client.post(f"/api/{method}", content=json.dumps(payload), headers=JSON)
+
+
+JSON = {"Content-Type": "application/json"}
+
+
+def serving(library: Library, limit: float = 120.0) -> TestClient:
+    return TestClient(create_app(library, Worker(limit=limit), hosts=("testserver",)))
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -102,6 +109,16 @@ def test_a_spec_named_by_path_is_refused(client):
         assert response.status_code == 404 and response.json()["problem"]["diagnostics"][0]["code"] == "E112"
 
 
+def test_requests_from_other_sites_are_refused(client):
+    """A form of another site posts text/plain without a preflight; a rebound DNS name is not ours."""
+    plain = client.post("/api/compile", content=json.dumps({"spec": {"text": TINY}}), headers={"Content-Type":
+                                                                                             "text/plain"})
+    assert plain.status_code == 415 and plain.json()["problem"]["diagnostics"][0]["code"] == "E111"
+    assert client.get("/api/catalogue", headers={"Host": "attacker.example"}).status_code == 400
+    assert "access-control-allow-origin" not in client.get("/api/catalogue", headers={"Origin": "https://a.example"}
+                                                           ).headers
+
+
 def test_files_outside_the_static_folder_are_not_served(client):
     for path in ("/static/../app.py", "/static/%2e%2e/app.py", "/static/..%2fapp.py", "/api/../pyproject.toml"):
         assert client.get(path).status_code == 404, path
@@ -115,20 +132,26 @@ def test_text_with_no_file_reads_the_standard_library_only(client):
 
 def test_malformed_requests_get_an_error_value(client):
     assert post(client, "nosuch", {}).status_code == 404
-    bad = client.post("/api/compile", content=b"[1, 2")
+    bad = client.post("/api/compile", content=b"[1, 2", headers=JSON)
     assert bad.status_code == 400 and bad.json()["problem"]["diagnostics"][0]["code"] == "E111"
     answer = post(client, "evaluate", {"spec": {"text": TINY}, "scenario": {"B": 0}}).json()
     assert answer["problem"]["diagnostics"][0]["code"] == "E401"  # the API's own check, as on the command line
 
 
 def test_a_spec_that_runs_past_the_limit_stops_the_compiler_not_the_server():
+    """While the compiler works on a slow spec the server still answers; past the limit the compiler is
+    stopped (E110) and the next request is answered by a fresh one."""
+    import threading
+
     slow = "use std.embedding\nuse std.ffn.swiglu\nmodel \"slow\" {\n  d = 64\n  embedding(1000, d)\n" + \
-        "".join(f"  swiglu(d, f = {64 + i}) as f{i}\n" for i in range(400)) + "}\n"
-    with TestClient(create_app(Library.of([]), Worker(limit=0.5))) as client:
-        late = post(client, "compile", {"spec": {"text": slow}}).json()
-        assert late["problem"]["diagnostics"][0]["code"] == "E110"
-        assert post(client, "compile", {"spec": {"text": TINY}}).json()["ok"]["name"] == "tiny"  # a fresh compiler
-    with TestClient(create_app(Library.of([]), Worker(limit=120.0))) as client:
+        "".join(f"  swiglu(d, f = {64 + i}) as f{i}\n" for i in range(1500)) + "}\n"
+    with serving(Library.of([]), limit=3.0) as client:
+        answers = []
+        working = threading.Thread(target=lambda: answers.append(post(client, "compile", {"spec": {"text": slow}})))
+        working.start()
+        assert client.get("/api/catalogue").status_code == 200 and working.is_alive()  # not blocked by it
+        working.join()
+        assert answers[0].json()["problem"]["diagnostics"][0]["code"] == "E110"
         assert post(client, "compile", {"spec": {"text": TINY}}).json()["ok"]["name"] == "tiny"
 
 

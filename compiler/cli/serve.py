@@ -27,16 +27,19 @@ def run(args) -> int:
             raise bad_value(f"`{spec}` is not a spec file")
     import uvicorn
 
-    from ..serve.app import create_app
+    from ..serve.app import LOOPBACK, create_app
     from ..serve.library import Library
     from ..serve.worker import Worker
 
-    app = create_app(Library.of(list(args.specs)), Worker(float(args.time_limit)))
+    app = create_app(Library.of(list(args.specs)), Worker(float(args.time_limit)), (*LOOPBACK, args.host))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     if not args.no_browser:
         _open_when_started(server, args.host)
     print(f"archcost serve: http://{_shown(args.host)}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
+    if args.host not in LOOPBACK:
+        print(f"archcost serve: listening on {args.host}, not the loopback address: whoever reaches this machine "
+              "can use the page and read the specs it serves", file=sys.stderr)
     server.run()
     return 0
 

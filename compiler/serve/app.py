@@ -14,6 +14,8 @@ from pathlib import Path
 
 import anyio
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -51,7 +53,13 @@ def _with_files(payload: dict, library: Library, scratch: Path) -> dict:
     return payload
 
 
-def create_app(library: Library, worker: Worker) -> Starlette:
+LOOPBACK = ("127.0.0.1", "localhost")
+
+
+def create_app(library: Library, worker: Worker, hosts: tuple[str, ...] = LOOPBACK) -> Starlette:
+    """The server's app. Only requests addressed to one of `hosts` are answered (another name pointing at
+    this machine, DNS rebinding, gets 400), and the API takes JSON only: a page of another site can neither
+    read it nor post to it without the browser's CORS preflight, which this server never grants."""
     scratch = Path(tempfile.mkdtemp(prefix="archcost-page-"))
 
     async def index(request: Request) -> Response:
@@ -64,6 +72,8 @@ def create_app(library: Library, worker: Worker) -> Starlette:
         method = request.path_params["method"]
         if method not in METHODS:
             return refused("E111", f"the server has no method `{method}`", 404)
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return refused("E111", "the API takes `Content-Type: application/json` only", 415)
         body = await request.body()
         if len(body) > MAX_BODY:
             return refused("E106", f"a request is larger than {MAX_BODY:,} bytes", 413)
@@ -87,4 +97,5 @@ def create_app(library: Library, worker: Worker) -> Starlette:
         yield
         worker.close()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan,
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))])
