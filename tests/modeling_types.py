@@ -28,6 +28,7 @@ FILLED = {
     "nemotron": {"head_dim": 128, "num_key_value_heads": 8},
     "bamba": {"attn_layer_indices": [1]},
     "granitemoehybrid": {"num_hidden_layers": 4, "layer_types": ["mamba", "attention", "mamba", "attention"]},
+    "lfm2": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     "dbrx": {"attn_config": {"rope_theta": 500_000.0}},
     "jamba": {"attn_layer_period": 2, "attn_layer_offset": 1},

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from .modules import Found, Linear, Where, activation, children, linear, own, pick, shapes_of
+from .modules import Found, Linear, Where, activation, children, learned_activation, linear, own, pick, shapes_of
 from .spec import call
 
 GATE = ("gate_proj", "w1")
@@ -20,7 +20,8 @@ GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu"}
 
 
 def _ffn_parts(module) -> tuple[dict, dict] | None:
-    parts = children(module)
+    """The MLP's matrices by name and shape (an activation with learned scalars is the activation's)."""
+    parts = {name: child for name, child in children(module).items() if not learned_activation(child)}
     if own(module) or not parts:
         return None
     shapes = shapes_of(parts)
@@ -66,7 +67,7 @@ def plain_ffn(module, at: Where) -> Found | None:
     if shapes[down] != Linear(f, at.d, shapes[up].bias):
         return None
     act = activation(module) or _config_act(at.config)
-    if act not in ("gelu", "relu", "silu", "relu2"):
+    if act not in ("gelu", "relu", "silu", "relu2", "xielu"):
         return None
     return Found(call("gelu_mlp", "d", f=f, bias=shapes[up].bias, act=act), mixer=False, post_norm=False)
 

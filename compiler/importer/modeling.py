@@ -212,7 +212,8 @@ def _kind_names(stack: list[tuple]) -> list[str]:
     return [names[layer] for layer in stack]
 
 
-KIND_WORDS = {"mamba2": "mamba", "gated_deltanet": "linear", "mla": "mla", "gated_attention": "full", "moe": "moe"}
+KIND_WORDS = {"mamba2": "mamba", "short_conv": "conv", "gated_deltanet": "linear", "mla": "mla",
+              "gated_attention": "full", "moe": "moe"}
 
 
 def _describe(layer: tuple) -> str:

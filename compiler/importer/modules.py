@@ -72,6 +72,8 @@ def activation(module) -> str | None:
     """The activation a module applies, by its class: silu, gelu (exact or tanh form), relu or relu²; None when
     it is none of these (the block for it is not known)."""
     for name, child in module.named_children():
+        if learned_activation(child):
+            return "xielu"
         if any(True for _ in child.parameters()):
             continue
         kind = type(child).__name__.lower()
@@ -86,6 +88,12 @@ def activation(module) -> str | None:
         if "act" in name or "activation" in kind:
             return None
     return None
+
+
+def learned_activation(module) -> bool:
+    """xIELU (Apertus): an activation with two learned scalars, alpha_p and alpha_n."""
+    return "xielu" in type(module).__name__.lower() and {n for n, _ in module.named_parameters()} == {
+        "alpha_p", "alpha_n"}
 
 
 def parameters_of(module) -> set[int]:

@@ -26,7 +26,7 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 
 def sublayer(module, at: Where) -> Found | None:
-    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba):
+    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv):
         found = recogniser(module, at)
         if found is not None:
             return found
@@ -107,11 +107,11 @@ def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) ->
     if names is None:
         return ({"qk_norm": True, "qk_norm_weights": False}, set()) if weightless else ({}, set())
     found = [norm(parts[name]) if name in parts else None for name in names]
-    if any(f is None or f.block != "rmsnorm" for f in found):
+    if any(f is None or f.block not in ("rmsnorm", "layernorm") for f in found) or found[0].block != found[1].block:
         return None
     widths = (found[0].width, found[1].width)
-    if widths == (head_dim, head_dim):
-        return {"qk_norm": True}, set(names)
+    if widths == (head_dim, head_dim):  # a LayerNorm per head (Persimmon) is gqa's qk_norm_kind
+        return {"qk_norm": True, **({"qk_norm_kind": "layernorm"} if found[0].block == "layernorm" else {})}, set(names)
     if widths == (q_heads * head_dim, kv_heads * head_dim):
         return {"qk_norm": True, "qk_norm_heads": False}, set(names)
     return None
@@ -171,6 +171,21 @@ def mamba2(module, at: Where) -> Found | None:
                       conv_kernel=module.conv_kernel_size, chunk=module.chunk_size, bias=projection.bias or None,
                       conv_bias=None if conv_bias else False, gated_norm=None if "norm" in parts else False,
                       out_bias=output.bias if output.bias != projection.bias else None), mixer=True, post_norm=False)
+
+
+def short_conv(module, at: Where) -> Found | None:
+    """LFM2's gated short convolution: in_proj to B, C and x, a depthwise Conv1d over B·x, out_proj."""
+    parts = children(module)
+    taps = [child for name, child in parts.items() if name not in ("in_proj", "out_proj")]
+    if len(parts) != 3 or len(taps) != 1 or type(taps[0]).__name__ != "Conv1d" or own(module):
+        return None
+    projection, output, weights = linear(parts.get("in_proj")), linear(parts.get("out_proj")), own(taps[0])
+    if projection is None or projection != Linear(at.d, 3 * at.d, projection.bias) \
+            or output != Linear(at.d, at.d, projection.bias) or weights.get("weight", ())[:2] != (at.d, 1):
+        return None
+    if ("bias" in weights) != projection.bias:
+        return None
+    return Found(call("short_conv", "d", kernel=weights["weight"][-1], bias=projection.bias or None), mixer=True)
 
 
 def gated_deltanet(module, at: Where) -> Found | None:
