@@ -53,6 +53,24 @@ def _with_files(payload: dict, library: Library, scratch: Path) -> dict:
     return payload
 
 
+async def _payload(request: Request, library: Library, scratch: Path) -> dict | Response:
+    """The request's JSON object with its spec names resolved, or the refusal to send back."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return refused("E111", "the API takes `Content-Type: application/json` only", 415)
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        return refused("E106", f"a request is larger than {MAX_BODY:,} bytes", 413)
+    try:
+        payload = json.loads(body or b"{}")
+        if not isinstance(payload, dict):
+            raise ValueError("not an object")
+        return _with_files(payload, library, scratch)
+    except LookupError as error:
+        return refused("E112", str(error.args[0]), 404)
+    except ValueError as error:
+        return refused("E111", f"the request is not a JSON object: {error}"[:300], 400)
+
+
 LOOPBACK = ("127.0.0.1", "localhost")
 
 
@@ -72,20 +90,9 @@ def create_app(library: Library, worker: Worker, hosts: tuple[str, ...] = LOOPBA
         method = request.path_params["method"]
         if method not in METHODS:
             return refused("E111", f"the server has no method `{method}`", 404)
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return refused("E111", "the API takes `Content-Type: application/json` only", 415)
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            return refused("E106", f"a request is larger than {MAX_BODY:,} bytes", 413)
-        try:
-            payload = json.loads(body or b"{}")
-            if not isinstance(payload, dict):
-                raise ValueError("not an object")
-            payload = _with_files(payload, library, scratch)
-        except LookupError as error:
-            return refused("E112", str(error.args[0]), 404)
-        except ValueError as error:
-            return refused("E111", f"the request is not a JSON object: {error}"[:300], 400)
+        payload = await _payload(request, library, scratch)
+        if isinstance(payload, Response):
+            return payload
         answer = await anyio.to_thread.run_sync(worker.call, method, payload)
         return JSONResponse(answer, status_code=500 if "internal" in answer else 200)
 
