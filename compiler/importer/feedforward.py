@@ -61,6 +61,8 @@ def plain_ffn(module, at: Where) -> Found | None:
         return None
     parts, shapes = found
     up, down = pick(parts, UP)[0], pick(parts, DOWN)[0]
+    if type(module).__name__ == "Sequential" and list(parts) == ["0", "2"]:  # CTRL: Linear, activation, Linear
+        up, down = "0", "2"
     if not (up and down) or set(parts) != {up, down} or shapes[up].width_in != at.d:
         return None
     f = shapes[up].width_out
@@ -111,13 +113,14 @@ def moe(module, at: Where) -> Found | None:
     experts = parts.get("experts")
     if router is None or experts is None or own(module):
         return None
-    scores = own(router)
+    scoring = _scoring(router)
+    scores = own(scoring)
     if "weight" not in scores or len(scores["weight"]) != 2 or scores["weight"][1] != at.d:
         return None
     count = scores["weight"][0]
     shape = _experts(experts, count, at)
     top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
-    statics = _router_statics(router, count)
+    statics = _router_statics(router, count) if scoring is router else False
     if shape is None or set(scores) - {"weight", "bias"} or statics is None:
         return None
     shared_name, shared = pick(parts, SHARED)
@@ -150,6 +153,15 @@ def _shared_width(shared, experts: Experts, at: Where) -> int:
     if inner is None or acts != [ast.Name(id=experts.act)] or biased != [ast.Bool(value=False)]:
         return 0
     return _width(inner)
+
+
+def _scoring(router):
+    """The module holding the router's score matrix: the router itself, or its one linear child (HunYuan's
+    gate.wg)."""
+    inner = children(router)
+    if not own(router) and set(inner) == {"wg"} and linear(inner["wg"]) is not None:
+        return inner["wg"]
+    return router
 
 
 def _router_statics(router, count: int) -> bool | None:

@@ -33,7 +33,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     matrix_weights = width_in * width_out * a.count / a.groups
     bias_weights = width_out * a.count if a.bias else ZERO
     weights = matrix_weights + bias_weights
-    params = ZERO if a.tied else weights  # a tied head reuses the embedding table
+    params = bias_weights if a.tied else weights  # a tied head reuses the embedding table, not its own bias (CTRL)
     bias_as_matrix = ctx.options.get("vector_params") == "matrix"
     return Cost(
         params=params,
@@ -77,7 +77,7 @@ SPEC = OpSpec(
         Arg("groups", "dim", 1, doc="block-diagonal groups: in·out/groups weights"),
         Arg("bias", "bool", False, doc="adds `out` bias weights per matrix"),
         Arg("rows", "expr", symbols.m, doc="rows through the matrix: m, or m_out for the vocabulary head"),
-        Arg("tied", "bool", False, doc="weights shared with a lookup table: no params, still read"),
+        Arg("tied", "bool", False, doc="weights shared with a lookup table: no params but a bias, still read"),
         Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
     ),
     widths=widths,
