@@ -80,6 +80,15 @@ def test_nemotron_3_nano_has_the_model_cards_totals():
     assert round((report.params_active - 131_072 * 2688) / 1e9, 1) == 3.2
 
 
+def test_lfm2_1_2b_has_the_model_cards_total():
+    """Liquid AI's LFM2 model card lists LFM2-1.2B at 1,170,340,608 parameters; its state per request is the
+    six attention layers' keys and values and the ten convolutions' last three inputs (no growth)."""
+    report = _report("lfm2-1.2b")
+    assert report.params == 1_170_340_608
+    assert report.kv_bytes_per_token == 6 * 2 * 8 * 64 * 2  # layers × K and V × heads × width × bf16
+    assert report.state_fixed_bytes == 10 * 3 * 2048 * 2  # convolutions × taps kept × channels × bf16
+
+
 def test_longcat_flash_has_the_reports_total_and_active_range():
     """LongCat-Flash's technical report (arXiv:2509.01322): 560 B parameters, 18.6 B to 31.3 B activated a
     token (its zero-computation experts let a token run from none to all 12 of its picks on weighted experts),

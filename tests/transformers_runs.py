@@ -173,6 +173,9 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
     "glm-5": ("glm_moe_dsa", published_fields("GLM-5"), (("mla_cache", "reexpand"), ("index_kernel", "eager"))),
     # the text_config of Qwen/Qwen3.5-27B's config.json, its linear attention as the torch reference runs it
     "qwen3.5-27b": ("qwen3_5_text", published_fields("Qwen3.5-27B"), (("linear_kernels", "torch"),)),
+    # LiquidAI/LFM2-1.2B's config.json as published (tests/configs/next): its gated short convolutions as
+    # transformers' torch source runs them
+    "lfm2-1.2b": ("lfm2", published_fields("LFM2-1.2B"), ()),
     # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's config.json as published
     "nemotron-3-nano-30b-a3b": ("nemotron_h", published_fields("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), ()),
     # MiniMaxAI/MiniMax-M2's config.json as published (its FP8 quantization_config left out: the meta model is
