@@ -89,6 +89,14 @@ def test_lfm2_1_2b_has_the_model_cards_total():
     assert report.state_fixed_bytes == 10 * 3 * 2048 * 2  # convolutions × taps kept × channels × bf16
 
 
+def test_mimo_v2_flash_has_the_model_cards_totals():
+    """Xiaomi's model card: 309 B parameters, 15 B active (the MTP layers it ships aside); per token the 9 full
+    layers cache 4 KV heads and the 39 sliding layers 8, keys 192 and values 128 wide, in bf16."""
+    report = _report("mimo-v2-flash")
+    assert round(report.params / 1e9) == 309 and round(report.params_active / 1e9) == 15
+    assert report.kv_bytes_per_token == 9 * 4 * (192 + 128) * 2  # the sliding layers' keys are a fixed window
+
+
 def test_longcat_flash_has_the_reports_total_and_active_range():
     """LongCat-Flash's technical report (arXiv:2509.01322): 560 B parameters, 18.6 B to 31.3 B activated a
     token (its zero-computation experts let a token run from none to all 12 of its picks on weighted experts),

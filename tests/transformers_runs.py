@@ -176,6 +176,9 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
     # LiquidAI/LFM2-1.2B's config.json as published (tests/configs/next): its gated short convolutions as
     # transformers' torch source runs them
     "lfm2-1.2b": ("lfm2", published_fields("LFM2-1.2B"), ()),
+    # XiaomiMiMo/MiMo-V2-Flash's config values (tests/configs/next, a curated copy; its FP8 quantization_config
+    # left out: the meta model is the logical one)
+    "mimo-v2-flash": ("mimo_v2_flash", published_fields("MiMo-V2-Flash"), ()),
     # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's config.json as published
     "nemotron-3-nano-30b-a3b": ("nemotron_h", published_fields("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"), ()),
     # MiniMaxAI/MiniMax-M2's config.json as published (its FP8 quantization_config left out: the meta model is
@@ -203,7 +206,7 @@ NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_p
 PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
 # hand-written specs' models whose default grouped_mm experts want bf16 (the meta run is fp32)
 BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa", "nemotron_h",
-                   "minimax_m2", "gemma4_text")
+                   "minimax_m2", "gemma4_text", "mimo_v2_flash")
 V4_FLASH = CONFIGS / "next" / "DeepSeek-V4-Flash.json"
 
 
