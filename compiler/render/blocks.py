@@ -48,8 +48,15 @@ def _outer_block(clusters: dict[str, Cluster], cluster_id: str | None) -> str | 
     return blocks[-1] if blocks else None
 
 
+BLOCK_NODE = "block "  # a block call's node in the block view: `block layers.attn` (the page finds it so)
+
+
+def block_node(cluster_id: str) -> str:
+    return BLOCK_NODE + cluster_id
+
+
 def _name(end: str, clusters: dict[str, Cluster]) -> str:
-    return f"block {end}" if end in clusters else _node_name(end)
+    return block_node(end) if end in clusters else _node_name(end)
 
 
 def _place(dot, parent: str | None, graph: nx.DiGraph, clusters: dict[str, Cluster], owner: dict) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from archcost.compiler.graph.ir import ancestors
 from archcost.compiler.ops import shape_text
+from archcost.compiler.render.blocks import block_node
 
 
 def nodes(compiled, spec_file: str) -> dict[str, dict]:
@@ -22,7 +23,7 @@ def nodes(compiled, spec_file: str) -> dict[str, dict]:
                           "defined": _where(op.span)}
     for cluster_id, cluster in clusters.items():
         if cluster.kind == "block":
-            found[f"block {cluster_id}"] = {"kind": "block", "label": cluster.label, "shape": cluster.block,
+            found[block_node(cluster_id)] = {"kind": "block", "label": cluster.label, "shape": cluster.block,
                                             "component": cluster.component, "op": None,
                                             "span": _spec_span(cluster.span, cluster.parent, clusters, spec_file),
                                             "defined": _where(cluster.span)}

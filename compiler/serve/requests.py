@@ -20,8 +20,12 @@ class SpecText(BaseModel):
 
     @property
     def shown(self) -> str:
-        """The name the compiler gives this text in its spans and errors."""
-        return Path(self.file).name if self.file else "<text>"
+        return shown(self.file)
+
+
+def shown(file: str | None) -> str:
+    """The name the compiler gives a spec text standing for `file` in its spans and errors."""
+    return Path(file).name if file else "<text>"
 
 
 class Conventions(BaseModel):

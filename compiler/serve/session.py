@@ -12,6 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 import archcost
+from archcost.compiler.render.blocks import BLOCK_NODE
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import diagram, plots
@@ -71,12 +72,12 @@ class Workspace:
         """A diagram node for the page's panel, at the scenario: an op's row of `eval --by-op`, or for a
         block (`block layers.attn`) the rows of the ops inside it."""
         result = self.model(spec, conventions).evaluate(scenario.phase, ops=True, **scenario.shape())
-        inside = node.removeprefix("block ") + "."
-        found = [op.model_dump() for op in result.ops if op.op == node or (node.startswith("block ")
-                                                                            and op.op.startswith(inside))]
+        block = node.startswith(BLOCK_NODE)
+        inside = node.removeprefix(BLOCK_NODE) + "."
+        found = [op.model_dump() for op in result.ops if op.op == node or (block and op.op.startswith(inside))]
         if not found:
             raise ArchError([Diagnostic(code="E111", message=f"this model has no op or block `{node}`")])
-        return found[0] if not node.startswith("block ") else {"ops": found}
+        return {"ops": found} if block else found[0]
 
     def formulas(self, spec: SpecText, conventions: Conventions, phase: str) -> dict:
         formula = self.model(spec, conventions).formula(phase=phase)

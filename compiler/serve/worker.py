@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from .requests import Conventions, Scenario, SpecText
+from .requests import Conventions, Scenario, SpecText, shown
 
 TIME_LIMIT = 60.0  # seconds one request may take: the largest spec in specs/ compiles cold in a few
 START_LIMIT = 120.0  # seconds a new compiler process may take to import what it needs, on a busy machine
@@ -54,11 +54,11 @@ def answer(workspace, method: str, payload: dict) -> dict:
     """{"ok": data}, or {"problem": ...} with the CLI's diagnostics for bad input."""
     from .session import problem
 
-    shown = payload.get("spec", {}).get("file") if isinstance(payload.get("spec"), dict) else None
+    file = payload["spec"].get("file") if isinstance(payload.get("spec"), dict) else None
     try:
         return {"ok": _answer(workspace, method, payload)}
     except ArchError as error:
-        return {"problem": problem(error, SpecText(text="", file=shown).shown)}
+        return {"problem": problem(error, shown(file))}
     except (ValidationError, KeyError, TypeError) as error:
         return {"problem": problem(ArchError([Diagnostic(code="E111", message=f"a malformed request: {error}"[:300])]),
                                    "")}
