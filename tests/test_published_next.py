@@ -71,6 +71,24 @@ def test_minimax_m2_is_its_safetensors_total_less_the_fp8_scales():
     assert report.params + scales == 228_703_644_928
 
 
+def test_the_scales_convention_counts_a_checkpoints_values():
+    """`--scales stored` (`scales="stored"`) counts the block scales as parameters, as the safetensors total
+    does: MiniMax-M2's published 228,703,644,928 exactly. Its bytes, which always held the scales, stay."""
+    from helpers import compiled
+
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Conventions, Scenario
+
+    logical, stored = (evaluate(compiled("minimax-m2", options=Conventions(scales=word)), "decode", Scenario())
+                       for word in ("logical", "stored"))
+    assert stored.params == 228_703_644_928 == logical.params + 62 * 223_872
+    assert stored.weight_bytes == logical.weight_bytes and stored.flops == logical.flops
+    assert stored.params_active > logical.params_active  # the routed experts' and attention's scales of a token
+    qwen = [evaluate(compiled("qwen3-8b", options=Conventions(scales=w)), "decode", Scenario()).params
+            for w in ("logical", "stored")]
+    assert qwen[0] == qwen[1] == 8_190_735_360  # bf16 carries no scales
+
+
 def test_nemotron_3_nano_has_the_model_cards_totals():
     """NVIDIA's model card: 31.6 B parameters, 3.6 B active with the embeddings (about 3.2 B without one of
     the two vocabulary tables)."""

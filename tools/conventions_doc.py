@@ -110,6 +110,8 @@ RUN_CONVENTIONS = [
     ("--vector-params nonmatrix | matrix", "norm scales and biases as scalar work, or 2 FLOPs each as matrix work "
      "(seed 000's 2N per token)"),
     ("--routing uniform | concentrated | random", "which experts a batch touches (seed 002 Example 2-4)"),
+    ("--scales logical | stored", "parameters as the model's values, or as a checkpoint stores them with the block "
+     "scales of FP8 and grouped formats (MiniMax-M2's safetensors total, 228,703,644,928)"),
     ("--ledger chapter | kipply", "a source's conventions in one word"),
 ]
 

@@ -22,7 +22,7 @@ QUANTITIES = ("M", "F", "R")
 def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter", logits: str = "last",
          attention: str | None = None, vector_params: str | None = None, routing: str = "uniform",
          weights: str | None = None, options: dict[str, str] | None = None,
-         allow_use_outside: bool = False, file: str | Path | None = None) -> Model:
+         allow_use_outside: bool = False, file: str | Path | None = None, scales: str = "logical") -> Model:
     """A model from a spec file, spec text, or a Hugging Face config.json (imported on the way).
 
     `source` is a path when it names a file, else spec text when it holds a `{`. The keyword arguments are
@@ -35,6 +35,7 @@ def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter"
                       checks.word("vector_params", vector_params, CONVENTIONS["vector_params"], optional=True),
                       logits=checks.word("logits", logits, CONVENTIONS["logits"]),
                       routing=checks.word("routing", routing, CONVENTIONS["routing"]),
+                      scales=checks.word("scales", scales, CONVENTIONS["scales"]),
                       weights=_optional_text("weights", weights),
                       paths=tuple(sorted(checks.words_by_name("options", options).items())))
     text, path = _source(source, _optional_text("name", name))
@@ -43,7 +44,8 @@ def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter"
 
 
 CONVENTIONS = {"attention": ("as_written", "causal", "rectangle", "half_rectangle"), "logits": ("last", "all"),
-               "vector_params": ("nonmatrix", "matrix"), "routing": ("uniform", "concentrated", "random")}
+               "vector_params": ("nonmatrix", "matrix"), "routing": ("uniform", "concentrated", "random"),
+               "scales": ("logical", "stored")}
 
 
 def _optional_text(name: str, value) -> str | None:

@@ -94,6 +94,9 @@ def counting_flags(parser: argparse.ArgumentParser) -> None:
                         help="count norm scales and biases as non-matrix work (default) or as 2 matrix FLOPs each")
     parser.add_argument("--routing", choices=("uniform", "concentrated", "random"), default="uniform",
                         help="which experts a batch's tokens touch: spread evenly, all the same k, or at random")
+    parser.add_argument("--scales", choices=("logical", "stored"), default="logical",
+                        help="parameters as the model's values (default), or as a checkpoint stores them: block "
+                        "scales of FP8 and grouped formats counted too (a safetensors total)")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=WORD",
                         help="choose one of the spec's execution paths, e.g. mla_cache=expanded; repeatable")
     parser.add_argument("--ledger", choices=tuple(LEDGERS), default="chapter",
@@ -112,7 +115,8 @@ def conventions_of(args) -> dict:
     from ..terms.letters import conventions
 
     return conventions(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
-                       paths=execution_paths(args.option), weights=getattr(args, "weights", None))
+                       paths=execution_paths(args.option), weights=getattr(args, "weights", None),
+                       scales=getattr(args, "scales", "logical"))
 
 
 def execution_paths(given: list[str]) -> tuple[tuple[str, str], ...]:

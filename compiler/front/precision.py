@@ -33,14 +33,18 @@ class Format:
         """Values one record holds; None for a plain format."""
         return sp.Add(*(n for _, n in self.parts)) if self.parts else None
 
+    def scale_count(self, count) -> sp.Expr:
+        """Block scales `count` values stored in this format carry: one per `block` values, the last block
+        partial (DeepSeek-V3's weight_scale_inv, one fp32 per 128 × 128 tile); none for a record or a plain
+        format."""
+        return sp.ceiling(count / self.block) if self.scale_bits and not self.parts else sp.Integer(0)
+
     def bytes(self, count) -> sp.Expr:
         if self.parts:
             raw = sp.Add(*(fmt.bytes(n) for fmt, n in self.parts))
             records = count / self.values  # a record format stores whole records
         else:
-            raw = count * self.bits / 8
-            if self.scale_bits:
-                raw += sp.ceiling(count / self.block) * self.scale_bits / 8
+            raw = count * self.bits / 8 + self.scale_count(count) * self.scale_bits / 8
             records = 1
         padded = sp.ceiling(raw / self.align) * self.align if self.align != 1 else raw
         return records * padded

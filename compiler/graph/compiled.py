@@ -38,9 +38,11 @@ class Compiled:
 
     def conventions(self) -> dict[str, str]:
         """The run-wide counting conventions these numbers were computed with (flags, API keywords)."""
-        named = self.options.model_dump(exclude={"paths", "weights"})
+        named = self.options.model_dump(exclude={"paths", "weights", "scales"})
         if self.options.weights:
             named["weights"] = self.options.weights
+        if self.options.scales != "logical":  # named only when chosen: every default report stays as it was
+            named["scales"] = self.options.scales
         return named
 
     def execution_paths(self) -> dict[str, str]:

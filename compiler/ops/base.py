@@ -47,6 +47,14 @@ class CostContext:
     window_history: sp.Expr = S
 
 
+def stored_values(count, fmt, ctx: CostContext):
+    """A weight tensor's parameter count under the `scales` convention: its `count` values, and with
+    `--scales stored` its block scales too, as a checkpoint's safetensors total counts them (issue 25:
+    MiniMax-M2's published 228,703,644,928 is its logical count plus 62 × 223,872 FP8 tile scales). Its
+    bytes are the format's either way: they always hold the scales."""
+    return count + fmt.scale_count(count) if ctx.options.get("scales") == "stored" else count
+
+
 @dataclass(frozen=True)
 class Saved:
     """What one call of an op keeps for its backward pass, in bytes per call (the scenario's letters).

@@ -15,7 +15,7 @@ import sympy as sp
 from pydantic import BaseModel, Field
 
 from ..terms.symbols import Min, m
-from .base import Arg, Cost, CostContext, Figures, OpSpec, Saved
+from .base import Arg, Cost, CostContext, Figures, OpSpec, Saved, stored_values
 from .sharding import Share, share
 
 Number = int | float
@@ -61,8 +61,8 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     touched = distinct_experts(a, ctx.options.get("routing", "uniform"))
     identities = 2 * width * m * (a.top - weighted)           # an identity pick: its gate's scale and the add
     return Cost(
-        params=a.count * per_expert,
-        params_active=weighted * per_expert,                  # the k experts a token is routed to
+        params=stored_values(a.count * per_expert, a.dtype, ctx),
+        params_active=stored_values(weighted * per_expert, a.dtype, ctx),  # the k experts a token is routed to
         weight_bytes=a.count * per_expert * a.dtype,
         flops_matrix=2 * (m * a.count if a.dense else routed_rows) * matrices,  # a multiply-add per weight used
         # the activation, the weighted sum, and an add per bias

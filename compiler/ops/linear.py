@@ -9,7 +9,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from ..terms import symbols
-from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved
+from .base import ZERO, Arg, Cost, CostContext, OpSpec, Saved, stored_values
 from .sharding import Share, share
 
 
@@ -33,11 +33,11 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     matrix_weights = width_in * width_out * a.count / a.groups
     bias_weights = width_out * a.count if a.bias else ZERO
     weights = matrix_weights + bias_weights
-    params = bias_weights if a.tied else weights  # a tied head reuses the embedding table, not its own bias (CTRL)
+    held = bias_weights if a.tied else weights  # a tied head reuses the embedding table, not its own bias (CTRL)
     bias_as_matrix = ctx.options.get("vector_params") == "matrix"
     return Cost(
-        params=params,
-        weight_bytes=params * a.dtype,
+        params=stored_values(held, a.dtype, ctx),
+        weight_bytes=held * a.dtype,
         # a multiply and an add per MAC; seed 000's ledger also counts 2 per bias weight
         flops_matrix=2 * a.rows * (matrix_weights + (bias_weights if bias_as_matrix else ZERO)),
         flops_nonmatrix=ZERO if bias_as_matrix else a.rows * bias_weights,  # one add per output

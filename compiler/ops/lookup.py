@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..terms import symbols
-from .base import Arg, Cost, CostContext, OpSpec, Saved
+from .base import Arg, Cost, CostContext, OpSpec, Saved, stored_values
 
 
 def widths(a: SimpleNamespace):
@@ -29,7 +29,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     gathered = a.rows * a.per_token
     params = 0 if a.tied else entries * width  # a tied table belongs to another lookup
     return Cost(
-        params=params,
+        params=stored_values(params, a.dtype, ctx),
         params_row_read=params,  # published "active" counts differ on whether these count (gpt-oss: not)
         weight_bytes=params * a.dtype,
         read_lookups=gathered * (width * a.dtype),     # whole rows, per token

@@ -39,6 +39,7 @@ class Conventions(BaseModel):
     vector_params: str | None = None
     routing: str = "uniform"
     weights: str | None = None
+    scales: str = "logical"
     options: dict[str, str] = {}
 
     def load_arguments(self) -> dict:

@@ -27,12 +27,16 @@ class Conventions(BaseModel):
     routing: Literal["uniform", "concentrated", "random"] = "uniform"
     # a format for the matrix weights outside embedding and head (seed 002 §2.6.2), e.g. int4_g128
     weights: str | None = None
+    # parameters as the model's values (logical), or as a checkpoint stores them, block scales counted too
+    # (stored: a safetensors total, MiniMax-M2's 228,703,644,928)
+    scales: Literal["logical", "stored"] = "logical"
     # choices for the spec's own `option` statements (execution paths), e.g. (("mla_cache", "expanded"),)
     paths: tuple[tuple[str, str], ...] = ()
 
     def cost_options(self) -> dict[str, str]:
         chosen = {} if self.attention == "as_written" else {"attention": self.attention}
-        return {**chosen, "vector_params": self.vector_params, "routing": self.routing}
+        stored = {"scales": "stored"} if self.scales == "stored" else {}
+        return {**chosen, "vector_params": self.vector_params, "routing": self.routing, **stored}
 
 
 def counting(ledger: str = "chapter", attention: str | None = None, vector_params: str | None = None,

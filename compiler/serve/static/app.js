@@ -409,10 +409,10 @@ function showConventions(choices) {
   for (const [name, words] of Object.entries(choices)) {
     const label = element("label", {}, `${name} `);
     const list = element("select", {id: `convention-${name}`});
-    const optional = !["ledger", "logits", "routing"].includes(name);
+    const optional = !["ledger", "logits", "routing", "scales"].includes(name);
     if (optional) list.append(element("option", {value: ""}, "(spec's own)"));
     words.forEach((word) => list.append(element("option", {value: word}, word)));
-    list.value = optional ? "" : {ledger: "chapter", logits: "last", routing: "uniform"}[name];
+    list.value = optional ? "" : {ledger: "chapter", logits: "last", routing: "uniform", scales: "logical"}[name];
     list.addEventListener("change", () => {
       if (list.value) state.conventions[name] = list.value; else delete state.conventions[name];
       recompile();
