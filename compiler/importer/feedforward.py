@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from .modules import Found, Linear, Where, activation, children, learned_activation, linear, own, pick, shapes_of
+from .modules import Found, Linear, Where, activation, children, learned_activation, linear, norm, own, pick, shapes_of
 from .spec import call
 
 GATE = ("gate_proj", "w1")
@@ -16,12 +16,17 @@ DOWN = ("down_proj", "w2", "fc2", "c_proj", "dense_4h_to_h", "fc_out")
 FUSED_GATE_UP = ("gate_up_proj", "input_linear")
 ROUTER = ("gate", "router")
 SHARED = ("shared_expert", "shared_experts", "shared_mlp")
-GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu"}
+GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu", "relu2": "relu2_glu"}
+
+
+SUB_NORM = "ffn_sub_norm"  # BitNet's RMSNorm of the gated product, before the down projection
 
 
 def _ffn_parts(module) -> tuple[dict, dict] | None:
-    """The MLP's matrices by name and shape (an activation with learned scalars is the activation's)."""
-    parts = {name: child for name, child in children(module).items() if not learned_activation(child)}
+    """The MLP's matrices by name and shape (an activation with learned scalars is the activation's, a
+    sub-norm the gated MLP's own)."""
+    parts = {name: child for name, child in children(module).items()
+             if not learned_activation(child) and name != SUB_NORM}
     if own(module) or not parts:
         return None
     shapes = shapes_of(parts)
@@ -49,14 +54,17 @@ def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
     else:
         return None
     block = GATED_BLOCKS.get(activation(module) or _config_act(at.config) or _forward_act(module))
-    if block is None:
+    sub_norm = norm(children(module)[SUB_NORM]) if SUB_NORM in children(module) else None
+    if block is None or (SUB_NORM in children(module) and (block == "geglu" or sub_norm is None
+                                                            or (sub_norm.block, sub_norm.width) != ("rmsnorm", f))):
         return None
-    return Found(call(block, "d", f=f, bias=shapes[down].bias or None), mixer=False)
+    return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if sub_norm else None),
+                 mixer=False)
 
 
 def plain_ffn(module, at: Where) -> Found | None:
     """A two-matrix MLP: up d → f, an activation, down f → d (GPT-2, OPT, StarCoder2)."""
-    found = _ffn_parts(module)
+    found = _ffn_parts(module) if SUB_NORM not in children(module) else None
     if found is None:
         return None
     parts, shapes = found

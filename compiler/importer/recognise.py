@@ -85,8 +85,9 @@ def attention(module, at: Where) -> Found | None:
     gated = h.q_heads == 2 * heads and len(h.used) == 3 and "q_norm" in parts
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
-    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) \
-            or set(own(module)) - ({"sinks"} if sinks else set()) or set(parts) - h.used - {out} - qk[1]:
+    o_norm = _sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
+    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) or o_norm is None \
+            or set(own(module)) - ({"sinks"} if sinks else set()) or set(parts) - h.used - {out} - qk[1] - o_norm:
         return None
     if gated:
         if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk or h.v_dim:
@@ -96,7 +97,17 @@ def attention(module, at: Where) -> Found | None:
     return Found(call("gqa", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim, qkv_bias=h.bias or None,
                       o_bias=shapes[out].bias or None, rope=None if at.rope else False, window=at.window or None,
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
-                      rotary=at.rotary(head_dim), v_dim=h.v_dim or None, **qk[0]), mixer=True)
+                      rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None, **qk[0]),
+                 mixer=True)
+
+
+def _sub_norm(parts: dict, name: str, width: int) -> set | None:
+    """BitNet's norm inside a sublayer (`attn_sub_norm` before the output projection, `ffn_sub_norm` before the
+    down projection): {name} when it is an RMSNorm of `width`, empty when there is none, None for another."""
+    if name not in parts:
+        return set()
+    found = norm(parts[name])
+    return {name} if found is not None and found.block == "rmsnorm" and found.width == width else None
 
 
 def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) -> tuple[dict, set] | None:
