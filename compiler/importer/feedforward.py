@@ -129,7 +129,10 @@ def moe(module, at: Where) -> Found | None:
     shape = _experts(experts, count, at)
     top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
     statics = _router_statics(router, count) if scoring is router else False
-    if shape is None or set(scores) - {"weight", "bias"} or statics is None:
+    # a score-correction bias held as a parameter (Laguna) counts as the router's bias: E values either way
+    correction = scores.get("e_score_correction_bias") == (count,) and "bias" not in scores
+    if shape is None or set(scores) - {"weight", "bias"} - ({"e_score_correction_bias"} if correction else set()) \
+            or statics is None:
         return None
     shared_name, shared = pick(parts, SHARED)
     shared_f = _shared_width(shared, shape, at) if shared is not None else None
@@ -140,7 +143,8 @@ def moe(module, at: Where) -> Found | None:
         return None
     act_flops = 9 if shape.clamped else (ACT_FLOPS[shape.act] if shape.act else None)
     return Found(call("moe", "d", experts=count, top=top, f=shape.f, shared_f=shared_f,
-                      shared_gate=gate is not None or None, router_bias="bias" in scores or statics or None,
+                      shared_gate=gate is not None or None,
+                      router_bias="bias" in scores or correction or statics or None,
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None),
                  mixer=False, post_norm=False)
 

@@ -86,8 +86,10 @@ def attention(module, at: Where) -> Found | None:
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
     o_norm = _sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
-    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) or o_norm is None \
-            or set(own(module)) - ({"sinks"} if sinks else set()) or set(parts) - h.used - {out} - qk[1] - o_norm:
+    head_gate = _head_gate(parts, at.d, q_heads)
+    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) or None in (o_norm, head_gate) \
+            or set(own(module)) - ({"sinks"} if sinks else set()) \
+            or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate:
         return None
     if gated:
         if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk or h.v_dim:
@@ -97,8 +99,16 @@ def attention(module, at: Where) -> Found | None:
     return Found(call("gqa", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim, qkv_bias=h.bias or None,
                       o_bias=shapes[out].bias or None, rope=None if at.rope else False, window=at.window or None,
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
-                      rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None, **qk[0]),
-                 mixer=True)
+                      rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None,
+                      head_gate=True if head_gate else None, **qk[0]), mixer=True)
+
+
+def _head_gate(parts: dict, d: int, q_heads: int) -> set | None:
+    """A logit per head from the layer's input that gates the head's output (Laguna's and LFM3's g_proj):
+    {"g_proj"} when it is a d → q_heads matrix without bias, empty when there is none, None for another."""
+    if "g_proj" not in parts:
+        return set()
+    return {"g_proj"} if linear(parts["g_proj"]) == Linear(d, q_heads, False) else None
 
 
 def _sub_norm(parts: dict, name: str, width: int) -> set | None:
