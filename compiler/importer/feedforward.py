@@ -119,7 +119,7 @@ def moe(module, at: Where) -> Found | None:
     parts = children(module)
     router_name, router = pick(parts, ROUTER)
     experts = parts.get("experts")
-    if router is None or experts is None or own(module):
+    if router is None or experts is None or set(own(module)) - {"expert_bias"}:
         return None
     scoring = _scoring(router)
     scores = own(scoring)
@@ -129,8 +129,12 @@ def moe(module, at: Where) -> Found | None:
     shape = _experts(experts, count, at)
     top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
     statics = _router_statics(router, count) if scoring is router else False
-    # a score-correction bias held as a parameter (Laguna) counts as the router's bias: E values either way
-    correction = scores.get("e_score_correction_bias") == (count,) and "bias" not in scores
+    # a score-correction bias held as a parameter, the router's (Laguna) or the block's (AFMoE's expert_bias),
+    # counts as the router's bias: E values either way
+    held = own(module).get("expert_bias")
+    if held is not None and (held != (count,) or "bias" in scores or "e_score_correction_bias" in scores):
+        return None
+    correction = (scores.get("e_score_correction_bias") == (count,) or held is not None) and "bias" not in scores
     if shape is None or set(scores) - {"weight", "bias"} - ({"e_score_correction_bias"} if correction else set()) \
             or statics is None:
         return None
@@ -146,7 +150,7 @@ def moe(module, at: Where) -> Found | None:
                       shared_gate=gate is not None or None,
                       router_bias="bias" in scores or correction or statics or None,
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None),
-                 mixer=False, post_norm=False)
+                 mixer=False)  # moe takes post_norm (Kolibri's sandwich norms)
 
 
 def _width(found: Found) -> int:
@@ -169,10 +173,11 @@ def _shared_width(shared, experts: Experts, at: Where) -> int:
 
 def _scoring(router):
     """The module holding the router's score matrix: the router itself, or its one linear child (HunYuan's
-    gate.wg)."""
+    gate.wg, AFMoE's router.gate)."""
     inner = children(router)
-    if not own(router) and set(inner) == {"wg"} and linear(inner["wg"]) is not None:
-        return inner["wg"]
+    if not own(router) and len(inner) == 1 and set(inner) <= {"wg", "gate"}:
+        child = next(iter(inner.values()))
+        return child if linear(child) is not None else router
     return router
 
 

@@ -184,7 +184,7 @@ def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:
     width = next(a for a in blocks[shared[0]].call.args if isinstance(a, ast.Keyword) and a.name == "f")
     moe = blocks[names[0]]
     merged = moe.call.model_copy(update={"args": [*moe.call.args, width.model_copy(update={"name": "shared_f"})]})
-    return [(name, Found(merged, False, False) if name == names[0] else block) for name, block in found
+    return [(name, Found(merged, False) if name == names[0] else block) for name, block in found
             if name != shared[0]]
 
 

@@ -86,10 +86,10 @@ def attention(module, at: Where) -> Found | None:
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
     o_norm = _sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
-    head_gate = _head_gate(parts, at.d, q_heads)
-    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) or None in (o_norm, head_gate) \
-            or set(own(module)) - ({"sinks"} if sinks else set()) \
-            or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate:
+    head_gate, out_gate = _gate(parts, at.d, q_heads), _gate(parts, at.d, q_heads * (h.v_dim or head_dim))
+    if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) \
+            or None in (o_norm, head_gate, out_gate) or set(own(module)) - ({"sinks"} if sinks else set()) \
+            or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate - out_gate:
         return None
     if gated:
         if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk or h.v_dim:
@@ -100,15 +100,24 @@ def attention(module, at: Where) -> Found | None:
                       o_bias=shapes[out].bias or None, rope=None if at.rope else False, window=at.window or None,
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
                       rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None,
-                      head_gate=True if head_gate else None, **qk[0]), mixer=True)
+                      head_gate=True if head_gate else None, out_gate=True if out_gate else None, **qk[0]),
+                 mixer=True)
 
 
-def _head_gate(parts: dict, d: int, q_heads: int) -> set | None:
-    """A logit per head from the layer's input that gates the head's output (Laguna's and LFM3's g_proj):
-    {"g_proj"} when it is a d → q_heads matrix without bias, empty when there is none, None for another."""
-    if "g_proj" not in parts:
+GATES = ("g_proj", "gate_proj")
+
+
+def _gate(parts: dict, d: int, width: int) -> set | None:
+    """A gate on the heads' output from the layer's input, `width` logits a row: one per head (Laguna's and
+    LFM3's g_proj) or one per value (AFMoE's gate_proj). {name} when it is a d → width matrix without bias,
+    empty when there is none of that width, None when a gate has another shape."""
+    found = [name for name in GATES if name in parts]
+    if not found:
         return set()
-    return {"g_proj"} if linear(parts["g_proj"]) == Linear(d, q_heads, False) else None
+    shapes = {name: linear(parts[name]) for name in found}
+    if any(shape is None or shape.width_in != d or shape.bias for shape in shapes.values()):
+        return None
+    return {name for name, shape in shapes.items() if shape.width_out == width}
 
 
 def _sub_norm(parts: dict, name: str, width: int) -> set | None:
