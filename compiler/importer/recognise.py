@@ -226,13 +226,16 @@ def gated_deltanet(module, at: Where) -> Found | None:
     parts = children(module)
     fused = {"in_proj_qkvz", "in_proj_ba"}
     apart = {"in_proj_qkv", "in_proj_z", "in_proj_a", "in_proj_b"}
-    if set(parts) - {"conv1d", "norm", "out_proj"} not in (fused, apart) or set(own(module)) != {"dt_bias", "A_log"}:
-        return None
-    if module.head_k_dim != module.head_v_dim:
+    separate = {"q_proj", "k_proj", "v_proj", "a_proj", "b_proj", "g_proj"}  # OLMo Hybrid: one matrix each
+    rest = set(parts) - {"conv1d", "norm", "out_proj", "o_norm", "o_proj"}
+    if rest not in (fused, apart, separate) or set(own(module)) != {"dt_bias", "A_log"} \
+            or len({"out_proj", "o_proj"} & set(parts)) != 1 or len({"norm", "o_norm"} & set(parts)) != 1:
         return None
     qk_heads, v_heads, head_dim = module.num_k_heads, module.num_v_heads, module.head_k_dim
+    v_dim = module.head_v_dim
     return Found(call("gated_deltanet", "d", qk_heads=qk_heads, v_heads=v_heads, head_dim=head_dim,
-                      conv_kernel=module.conv_kernel_size, kernels="linear_kernels"), mixer=True, post_norm=False)
+                      conv_kernel=module.conv_kernel_size, kernels="linear_kernels",
+                      v_dim=v_dim if v_dim != head_dim else None), mixer=True, post_norm=False)
 
 
 def mamba(module, at: Where) -> Found | None:
