@@ -31,7 +31,6 @@ FIGURES = runs.read_record()["figures"]
 SCHEMA_ONLY = {
     "llama4": "Llama4TextExperts runs every expert on every token (E507 says so)",
     "llama4_text": "Llama4TextExperts runs every expert on every token (E507 says so)",
-    "minimax": "lightning attention",
 }
 SHAPES = [("prefill", Scenario(B=2, P=12)), ("decode", Scenario(B=2, S=30)), ("prefill", Scenario(P=3000)),
           ("request", Scenario(B=3, S=40, P=7, G=9))]

@@ -26,7 +26,8 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 
 def sublayer(module, at: Where) -> Found | None:
-    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv):
+    for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
+                       lightning):
         found = recogniser(module, at)
         if found is not None:
             return found
@@ -218,6 +219,23 @@ def short_conv(module, at: Where) -> Found | None:
     if ("bias" in weights) != projection.bias:
         return None
     return Found(call("short_conv", "d", kernel=weights["weight"][-1], bias=projection.bias or None), mixer=True)
+
+
+def lightning(module, at: Where) -> Found | None:
+    """MiniMax's lightning attention: one qkv matrix, an RMSNorm of the heads' output, a sigmoid gate from the
+    layer's input, the output projection."""
+    parts = children(module)
+    heads, head_dim = getattr(module, "num_attention_heads", None), getattr(module, "head_dim", None)
+    if set(parts) != {"norm", "qkv_proj", "out_proj", "output_gate"} or own(module) or not isinstance(heads, int) \
+            or not isinstance(head_dim, int):
+        return None
+    width = heads * head_dim
+    shapes = {name: linear(parts[name]) for name in ("qkv_proj", "out_proj", "output_gate")}
+    if shapes != {"qkv_proj": Linear(at.d, 3 * width, False), "out_proj": Linear(width, at.d, False),
+                  "output_gate": Linear(at.d, width, False)} or norm(parts["norm"]) != Norm("rmsnorm", width):
+        return None
+    return Found(call("lightning", "d", heads=heads, head_dim=head_dim, block_size=module.block_size),
+                 mixer=True, post_norm=False)
 
 
 def gated_deltanet(module, at: Where) -> Found | None:
