@@ -89,9 +89,12 @@ def attention(module, at: Where) -> Found | None:
     o_norm = _sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
     head_gate, out_gate = _gate(parts, at.d, q_heads), _gate(parts, at.d, q_heads * (h.v_dim or head_dim))
     gate_bias = bool(out_gate) and own(module).get("gate_bias") == (q_heads,)  # Beam: a bias a head on the gate
+    # the output projection's bias held by the attention module (GPT-NeoX-Japanese's dense_bias)
+    held_bias = own(module).get("dense_bias") == (at.d,) and not shapes[out].bias
+    held = ({"sinks"} if sinks else set()) | ({"gate_bias"} if gate_bias else set()) | (
+        {"dense_bias"} if held_bias else set())
     if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) \
-            or None in (o_norm, head_gate, out_gate) \
-            or set(own(module)) - ({"sinks"} if sinks else set()) - ({"gate_bias"} if gate_bias else set()) \
+            or None in (o_norm, head_gate, out_gate) or set(own(module)) - held \
             or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate - out_gate:
         return None
     if gated:
@@ -100,7 +103,8 @@ def attention(module, at: Where) -> Found | None:
         return Found(call("gated_attention", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim,
                           rotary=at.rotary(head_dim)), mixer=True, post_norm=False)
     return Found(call("gqa", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim, qkv_bias=h.bias or None,
-                      o_bias=shapes[out].bias or None, rope=None if at.rope else False, window=at.window or None,
+                      o_bias=shapes[out].bias or held_bias or None, rope=None if at.rope else False,
+                      window=at.window or None,
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
                       rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None,
                       head_gate=True if head_gate else None, out_gate=True if out_gate else None,
