@@ -212,3 +212,27 @@ def test_the_pages_numbers_are_the_clis(client, spec):
         assert answer["text"].rstrip("\n") == out.rstrip("\n"), (spec.name, phase)
         _, out, _ = cli("eval", str(spec), "--phase", phase, "--json", *flags)
         assert answer["data"] == json.loads(out)
+
+
+def test_the_command_prints_its_address_and_serves_the_page(tmp_path):
+    """`archcost serve --port 0 --no-browser`, as a user starts it: the address it prints (the port it bound)
+    serves the page, and a spec that is not a file is refused before the server starts."""
+    import subprocess
+    import sys
+    import urllib.request
+
+    command = [sys.executable, "-m", "archcost.compiler.cli", "serve", "--no-browser", "--port", "0"]
+    missing = subprocess.run([*command, str(tmp_path / "none.arch")], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "error[E401]" in missing.stderr and "Traceback" not in missing.stderr
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stderr.readline()
+        while line and "archcost serve: http" not in line:
+            line = server.stderr.readline()
+        address = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert address and address.group(1) != "0", line
+        with urllib.request.urlopen(address.group(0), timeout=60) as page:
+            assert page.status == 200 and "archcost playground" in page.read().decode()
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -34,9 +34,7 @@ def run(args) -> int:
     app = create_app(Library.of(list(args.specs)), Worker(float(args.time_limit)), (*LOOPBACK, args.host))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    if not args.no_browser:
-        _open_when_started(server, args.host)
-    print(f"archcost serve: http://{_shown(args.host)}:{args.port}/ (Ctrl-C stops it)", file=sys.stderr)
+    _announce_when_started(server, args.host, open_page=not args.no_browser)
     if args.host not in LOOPBACK:
         print(f"archcost serve: listening on {args.host}, not the loopback address: whoever reaches this machine "
               "can use the page and read the specs it serves", file=sys.stderr)
@@ -48,17 +46,23 @@ def _shown(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _open_when_started(server, host: str) -> None:
-    """Open the page in the user's browser once the server listens (on the port it bound, even for 0)."""
+def _announce_when_started(server, host: str, open_page: bool) -> None:
+    """Once the server listens, print the page's address (with the port it bound, even for `--port 0`) and
+    open it in the user's browser unless `--no-browser`."""
     import threading
     import time
     import webbrowser
 
     def wait() -> None:
         while not server.started:
+            if server.should_exit:
+                return
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
-        webbrowser.open(f"http://{_shown(host)}:{port}/")
+        address = f"http://{_shown(host)}:{port}/"
+        print(f"archcost serve: {address} (Ctrl-C stops it)", file=sys.stderr, flush=True)
+        if open_page:
+            webbrowser.open(address)
 
     threading.Thread(target=wait, daemon=True).start()
 
