@@ -7,7 +7,19 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from .modules import Found, Linear, Where, activation, children, learned_activation, linear, norm, own, pick, shapes_of
+from .modules import (
+    Found,
+    Linear,
+    Where,
+    activation,
+    children,
+    learned_activation,
+    linear,
+    own,
+    pick,
+    shapes_of,
+    sub_norm,
+)
 from .spec import call
 
 GATE = ("gate_proj", "w1")
@@ -54,11 +66,10 @@ def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
     else:
         return None
     block = GATED_BLOCKS.get(activation(module) or _config_act(at.config) or _forward_act(module))
-    sub_norm = norm(children(module)[SUB_NORM]) if SUB_NORM in children(module) else None
-    if block is None or (SUB_NORM in children(module) and (block == "geglu" or sub_norm is None
-                                                            or (sub_norm.block, sub_norm.width) != ("rmsnorm", f))):
+    down_norm = sub_norm(children(module), SUB_NORM, f)
+    if block is None or down_norm is None or (down_norm and block == "geglu"):
         return None
-    return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if sub_norm else None),
+    return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if down_norm else None),
                  mixer=False)
 
 

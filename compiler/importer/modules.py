@@ -90,6 +90,15 @@ def activation(module) -> str | None:
     return None
 
 
+def sub_norm(parts: dict, name: str, width: int) -> set | None:
+    """BitNet's norm inside a sublayer (`attn_sub_norm` before the output projection, `ffn_sub_norm` before the
+    down projection): {name} when it is an RMSNorm of `width`, empty when there is none, None for another."""
+    if name not in parts:
+        return set()
+    found = norm(parts[name])
+    return {name} if found is not None and found.block == "rmsnorm" and found.width == width else None
+
+
 def learned_activation(module) -> bool:
     """xIELU (Apertus): an activation with two learned scalars, alpha_p and alpha_n."""
     return "xielu" in type(module).__name__.lower() and {n for n, _ in module.named_parameters()} == {

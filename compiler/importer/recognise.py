@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 
 from .feedforward import gated_ffn, moe, plain_ffn
-from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of
+from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
 from .spec import call, number
 
 QUERY = ("q_proj", "query", "q_lin", "Wq", "project_q", "wq")
@@ -86,7 +86,7 @@ def attention(module, at: Where) -> Found | None:
     gated = h.q_heads == 2 * heads and len(h.used) == 3 and "q_norm" in parts
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
-    o_norm = _sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
+    o_norm = sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
     head_gate, out_gate = _gate(parts, at.d, q_heads), _gate(parts, at.d, q_heads * (h.v_dim or head_dim))
     gate_bias = bool(out_gate) and own(module).get("gate_bias") == (q_heads,)  # Beam: a bias a head on the gate
     # the output projection's bias held by the attention module (GPT-NeoX-Japanese's dense_bias)
@@ -125,15 +125,6 @@ def _gate(parts: dict, d: int, width: int) -> set | None:
     if any(shape is None or shape.width_in != d or shape.bias for shape in shapes.values()):
         return None
     return {name for name, shape in shapes.items() if shape.width_out == width}
-
-
-def _sub_norm(parts: dict, name: str, width: int) -> set | None:
-    """BitNet's norm inside a sublayer (`attn_sub_norm` before the output projection, `ffn_sub_norm` before the
-    down projection): {name} when it is an RMSNorm of `width`, empty when there is none, None for another."""
-    if name not in parts:
-        return set()
-    found = norm(parts[name])
-    return {name} if found is not None and found.block == "rmsnorm" and found.width == width else None
 
 
 def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) -> tuple[dict, set] | None:
