@@ -48,6 +48,11 @@ def words_by_name(name: str, value) -> dict[str, str]:
     return value
 
 
+def new_tokens(phase: str, P: int | None) -> int:
+    """P when given, else the API's default: one new token for a decode step, an 8,192-token prompt otherwise."""
+    return (1 if phase == "decode" else 8192) if P is None else P
+
+
 def path(name: str, value) -> Path:
     if not isinstance(value, (str, Path)):
         raise bad_value(f"`{name}` takes a file path, not {type(value).__name__}")

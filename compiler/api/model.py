@@ -137,7 +137,7 @@ class Model:
              ops: bool = False) -> Result:
         """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
         phase = checks.word("phase", phase, PHASES)
-        P = (1 if phase == "decode" else 8192) if P is None else P
+        P = checks.new_tokens(phase, P)
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
         if self._entry is not None and not ops:
@@ -183,7 +183,7 @@ class Model:
         if not isinstance(layout, str):  # missing or not text: the API's own error, never a TypeError
             raise checks.bad_value("`layout` is text such as \"tp=8,ep=8\"")
         phase = checks.word("phase", phase, PHASES)
-        P = (1 if phase == "decode" else 8192) if P is None else P
+        P = checks.new_tokens(phase, P)
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
         device, link = _optional_text("device", device), _optional_text("link", link)  # names, never numbers

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..pipeline import Compiled
-from ..serving.curves import capacity_curve, decode_flops_curve, state_curve
+from ..serving.curves import capacity_curve, decode_flops_curve, roof_line, state_curve
 from .units import human_bytes
 
 MiB = 2**20
@@ -113,9 +113,8 @@ def roofline_chart(models: list[Compiled], device, path: Path, batch: int = 1, c
     plt, figure, axes = _figure(f"Roofline of {device.name}", "arithmetic intensity (FLOP/byte)",
                                 "attainable TFLOPS")
     fmt = roofline(models[0], device, "decode", Scenario(B=batch, S=context)).peak_format
-    peak, ridge = device.peak_for(fmt) / 1e12, device.ridge(fmt)
-    x = np.geomspace(0.1, ridge * 100, 200)
-    axes.plot(x, np.minimum(peak, x * device.bandwidth / 1e12), color="black", linewidth=2, label=f"roof ({fmt})")
+    x, roof = roof_line(device, fmt, 200)
+    axes.plot(x, [flops / 1e12 for flops in roof], color="black", linewidth=2, label=f"roof ({fmt})")
     for model in models:
         for b in (batch, 64):
             r = roofline(model, device, "decode", Scenario(B=b, S=context))

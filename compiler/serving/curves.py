@@ -28,6 +28,15 @@ def capacity_curve(compiled, device, lengths: list[int]) -> list[int] | None:
     return None if any(b is None for b in bounds) else bounds
 
 
+def roof_line(device, fmt: str, points: int) -> tuple[list[float], list[float]]:
+    """The device's roof for `fmt`: attainable FLOPS min(peak, intensity · bandwidth) at `points` intensities
+    from 0.1 FLOP/byte to a hundred times the ridge, spaced evenly on a log scale."""
+    import numpy as np
+
+    intensities = [float(x) for x in np.geomspace(0.1, device.ridge(fmt) * 100, points)]
+    return intensities, [min(device.peak_for(fmt), x * device.bandwidth) for x in intensities]
+
+
 def roofline_points(compiled, device, calls: list[tuple[str, Scenario]]) -> list[dict]:
     """Each call placed on the device's roofline: its intensity, attained FLOPS at the bound, and the bound."""
     points = []
