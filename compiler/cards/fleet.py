@@ -30,6 +30,13 @@ class LayoutCapacity(BaseModel):
     context_max: int           # positions each of `batch` requests can reach (0: the weights alone do not fit)
 
 
+def held_at(compiled, report, device: Device) -> LayoutCapacity:
+    """What `archcost layout` reports under a layout on a device: its capacity at the call's own shape (the
+    context its requests reach, S + P, and its batch B)."""
+    shape = report.scenario
+    return capacity_on(compiled, report.layout, device, shape.S + shape.P, shape.B)
+
+
 def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: int,
                 workspace: int = 0) -> LayoutCapacity:
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its

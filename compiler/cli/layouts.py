@@ -63,10 +63,10 @@ def run_layout(args) -> int:
     report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, args.compute, network=network)
     held = None
     if sheet is not None:
-        from ..cards.fleet import capacity_on
+        from ..cards.fleet import held_at
         from ..render.layouts import capacity_text
 
-        held = capacity_on(compiled, layout, sheet, args.S + args.P, args.B)
+        held = held_at(compiled, report, sheet)
     if args.json:
         print(json.dumps({**report.model_dump(), "capacity": held.model_dump() if held else None}, indent=2))
     else:

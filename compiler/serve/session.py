@@ -116,12 +116,11 @@ def _capacity(compiled, report, device: str | None) -> str:
     """What `archcost layout` prints under a layout on a device: the requests its cards hold."""
     if device is None:
         return ""
-    from archcost.compiler.cards.fleet import capacity_on
+    from archcost.compiler.cards.fleet import held_at
     from archcost.compiler.front.hardware import device as device_sheet
     from archcost.compiler.render.layouts import capacity_text
 
-    shape = report.scenario
-    return capacity_text(capacity_on(compiled, report.layout, device_sheet(device), shape.S + shape.P, shape.B))
+    return capacity_text(held_at(compiled, report, device_sheet(device)))
 
 
 def import_config(text: str, file: str) -> dict:
