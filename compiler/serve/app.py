@@ -84,7 +84,8 @@ def create_app(library: Library, worker: Worker, hosts: tuple[str, ...] = LOOPBA
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-store"})
 
     async def catalogue(request: Request) -> Response:
-        return JSONResponse(library.catalogue())
+        # the stdlib's texts and device sheets are read (compiled, when no cache holds them) off the event loop
+        return JSONResponse(await anyio.to_thread.run_sync(library.catalogue))
 
     async def call(request: Request) -> Response:
         method = request.path_params["method"]
