@@ -70,3 +70,16 @@ def check_golden(path: Path, actual: str, update: bool) -> None:
     assert actual == path.read_text(), (
         f"output differs from {path.name}; rerun with --update-golden and review the diff"
     )
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """`archcost ARGV…` in this process: its exit status, stdout and stderr."""
+    import contextlib
+    import io
+
+    from archcost.compiler.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()

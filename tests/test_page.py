@@ -8,8 +8,6 @@ docs/playground` also saves the screenshots docs/playground.md shows."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -18,10 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SPECS
+from helpers import ROOT, SPECS, run_cli
 
 import archcost
-from archcost.compiler.cli import main
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 REQUIRED = os.environ.get("ARCHCOST_BROWSER") == "required"
@@ -103,10 +100,9 @@ def cell(page, quantity: str) -> str:
 
 
 def cli_value(spec: Path, quantity: str, *flags: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["eval", str(spec), *flags]) == 0
-    line = next(line for line in out.getvalue().splitlines() if line.split()[:1] == [quantity])
+    code, out, _ = run_cli("eval", str(spec), *flags)
+    assert code == 0
+    line = next(line for line in out.splitlines() if line.split()[:1] == [quantity])
     return line.split()[1]
 
 
@@ -169,16 +165,10 @@ def test_dropping_a_config_gives_its_spec(page):
         window.dispatchEvent(new DragEvent("drop", {dataTransfer: transfer, bubbles: true, cancelable: true}));
     }""", [config.read_text(), config.name])
     page.wait_for_function("window.editor.getValue().includes('imported from llama-3.1-8b.json')", timeout=WAIT)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        main(["import", str(config)])
-    assert page.evaluate("window.editor.getValue()") == out.getvalue()
-    params = json.loads(_eval_json(out.getvalue()))["params"]
+    _, imported, _ = run_cli("import", str(config))
+    assert page.evaluate("window.editor.getValue()") == imported
+    params = archcost.load(imported).evaluate("decode")["params"]
     page.wait_for_function(f"document.querySelector('#params').textContent.startsWith('{params:,}')", timeout=WAIT)
-
-
-def _eval_json(text: str) -> str:
-    return archcost.load(text).evaluate("decode").json()
 
 
 def test_formulas_are_typeset(page):
@@ -208,10 +198,9 @@ def test_every_specs_report_on_the_page_is_the_clis(page):
     """Each spec in specs/, opened from the page's list: every row of the report the browser shows is the row
     `archcost eval` prints, value and readable unit."""
     for spec in sorted(SPECS.glob("*.arch")):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            assert main(["eval", str(spec), "--phase", "prefill", "--P", "8192"]) == 0
-        title, *lines = out.getvalue().splitlines()
+        code, out, _ = run_cli("eval", str(spec), "--phase", "prefill", "--P", "8192")
+        assert code == 0
+        title, *lines = out.splitlines()
         page.select_option("#spec-picker", f"specs/{spec.name}")
         page.wait_for_function(f"document.querySelector('#report-title').textContent === {json.dumps(title)}",
                                timeout=WAIT)

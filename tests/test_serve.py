@@ -5,18 +5,15 @@ reads them from."""
 
 from __future__ import annotations
 
-import contextlib
 import html
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, SPECS
+from helpers import ROOT, SPECS, run_cli
 from starlette.testclient import TestClient
 
-from archcost.compiler.cli import main
 from archcost.compiler.serve.app import create_app
 from archcost.compiler.serve.library import Library
 from archcost.compiler.serve.worker import Worker
@@ -54,13 +51,6 @@ def serving(library: Library, limit: float = 120.0) -> TestClient:
     return TestClient(create_app(library, Worker(limit=limit), hosts=("testserver",)))
 
 
-def cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_the_page_and_its_assets_are_served_without_network(client):
     page = client.get("/")
     assert page.status_code == 200
@@ -81,7 +71,7 @@ def test_the_catalogue_lists_every_shipped_spec_and_stdlib_file(client):
 
 def test_compile_gives_the_parameter_count_the_cli_prints(client):
     answer = post(client, "compile", {"spec": {"text": TINY}}).json()["ok"]
-    code, out, _ = cli("eval", "--phase", "decode", "--json", _written(TINY))
+    code, out, _ = run_cli("eval", "--phase", "decode", "--json", _written(TINY))
     tables, swiglu, its_norm = 64 * 1000 * 2, 3 * 64 * 256, 64
     assert code == 0 and answer["params"] == json.loads(out)["params"] == tables + swiglu + its_norm
 
@@ -97,7 +87,7 @@ def _written(text: str) -> str:
 def test_an_error_comes_back_with_the_cli_text_and_its_span(client):
     broken = TINY.replace("swiglu(d, f = 256)", "swiglu(d, g = 256)")
     problem = post(client, "compile", {"spec": {"text": broken}}).json()["problem"]
-    _, _, err = cli("check", path := _written(broken))
+    _, _, err = run_cli("check", path := _written(broken))
     assert problem["error"] == err.strip().replace(path, "untitled.arch")
     first = problem["diagnostics"][0]
     assert first["in_editor"] and first["span"]["line"] == 7 and first["code"] == err.split("error[")[1][:4]
@@ -166,13 +156,13 @@ def test_layout_and_compare_tables_are_the_clis(client):
     qwen = {"text": (SPECS / "qwen3-8b.arch").read_text(), "source": "specs/qwen3-8b.arch"}
     answer = post(client, "layout", {"spec": qwen, "scenario": {"phase": "decode", "S": 4096}, "degrees": "tp=8",
                                       "device": "h100_sxm", "link": "nvlink4"}).json()["ok"]
-    _, out, _ = cli("layout", str(SPECS / "qwen3-8b.arch"), "--layout", "tp=8", "--phase", "decode", "--S", "4096",
+    _, out, _ = run_cli("layout", str(SPECS / "qwen3-8b.arch"), "--layout", "tp=8", "--phase", "decode", "--S", "4096",
                     "--device", "h100_sxm", "--link", "nvlink4")
     assert answer["text"] == out
     assert "all-reduce over tp" in html.unescape(answer["diagram"])  # the collective drawn on its edges
     llama = {"text": (SPECS / "llama-3.1-8b.arch").read_text(), "source": "specs/llama-3.1-8b.arch"}
     table = post(client, "compare", {"specs": [qwen, llama], "table": "architecture"}).json()["ok"]
-    _, out, _ = cli("compare", "--table", "architecture", str(SPECS / "qwen3-8b.arch"),
+    _, out, _ = run_cli("compare", "--table", "architecture", str(SPECS / "qwen3-8b.arch"),
                     str(SPECS / "llama-3.1-8b.arch"))
     assert table["text"] == out
 
@@ -194,7 +184,7 @@ def test_a_diagram_node_names_the_spec_line_it_came_from(client):
 def test_an_imported_config_is_the_clis_import(client):
     config = ROOT / "tests" / "configs" / "qwen3-8b.json"
     answer = post(client, "import", {"config": config.read_text(), "file": config.name}).json()["ok"]
-    _, out, _ = cli("import", str(config))
+    _, out, _ = run_cli("import", str(config))
     assert answer["text"] == out
 
 
@@ -208,9 +198,9 @@ def test_the_pages_numbers_are_the_clis(client, spec):
     for phase, shape in PHASES:
         answer = post(client, "evaluate", {"spec": source, "scenario": {"phase": phase, **shape}}).json()["ok"]
         flags = [item for letter, value in shape.items() for item in (f"--{letter}", str(value))]
-        _, out, _ = cli("eval", str(spec), "--phase", phase, *flags)
+        _, out, _ = run_cli("eval", str(spec), "--phase", phase, *flags)
         assert answer["text"].rstrip("\n") == out.rstrip("\n"), (spec.name, phase)
-        _, out, _ = cli("eval", str(spec), "--phase", phase, "--json", *flags)
+        _, out, _ = run_cli("eval", str(spec), "--phase", phase, "--json", *flags)
         assert answer["data"] == json.loads(out)
 
 
