@@ -60,10 +60,15 @@ def _build(compiled: Compiled, phase: str) -> Leaves:
             found.update({leaf_key: Leaf(groups[name], phase, first) for name, leaf_key in keys})
             plan.append(["each", quantity.name, keys])
         elif quantity.by == "peak":
-            keys = []
+            # the largest of the ops' values: one leaf per distinct expression (a spec written out layer by
+            # layer has thousands of ops and a few distinct temporaries; most ops have none)
+            keys, seen = [], set()
             for index, (_, data) in enumerate(compiled.graph.nodes(data=True)):
-                keys.append(f"peak:{first}:{index}")
-                found[keys[-1]] = Leaf(getattr(data["cost"], first), call_phase, first)
+                value = getattr(data["cost"], first)
+                if value not in seen:
+                    seen.add(value)
+                    keys.append(f"peak:{first}:{index}")
+                    found[keys[-1]] = Leaf(value, call_phase, first)
             plan.append(["peak", quantity.name, keys])
         elif quantity.by == "parts":
             plan.append(["parts", quantity.name, [[part, total_key(field)] for part, field in quantity.parts]])
@@ -92,12 +97,22 @@ def _grouped(compiled: Compiled, quantity) -> dict[str, sp.Expr]:
     graph, first = compiled.graph, quantity.fields[0]
     if quantity.by == "component":
         return costs.by_fields(graph, quantity.fields, costs.component_of, COMPONENTS)
-    by_kind = costs.by(graph, first, lambda op: costs.state_kind_of(graph, op), STATE_KINDS)
+    kind_of = _state_kinds(compiled).__getitem__
+    by_kind = costs.by(graph, first, lambda op: kind_of(op.id), STATE_KINDS)
     if first == "state_bytes":  # compressor buffers are their own kind
-        buffers = costs.by(graph, "state_buffer", lambda op: costs.state_kind_of(graph, op), STATE_KINDS)
+        buffers = costs.by(graph, "state_buffer", lambda op: kind_of(op.id), STATE_KINDS)
         by_kind = {k: v - buffers[k] for k, v in by_kind.items()}
         by_kind["buffer"] = sp.Add(*buffers.values())
     return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
+
+
+def _state_kinds(compiled: Compiled) -> dict[str, str]:
+    """Each op's kind of state (costs.state_kind_of), found once per model: every kind-grouped quantity reads it."""
+    if "state kinds" not in compiled.memo:
+        graph = compiled.graph
+        compiled.memo["state kinds"] = {node: costs.state_kind_of(graph, data["op"])
+                                        for node, data in graph.nodes(data=True)}
+    return compiled.memo["state kinds"]
 
 
 def _figures(compiled: Compiled, phase: str, found: dict[str, Leaf]) -> list:
