@@ -107,27 +107,42 @@ def ops(graph: nx.DiGraph) -> list[OpNode]:
 
 def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True) -> sp.Expr:
     """Σ multiplicity · cost over the ops `keep` accepts and the edges into them."""
-    terms = [(data["op"].multiplicity, getattr(data["cost"], field))
-             for _, data in graph.nodes(data=True) if keep(data["op"])]
-    return _summed(terms + [(op.multiplicity, value) for op, value in _edge_terms(graph, field, keep)])
+    terms = [(op.multiplicity, getattr(cost, field), count) for _, op, cost, count in _tally(graph, keep)]
+    return _summed(terms + [(op.multiplicity, value, 1) for op, value in _edge_terms(graph, field, keep)])
 
 
 def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
     """Totals of one field grouped by `key`; `names` fixes the order and keeps empty groups."""
     groups: dict[str, list] = {name: [] for name in names}
-    terms = [(data["op"], getattr(data["cost"], field)) for _, data in graph.nodes(data=True)]
-    for op, value in terms + _edge_terms(graph, field):
-        groups.setdefault(key(op), []).append((op.multiplicity, value))
+    for group, op, cost, count in _tally(graph, key=key):
+        groups.setdefault(group, []).append((op.multiplicity, getattr(cost, field), count))
+    for op, value in _edge_terms(graph, field):
+        groups.setdefault(key(op), []).append((op.multiplicity, value, 1))
     return {name: _summed(parts) for name, parts in groups.items()}
 
 
-def _summed(terms: list[tuple[sp.Expr, sp.Expr]]) -> sp.Expr:
-    """Σ multiplicity · value over the pairs, in one Add (sympy flattens once), equal pairs counted and
-    multiplied once: a spec written out layer by layer repeats the same costs hundreds of times."""
+def _tally(graph: nx.DiGraph, keep: Callable[[OpNode], bool] = lambda op: True,
+           key: Callable[[OpNode], str] = lambda op: "") -> list[tuple[str, OpNode, Cost, int]]:
+    """The ops `keep` accepts, as (their `key`, one of them, its cost, how many): ops of one key sharing a
+    multiplicity and a Cost object (annotate gives equal ops one) are counted, not summed one by one, for every
+    field (a spec written out layer by layer repeats the same ops hundreds of times)."""
+    same: dict[tuple, list] = {}
+    for _, data in graph.nodes(data=True):
+        op = data["op"]
+        if keep(op):
+            group = key(op)
+            entry = same.setdefault((group, id(op.multiplicity), id(data["cost"])), [group, op, data["cost"], 0])
+            entry[3] += 1
+    return [tuple(entry) for entry in same.values()]
+
+
+def _summed(terms: list[tuple[sp.Expr, sp.Expr, int]]) -> sp.Expr:
+    """Σ count · multiplicity · value over the triples, in one Add (sympy flattens once), equal pairs counted
+    and multiplied once."""
     same: dict[tuple[int, int], list] = {}  # the same objects first (cheap), then equal ones
-    for multiplicity, value in terms:
+    for multiplicity, value, count in terms:
         seen = same.setdefault((id(multiplicity), id(value)), [multiplicity, value, 0])
-        seen[2] += 1
+        seen[2] += count
     counted: dict[tuple, int] = {}
     for multiplicity, value, count in same.values():
         counted[multiplicity, value] = counted.get((multiplicity, value), 0) + count
