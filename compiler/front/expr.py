@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 import sympy as sp
 
@@ -24,7 +25,7 @@ FUNCTIONS: dict[str, tuple[Callable[..., sp.Expr], int | None]] = {
 }
 
 
-
+@lru_cache(maxsize=1)
 def mode_words() -> tuple[str, ...]:
     """Words with arguments that name how state grows or which entries an attention reads (`window(128)`):
     every `mode` argument's calls, from the op definitions. They stay unevaluated until that argument reads them."""
