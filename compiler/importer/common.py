@@ -109,3 +109,12 @@ def layer_kinds(cfg: Schema, name: str, allowed: tuple[str, ...], count: int, de
 
 def option(name: str, *words: str, note: str | None = None) -> ast.Option:
     return ast.Option(name=name, value=words[0], alternatives=list(words[1:]), note=note)
+
+
+def dense_experts_option() -> list[ast.Stmt]:
+    """The spec's `experts` option and the `dense` it sets: routed (each token through its top k, the serving
+    cost) or dense (every expert on every token, as Llama 4's transformers code computes them)."""
+    return [option("experts", "routed", "dense",
+                   note="dense: every expert on every token, as Llama4TextExperts computes them in transformers"),
+            ast.Binding(name="dense",
+                        value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense")))]

@@ -158,10 +158,27 @@ def moe(module, at: Where) -> Found | None:
         return None
     act_flops = 9 if shape.clamped else (ACT_FLOPS[shape.act] if shape.act else None)
     return Found(call("moe", "d", experts=count, top=top, f=shape.f, shared_f=shared_f,
+                      dense_experts="dense" if runs_every_expert(experts) else None,
                       shared_gate=gate is not None or None,
                       router_bias="bias" in scores or correction or statics or None,
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None),
                  mixer=False)  # moe takes post_norm (Kolibri's sandwich norms)
+
+
+def runs_every_expert(experts) -> bool:
+    """Whether the experts module computes every expert on every row it is given: its forward takes the
+    hidden states alone, no expert indices (Llama4TextExperts, fed each token once per expert and weighted by
+    the router's scores), where transformers 5's routed experts take the top-k indices and weights."""
+    import inspect
+
+    forward = getattr(type(experts), "forward", None)
+    if forward is None or not children(experts) and not own(experts):
+        return False
+    try:
+        taken = [p for p in inspect.signature(forward).parameters.values() if p.name != "self"]
+    except (TypeError, ValueError):
+        return False
+    return len(taken) == 1 and taken[0].kind in (taken[0].POSITIONAL_ONLY, taken[0].POSITIONAL_OR_KEYWORD)
 
 
 def _width(found: Found) -> int:

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from archcost.dsl import ast
 
-from .common import Decoder, Heads, decoder, gqa, heads, layer_kinds, on, option, swiglu
+from .common import Decoder, Heads, decoder, dense_experts_option, gqa, heads, layer_kinds, on, swiglu
 from .moe import routing
 from .schema import Count, Layers, Silu, Size
 from .spec import Layer, Spec, call
@@ -54,15 +54,7 @@ def llama4(cfg: Llama4Text) -> Spec:
     layers = [Layer(_llama4_kind(kind, rope, i in moe_layers),
                     (_llama4_attention(cfg, h, kind, rope), moe if i in moe_layers else dense))
               for i, (kind, rope) in enumerate(zip(kinds, ropes))]
-    paths = [
-        option(
-            "experts",
-            "routed",
-            "dense",
-            note="dense: every expert on every token, as Llama4TextExperts computes them in transformers",
-        ),
-        ast.Binding(name="dense", value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense"))),
-    ]
+    paths = dense_experts_option()
     return decoder(cfg, layers, options=paths, stack_note=cfg.cite("layer_types", "no_rope_layers", "moe_layers"),
                    header=["Llama 4 (the text model; a multimodal checkpoint's vision tower is not counted): chunked "
                            "local attention with RoPE, global layers without, a shared expert beside the routed."])

@@ -15,6 +15,7 @@ from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import meta, parallel
+from .common import dense_experts_option
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
@@ -60,6 +61,8 @@ def walk(built: meta.Built) -> Walked:
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
                 note=f"{len(layers)} layers: {path}", defined=defined)
     paths = (("linear_kernels", "torch"),) if any(s.name == "gated_deltanet" for st in stack for s in st) else ()
+    if any(_dense_moe(s) for st in stack for s in st):  # the spec's default stays routed, the serving cost
+        paths += (("experts", "dense"),)
     count = sum(p.numel() for p in {id(p): p for p in model.parameters() if id(p) in text}.values())
     return Walked(spec, type(model).__name__, paths, count)
 
@@ -270,7 +273,14 @@ def _options(stack: list[tuple]) -> list[ast.Stmt]:
     indexed = any(arg.name == "index_heads" for block in blocks if block.name == "mla" for arg in block.args
                   if isinstance(arg, ast.Keyword))
     return ([mla_cache_option()] if "mla" in names else []) + ([index_kernel_option()] if indexed else []) \
-        + ([linear_kernels_option()] if "gated_deltanet" in names else [])
+        + ([linear_kernels_option()] if "gated_deltanet" in names else []) \
+        + (dense_experts_option() if any(_dense_moe(block) for block in blocks) else [])
+
+
+def _dense_moe(block) -> bool:
+    """A `moe` call whose experts run densely in transformers (feedforward.runs_every_expert)."""
+    return isinstance(block, ast.BlockCall) and block.name == "moe" and any(
+        isinstance(a, ast.Keyword) and a.name == "dense_experts" for a in block.args)
 
 
 def _unmapped(module, path: str, why: str) -> ArchError:

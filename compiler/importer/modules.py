@@ -130,6 +130,7 @@ class Where:
     rope: bool = True
     rotary_factor: float = 1.0  # the part of each head RoPE turns
     softcap: float = 0          # tanh(x / c) · c on every score
+    temperature: bool = False   # the queries scaled by a position-dependent temperature (Llama 4's NoPE layers)
 
     def rotary(self, head_dim: int) -> int | None:
         turned = head_dim * self.rotary_factor

@@ -108,7 +108,8 @@ def attention(module, at: Where) -> Found | None:
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
                       rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None,
                       head_gate=True if head_gate else None, out_gate=True if out_gate else None,
-                      gate_bias=gate_bias or None, **qk[0]), mixer=True)
+                      gate_bias=gate_bias or None, temperature=True if at.temperature else None, **qk[0]),
+                 mixer=True)
 
 
 GATES = ("g_proj", "gate_proj")

@@ -1,6 +1,6 @@
 """What a layer's attention sees, which shapes cannot say, read per layer from the config's own fields and the
 attention module's attributes: sliding windows, local chunks, RoPE (skipped on some layers, or on part of
-each head), soft caps on the scores.
+each head), soft caps on the scores, a temperature on the queries.
 
 The order of authority: the config's `layer_types` (what transformers' mask and cache code reads), then
 the attention module's own `sliding_window` (set per layer by the modeling code), then the config's
@@ -41,8 +41,12 @@ def where(config, d: int, index: int, attention, rotary_model: bool) -> Where:
     rope = rotary_model and not (isinstance(ropes, list | tuple) and len(ropes) > index and not ropes[index])
     if attention is not None and isinstance(getattr(attention, "use_rope", None), bool | int):
         rope = rotary_model and bool(attention.use_rope)  # the layer's own switch (SmolLM3, Llama 4)
+    # Llama4TextAttention scales its queries by a temperature of the position where it turns no RoPE
+    temperature = bool(getattr(attention, "attn_temperature_tuning", False)) \
+        and not getattr(attention, "use_rope", True)
     return Where(d=d, config=config, window=int(window), chunk=int(chunk), rope=rope,
-                 rotary_factor=rotary_factor(config), softcap=getattr(config, "attn_logit_softcapping", None) or 0)
+                 rotary_factor=rotary_factor(config), softcap=getattr(config, "attn_logit_softcapping", None) or 0,
+                 temperature=temperature)
 
 
 def rotary_factor(config) -> float:
