@@ -30,7 +30,7 @@ FILLED = {
     "granitemoehybrid": {"num_hidden_layers": 4, "layer_types": ["mamba", "attention", "mamba", "attention"]},
     "lfm2": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
-    "dbrx": {"attn_config": {"rope_theta": 500_000.0}},
+    "dbrx": {"attn_config": {"rope_theta": 500_000.0, "clip_qkv": 8}},  # DBRX-Instruct's: transformers clamps with it
     "jamba": {"attn_layer_period": 2, "attn_layer_offset": 1},
 }
 # types whose layer pattern fields are fixed to the default depth: built at full depth

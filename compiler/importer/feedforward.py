@@ -201,9 +201,9 @@ def _shared_width(shared, experts: Experts, at: Where) -> int:
 
 def _scoring(router):
     """The module holding the router's score matrix: the router itself, or its one linear child (HunYuan's
-    gate.wg, AFMoE's router.gate)."""
+    gate.wg, AFMoE's router.gate, DBRX's router.layer)."""
     inner = children(router)
-    if not own(router) and len(inner) == 1 and set(inner) <= {"wg", "gate"}:
+    if not own(router) and len(inner) == 1 and set(inner) <= {"wg", "gate", "layer"}:
         child = next(iter(inner.values()))
         return child if linear(child) is not None else router
     return router
@@ -224,6 +224,9 @@ def _experts(experts, count: int, at: Where) -> Experts | None:
     """`count` experts: transformers 5's fused tensors (gate and up as one [E, 2f, d] tensor, or [E, d, 2f] when
     transposed; down [E, d, f]; ungated: up [E, f, d]), or a list of gated MLPs."""
     shapes = own(experts)
+    stacked = _stacked_glu(experts, count, at)
+    if stacked is not None:
+        return stacked
     if not shapes:
         inner = [gated_ffn(child, at) for child in experts.children()]
         if len(inner) != count or any(i is None or i.call != inner[0].call for i in inner):
@@ -245,6 +248,23 @@ def _experts(experts, count: int, at: Where) -> Experts | None:
     if extra and (extra != set(biases) or any(shapes[name] != shape for name, shape in biases.items())):
         return None
     return Experts(f, bool(extra), hasattr(experts, "limit"), None)
+
+
+def _stacked_glu(experts, count: int, at: Where) -> Experts | None:
+    """DBRX's experts: one child holding the gate, up and down matrices of every expert stacked row-wise, each
+    [E·f, d] (w1 the gate, v1 the up, w2 the down, read transposed), SiLU between gate and up."""
+    inner = children(experts)
+    if own(experts) or len(inner) != 1:
+        return None
+    glu = next(iter(inner.values()))
+    shapes = own(glu)
+    if set(shapes) != {"w1", "v1", "w2"} or len({shapes[n] for n in shapes}) != 1 or children(glu) and \
+            activation(glu) != "silu":
+        return None
+    rows, width = shapes["w1"]
+    if width != at.d or rows % count:
+        return None
+    return Experts(rows // count, False, False, None)
 
 
 def _ungated(experts, shapes: dict, count: int, at: Where) -> Experts | None:

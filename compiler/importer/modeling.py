@@ -122,7 +122,7 @@ def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     loose = _loose_ffn(layer, at)
     if loose is not None:
         found.append(("mlp", loose))
-    for name, child in layer.named_children():
+    for name, child in _unwrapped(layer, at):
         if loose is not None and name in ("fc1", "fc2"):
             continue
         kind = norm(child)
@@ -147,6 +147,21 @@ def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     if [f.mixer for _, f in found].count(True) > 1:
         raise _unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
     return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
+
+
+def _unwrapped(layer, at) -> list[tuple[str, object]]:
+    """The layer's children in order, a wrapper of norms around one sublayer read as its parts (DBRX's
+    norm_attn_norm: the attention's norm, the attention, and the feed-forward's norm after it)."""
+    found = []
+    for name, child in layer.named_children():
+        parts = list(child.named_children())
+        norms = [part for _, part in parts if norm(part) is not None]
+        if not own(child) and norms and len(parts) - len(norms) == 1 and norm(child) is None \
+                and sublayer(child, at) is None:
+            found += [(f"{name}.{inner}", part) for inner, part in parts]
+        else:
+            found.append((name, child))
+    return found
 
 
 def _side_by_side(found: list[tuple[str, Found]], kind: str, layer, path: str) -> ast.BlockDef:
