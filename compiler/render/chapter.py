@@ -70,11 +70,19 @@ def request_table(models: list, prompt: int = 128, returned: int = 4) -> Table:
     rows = []
     views = list(map(view_of, models))
     for view in views:
-        report = view.report("request", P=prompt, G=returned)
         paths = ", ".join(f"{k} = {v}" for k, v in view.paths.items()) or "as written"
-        rows.append([view.name, paths, f"{report['flops_matrix'] / 1e12:,.2f}", f"{report['positions_retained']:,}"])
+        rows.append([view.name, paths, f"{_request_flops(view, prompt, returned) / 1e12:,.2f}",
+                     f"{prompt + returned - 1:,}"])
     return Table(f"§2.6.3: one request, S = 0, P = {prompt}, G = {returned}, B = 1 (a prefill and {returned - 1} "
                  "decodes)", header, rows, _option_notes(views)[:1], text_columns=2)
+
+
+def _request_flops(view, prompt: int, returned: int):
+    """The request's matrix FLOPs as the section counts them: its prefill, then a decode at each history the
+    returned tokens reach (the `request` phase's closed form gives the same for any G; four calls need no
+    sum over decodes)."""
+    first = view.report("prefill", P=prompt)["flops_matrix"]
+    return first + sum(view.report("decode", S=prompt + step)["flops_matrix"] for step in range(returned - 1))
 
 
 def stages_table(models: list, tokens: int = 8192, across: str | None = None) -> Table:
