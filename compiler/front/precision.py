@@ -40,6 +40,8 @@ class Format:
         return sp.ceiling(count / self.block) if self.scale_bits and not self.parts else sp.Integer(0)
 
     def bytes(self, count) -> sp.Expr:
+        if not self.parts and not self.scale_bits and self.align == 1:  # a plain format: bits / 8 a value
+            return count * (self.bits / 8)
         if self.parts:
             raw = sp.Add(*(fmt.bytes(n) for fmt, n in self.parts))
             records = count / self.values  # a record format stores whole records

@@ -181,9 +181,18 @@ AT_HISTORY = {S: X, P: sp.Integer(1)}  # a request's decode at history X
 def _at_phase(expr: sp.Expr, compiled: Compiled, letters: dict[sp.Symbol, sp.Expr]):
     """`expr` per call as a form once the per-call letters and then `letters` are put in: on the tree (cheap),
     or, where the spec left a name unbound, by sympy, whose substitution may cancel it where a tree's would not."""
-    if expr.free_symbols <= LETTER_SYMBOLS:
+    if _in_letters(compiled, expr):
         return from_sympy(expr, NAMES, bound=_bound(compiled, tuple(letters.items())))
     return from_sympy(call_form(expr, compiled.options).xreplace(letters), NAMES, free=True)
+
+
+def _in_letters(compiled: Compiled, expr: sp.Expr) -> bool:
+    """Whether `expr` holds only scenario letters: asked once per expression (sympy walks the whole tree for
+    its free symbols each time, and every phase asks of the same totals)."""
+    key = ("in letters", expr)
+    if key not in compiled.memo:
+        compiled.memo[key] = expr.free_symbols <= LETTER_SYMBOLS
+    return compiled.memo[key]
 
 
 def _bound(compiled: Compiled, letters: tuple) -> dict:
