@@ -12,22 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from archcost.dsl import ast
-from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import meta, parallel
+from . import meta
 from .common import dense_experts_option
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
-from .feedforward import plain_ffn
 from .hybrid import linear_kernels_option, logit_softcap
-from .modules import Found, norm, own, parameters_of
-from .recognise import sublayer
+from .layer import read_layer, refuse, unmapped
+from .modules import norm, own, parameters_of
 from .semantics import where
 from .spec import Layer, Spec, binding, call
-
-BLOCK_NORMS = {"gelu_mlp": "layernorm"}   # a block's own default norm, where it is not rmsnorm
-MIXERS = ("gqa", "gated_attention", "mla")
 
 
 @dataclass(frozen=True)
@@ -47,7 +42,7 @@ def walk(built: meta.Built) -> Walked:
     base = model.get_submodule(path.rsplit(".", 1)[0]) if "." in path else model
     d = embedding.weight.shape[1]
     rotary = any("rotary" in type(m).__name__.lower() for m in model.modules())
-    stack = [_layer(layer, f"{path}.{i}", i, where(config, d, i, _attention_of(layer), rotary))
+    stack = [read_layer(layer, f"{path}.{i}", i, where(config, d, i, _attention_of(layer), rotary))
              for i, layer in enumerate(layers)]
     stack, defined = _defined_apart(stack)
     kinds = _kind_names(stack)
@@ -73,7 +68,7 @@ def _nothing_outside(model, text: set[int]) -> None:
     for name, parameter in model.named_parameters():
         if id(parameter) not in text:
             owner = model.get_submodule(name.rsplit(".", 1)[0]) if "." in name else model
-            raise _unmapped(owner, name.rsplit(".", 1)[0], "outside the layers, the embedding and the head")
+            raise unmapped(owner, name.rsplit(".", 1)[0], "outside the layers, the embedding and the head")
 
 
 def _defined_apart(stack: list[tuple]) -> tuple[list[tuple], list[ast.BlockDef]]:
@@ -106,117 +101,11 @@ def _layer_list(model, config):
     for path, module in model.named_modules():
         if type(module).__name__ == "ModuleList" and len(module) == count and any(True for _ in module.parameters()):
             return path, module
-    raise _refuse(f"no list of {count} layers (num_hidden_layers) in {type(model).__name__}")
+    raise refuse(f"no list of {count} layers (num_hidden_layers) in {type(model).__name__}")
 
 
 def _attention_of(layer):
     return next((child for name, child in layer.named_children() if "attn" in name or "attention" in name), None)
-
-
-def _layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
-    """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
-    after (Gemma's sandwich)."""
-    if own(layer):
-        raise _unmapped(layer, path, "parameters of the layer itself")
-    norms, found = [], []
-    loose = _loose_ffn(layer, at)
-    if loose is not None:
-        found.append(("mlp", loose))
-    for name, child in _unwrapped(layer, at):
-        if loose is not None and name in ("fc1", "fc2"):
-            continue
-        kind = norm(child)
-        if kind is not None and kind.width in (None, at.d):
-            norms.append(kind.block)
-            continue
-        if not any(True for _ in child.parameters()):
-            continue  # dropout, an activation, an identity
-        block = sublayer(child, at)
-        if block is None:
-            raise _unmapped(child, f"{path}.{name}", "no stdlib block has this structure")
-        found.append((name, block))
-    found = _shared_beside(found)
-    found.sort(key=lambda item: not item[1].mixer)   # the mixer first, as the residual stream runs
-    if not found:
-        raise _unmapped(layer, path, "no sublayer")
-    together = parallel.shared_norm(found, norms)
-    if together:
-        return (_side_by_side(found[:together], norms[0], layer, path),
-                *(_with_norms(name, block, norms[1:], len(found) - together, layer, path)
-                  for name, block in found[together:]))
-    if [f.mixer for _, f in found].count(True) > 1:
-        raise _unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
-    return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
-
-
-def _unwrapped(layer, at) -> list[tuple[str, object]]:
-    """The layer's children in order, a wrapper of norms around one sublayer read as its parts (DBRX's
-    norm_attn_norm: the attention's norm, the attention, and the feed-forward's norm after it)."""
-    found = []
-    for name, child in layer.named_children():
-        parts = list(child.named_children())
-        norms = [part for _, part in parts if norm(part) is not None]
-        if not own(child) and norms and len(parts) - len(norms) == 1 and norm(child) is None \
-                and sublayer(child, at) is None:
-            found += [(f"{name}.{inner}", part) for inner, part in parts]
-        else:
-            found.append((name, child))
-    return found
-
-
-def _side_by_side(found: list[tuple[str, Found]], kind: str, layer, path: str) -> ast.BlockDef:
-    calls = [(block.call, _label(block)) for _, block in found]
-    defined = parallel.block(calls, kind, "side_by_side", type(layer).__name__)
-    if defined is None or len({label for _, label in calls}) < len(calls):
-        raise _unmapped(layer, path, "sublayers side by side that the stdlib's blocks cannot write so")
-    return defined
-
-
-def _label(block: Found) -> str:
-    return "attn" if block.call.name in MIXERS else ("mixer" if block.mixer else "ffn")
-
-
-def _loose_ffn(layer, at) -> Found | None:
-    """An MLP whose two matrices are children of the layer itself (OPT, BioGPT, XGLM: fc1 and fc2 beside the
-    attention), read as one: the two matrices and the layer's activation, held together."""
-    import torch
-
-    parts = dict(layer.named_children())
-    if "fc1" not in parts or "fc2" not in parts:
-        return None
-    holder = torch.nn.Module()
-    for name, child in parts.items():
-        if name in ("fc1", "fc2") or ("act" in name and not any(True for _ in child.parameters())):
-            holder.add_module(name, child)
-    return plain_ffn(holder, at)
-
-
-def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:
-    """A dense MLP named `shared…` beside the experts, reading the same norm (Granite's shared_mlp): the MoE
-    block's shared expert, which costs the same."""
-    names = [name for name, block in found if block.call.name == "moe"]
-    shared = [name for name, block in found if "shared" in name and block.call.name == "swiglu"]
-    if len(names) != 1 or len(shared) != 1:
-        return found
-    blocks = dict(found)
-    width = next(a for a in blocks[shared[0]].call.args if isinstance(a, ast.Keyword) and a.name == "f")
-    moe = blocks[names[0]]
-    merged = moe.call.model_copy(update={"args": [*moe.call.args, width.model_copy(update={"name": "shared_f"})]})
-    return [(name, Found(merged, False) if name == names[0] else block) for name, block in found
-            if name != shared[0]]
-
-
-def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, path: str) -> ast.BlockCall:
-    if len(set(norms)) > 1 or len(norms) not in (count, 2 * count) or (len(norms) == 2 * count and not block.post_norm):
-        raise _unmapped(layer, path, f"{len(norms)} norms for {count} sublayers")
-    kind = norms[0]
-    args = list(block.call.args)
-    if kind != BLOCK_NORMS.get(block.call.name, "rmsnorm"):
-        args.append(ast.Keyword(name="norm", value=ast.Name(id=kind)))
-    if len(norms) == 2 * count:
-        args.append(ast.Keyword(name="post_norm", value=ast.Bool(value=True)))
-    return block.call.model_copy(update={"args": args, "label": _label(block),
-                                         "note": f"{type(layer).__name__}.{name}"})
 
 
 def _kind_names(stack: list[tuple]) -> list[str]:
@@ -270,9 +159,9 @@ def _edges(base, path: str, embedding, head, d: int, config) -> tuple[list, list
         elif type(child).__name__.endswith("Embedding") and own(child).get("weight", (0, 0))[1:] == (d,):
             before.append(call("learned_positions", own(child)["weight"][0], "d", label="positions"))
         elif any(True for _ in child.parameters()):
-            raise _unmapped(child, f"{path.rsplit('.', 1)[0]}.{name}", "not an embedding, a norm or the layers")
+            raise unmapped(child, f"{path.rsplit('.', 1)[0]}.{name}", "not an embedding, a norm or the layers")
     if head is None:
-        raise _refuse("the model has no output head")
+        raise refuse("the model has no output head")
     tied = head.weight is embedding.weight
     bias = getattr(head, "bias", None) is not None
     after.append(call("lm_head", "d", "vocab", tied=True if tied else None, bias=True if bias else None,
@@ -296,20 +185,6 @@ def _dense_moe(block) -> bool:
     """A `moe` call whose experts run densely in transformers (feedforward.runs_every_expert)."""
     return isinstance(block, ast.BlockCall) and block.name == "moe" and any(
         isinstance(a, ast.Keyword) and a.name == "dense_experts" for a in block.args)
-
-
-def _unmapped(module, path: str, why: str) -> ArchError:
-    shapes = ", ".join(f"{name} {list(shape)}" for name, shape in
-                       ((n, tuple(p.shape)) for n, p in module.named_parameters())) or "no parameters"
-    if len(shapes) > 400:
-        shapes = shapes[:399] + "…"
-    return _refuse(f"cannot map `{path}` ({type(module).__name__}): {why}; its parameters: {shapes}")
-
-
-def _refuse(message: str) -> ArchError:
-    return ArchError([Diagnostic(code="E506", message=message,
-                                 hint="write this part of the spec by hand from the stdlib blocks, or import with "
-                                      "the schema where archcost has one")])
 
 
 def configs(config: Config) -> tuple[Config, Config | None]:

@@ -1,7 +1,7 @@
 """The stdlib's blocks recognised in a transformers decoder layer's modules, by structure: which projections
 a sublayer holds and their shapes, its norms, its experts and router. Each recogniser returns the block call
 and the modules it accounts for, or None when the module is not that block; a parameter no recogniser
-accounts for stops the import (modeling.py names it).
+accounts for stops the import (layer.py names it).
 
 What shapes cannot say is read from the attention module's own attributes and the config's fields, per
 layer (semantics.py): windows, chunks, RoPE.

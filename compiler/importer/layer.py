@@ -1,0 +1,137 @@
+"""One decoder layer read as the stdlib's blocks (modeling.py walks the layers): each sublayer recognised
+(recognise.py) with the norms before it (and after it, for a sandwich), sublayers side by side on one norm
+(parallel.py), and the refusal that names a module no block accounts for.
+"""
+
+from __future__ import annotations
+
+from archcost.dsl import ast
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from . import parallel
+from .feedforward import plain_ffn
+from .modules import Found, norm, own
+from .recognise import sublayer
+
+BLOCK_NORMS = {"gelu_mlp": "layernorm"}   # a block's own default norm, where it is not rmsnorm
+MIXERS = ("gqa", "gated_attention", "mla")
+
+
+def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
+    """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
+    after (Gemma's sandwich)."""
+    if own(layer):
+        raise unmapped(layer, path, "parameters of the layer itself")
+    norms, found = [], []
+    loose = _loose_ffn(layer, at)
+    if loose is not None:
+        found.append(("mlp", loose))
+    for name, child in _unwrapped(layer, at):
+        if loose is not None and name in ("fc1", "fc2"):
+            continue
+        kind = norm(child)
+        if kind is not None and kind.width in (None, at.d):
+            norms.append(kind.block)
+            continue
+        if not any(True for _ in child.parameters()):
+            continue  # dropout, an activation, an identity
+        block = sublayer(child, at)
+        if block is None:
+            raise unmapped(child, f"{path}.{name}", "no stdlib block has this structure")
+        found.append((name, block))
+    found = _shared_beside(found)
+    found.sort(key=lambda item: not item[1].mixer)   # the mixer first, as the residual stream runs
+    if not found:
+        raise unmapped(layer, path, "no sublayer")
+    together = parallel.shared_norm(found, norms)
+    if together:
+        return (_side_by_side(found[:together], norms[0], layer, path),
+                *(_with_norms(name, block, norms[1:], len(found) - together, layer, path)
+                  for name, block in found[together:]))
+    if [f.mixer for _, f in found].count(True) > 1:
+        raise unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
+    return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
+
+
+def _unwrapped(layer, at) -> list[tuple[str, object]]:
+    """The layer's children in order, a wrapper of norms around one sublayer read as its parts (DBRX's
+    norm_attn_norm: the attention's norm, the attention, and the feed-forward's norm after it)."""
+    found = []
+    for name, child in layer.named_children():
+        parts = list(child.named_children())
+        norms = [part for _, part in parts if norm(part) is not None]
+        if not own(child) and norms and len(parts) - len(norms) == 1 and norm(child) is None \
+                and sublayer(child, at) is None:
+            found += [(f"{name}.{inner}", part) for inner, part in parts]
+        else:
+            found.append((name, child))
+    return found
+
+
+def _side_by_side(found: list[tuple[str, Found]], kind: str, layer, path: str) -> ast.BlockDef:
+    calls = [(block.call, _label(block)) for _, block in found]
+    defined = parallel.block(calls, kind, "side_by_side", type(layer).__name__)
+    if defined is None or len({label for _, label in calls}) < len(calls):
+        raise unmapped(layer, path, "sublayers side by side that the stdlib's blocks cannot write so")
+    return defined
+
+
+def _label(block: Found) -> str:
+    return "attn" if block.call.name in MIXERS else ("mixer" if block.mixer else "ffn")
+
+
+def _loose_ffn(layer, at) -> Found | None:
+    """An MLP whose two matrices are children of the layer itself (OPT, BioGPT, XGLM: fc1 and fc2 beside the
+    attention), read as one: the two matrices and the layer's activation, held together."""
+    import torch
+
+    parts = dict(layer.named_children())
+    if "fc1" not in parts or "fc2" not in parts:
+        return None
+    holder = torch.nn.Module()
+    for name, child in parts.items():
+        if name in ("fc1", "fc2") or ("act" in name and not any(True for _ in child.parameters())):
+            holder.add_module(name, child)
+    return plain_ffn(holder, at)
+
+
+def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:
+    """A dense MLP named `shared…` beside the experts, reading the same norm (Granite's shared_mlp): the MoE
+    block's shared expert, which costs the same."""
+    names = [name for name, block in found if block.call.name == "moe"]
+    shared = [name for name, block in found if "shared" in name and block.call.name == "swiglu"]
+    if len(names) != 1 or len(shared) != 1:
+        return found
+    blocks = dict(found)
+    width = next(a for a in blocks[shared[0]].call.args if isinstance(a, ast.Keyword) and a.name == "f")
+    moe = blocks[names[0]]
+    merged = moe.call.model_copy(update={"args": [*moe.call.args, width.model_copy(update={"name": "shared_f"})]})
+    return [(name, Found(merged, False) if name == names[0] else block) for name, block in found
+            if name != shared[0]]
+
+
+def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, path: str) -> ast.BlockCall:
+    if len(set(norms)) > 1 or len(norms) not in (count, 2 * count) or (len(norms) == 2 * count and not block.post_norm):
+        raise unmapped(layer, path, f"{len(norms)} norms for {count} sublayers")
+    kind = norms[0]
+    args = list(block.call.args)
+    if kind != BLOCK_NORMS.get(block.call.name, "rmsnorm"):
+        args.append(ast.Keyword(name="norm", value=ast.Name(id=kind)))
+    if len(norms) == 2 * count:
+        args.append(ast.Keyword(name="post_norm", value=ast.Bool(value=True)))
+    return block.call.model_copy(update={"args": args, "label": _label(block),
+                                         "note": f"{type(layer).__name__}.{name}"})
+
+
+def unmapped(module, path: str, why: str) -> ArchError:
+    shapes = ", ".join(f"{name} {list(shape)}" for name, shape in
+                       ((n, tuple(p.shape)) for n, p in module.named_parameters())) or "no parameters"
+    if len(shapes) > 400:
+        shapes = shapes[:399] + "…"
+    return refuse(f"cannot map `{path}` ({type(module).__name__}): {why}; its parameters: {shapes}")
+
+
+def refuse(message: str) -> ArchError:
+    return ArchError([Diagnostic(code="E506", message=message,
+                                 hint="write this part of the spec by hand from the stdlib blocks, or import with "
+                                      "the schema where archcost has one")])
