@@ -15,6 +15,7 @@ from archcost.dsl.text import format_expr
 from ..graph.ir import Cluster, OpNode, Tensor
 from ..ops import REGISTRY, OpSpec
 from ..terms import symbols
+from . import replay
 from .arguments import FLOW_ARGS, OP_WIDE_ARGS, bind_op_args, match_args, split_flow
 from .expr import to_sympy
 from .scope import Scope, bind_output, block_input, check_widths, sources
@@ -37,15 +38,37 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
     title = label if label == block.name else f"{label}: {block.name}"
     res.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
                                        multiplicity=scope.multiplicity, span=stmt.span)
+    alike = replay.key(block, values, source, scope)
+    recorded = res.recordings.get(alike) if alike is not None else None
+    if recorded is not None and replay.replays(res, recorded, source):
+        current, tensors, component = replay.replay(res, recorded, cluster_id, source, scope)
+    else:
+        opened = replay.open_recording(res, scope) if alike is not None else None
+        try:
+            current, tensors, component = _expanded(res, block, values, source, scope, label, cluster_id, stmt)
+        except BaseException:
+            if opened is not None:
+                replay.discard(res, opened)
+            raise
+        if opened is not None:
+            made = replay.close_recording(res, opened, scope, cluster_id, source, current, tensors, component)
+            if made is not None:
+                res.recordings.setdefault(alike, made)
+    res.clusters[cluster_id] = replace(res.clusters[cluster_id], component=component)
+    # the block's own tensors stay readable after the call as `label.name` (a shortcut-connected MoE reads
+    # the first attention's output: LongCat-Flash)
+    scope.tensors.update({f"{label}.{name}": tensor for name, tensor in tensors.items()})
+    bind_output(flow, scope, label, current)
+
+
+def _expanded(res: Resolving, block: ast.BlockDef, values: dict, source: Tensor, scope: Scope, label: str,
+              cluster_id: str, stmt: ast.BlockCall) -> tuple[Tensor, dict[str, Tensor], str | None]:
+    """The block's body resolved in a scope of its own: (its output, its tensors, its class)."""
     inner = scope.child(label, cluster_id, values=values, tensors={"input": source, "tokens": scope.tensors["tokens"]},
                         module=res.declarations.module_of(block), block=block.name, site=stmt.span)
     res.body(block.body, inner)
-    res.clusters[cluster_id] = replace(res.clusters[cluster_id], component=inner.component)
-    # the block's own tensors stay readable after the call as `label.name` (a shortcut-connected MoE reads
-    # the first attention's output: LongCat-Flash)
-    scope.tensors.update({f"{label}.{name}": tensor for name, tensor in inner.tensors.items()
-                          if name not in ("input", "tokens")})
-    bind_output(flow, scope, label, inner.current)
+    tensors = {name: tensor for name, tensor in inner.tensors.items() if name not in ("input", "tokens")}
+    return inner.current, tensors, inner.component
 
 
 def _find_block(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:

@@ -27,6 +27,12 @@ class Resolving(Protocol):
     clusters: dict[str, Cluster]
     kinds: dict[str, str]
     labels: dict[str, str]
+    nodes: list[OpNode]
+    problems: list
+    roles_set: dict
+    first_use: dict
+    nearby: dict
+    recordings: dict
 
     def problem(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Problem: ...
 

@@ -22,6 +22,7 @@ from . import calls, precision, structure
 from .arguments import MAX_VALUE
 from .declarations import Declarations, declare, expanded_size
 from .expr import Env, Problem, to_sympy
+from .replay import Noted
 from .scope import Scope
 
 MAX_NODES = 20_000  # the largest specs have a few hundred ops; repeats stay one node however deep
@@ -63,8 +64,9 @@ class Resolution:
     labels: dict[str, str] = field(default_factory=dict)  # node id -> its label, for messages
     clusters: dict[str, Cluster] = field(default_factory=dict)
     problems: list[Diagnostic] = field(default_factory=list)
-    first_use: dict[sp.Symbol, Span | None] = field(default_factory=dict)
-    nearby: dict[sp.Symbol, tuple[str, ...]] = field(default_factory=dict)
+    first_use: dict[sp.Symbol, Span | None] = field(default_factory=Noted)
+    nearby: dict[sp.Symbol, tuple[str, ...]] = field(default_factory=Noted)
+    recordings: dict = field(default_factory=dict)  # block calls resolved once, made again for calls alike
     roles_set: dict[str, Span | None] = field(default_factory=dict)  # precision roles a spec sets, where first
 
     @property
