@@ -19,6 +19,9 @@ EXCLUDED = {
     "bert-generation": "BERT's layers as the decoder of an encoder-decoder",
     "git": "an image-to-text model: its decoder reads the image encoder's features",
 }
+# Qwen4-Exp's QSA indexer: no published config to take it from, so values its validate_architecture accepts
+QSA = {"indexer_n_heads": 16, "indexer_kv_heads": 1, "indexer_head_dim": 256, "indexer_budget": 2048,
+       "indexer_compress_ratio": 4}
 # fields a type's defaults leave unset (or set so that transformers cannot build or run it)
 FILLED = {
     "hunyuan_v1_dense": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}, "head_dim": 128},
@@ -32,9 +35,23 @@ FILLED = {
     "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     "dbrx": {"attn_config": {"rope_theta": 500_000.0, "clip_qkv": 8}},  # DBRX-Instruct's: transformers clamps with it
     "jamba": {"attn_layer_period": 2, "attn_layer_offset": 1},
+    # its experts' counts default to None (rednote-hilab/dots.llm1.base's own values)
+    "dots1": {"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2, "first_k_dense_replace": 1},
+    # the assistant's text config must have no per-layer inputs; the class defaults (gemma4_text's) have them
+    "gemma4_assistant": {"text_config": {"num_hidden_layers": 4, "hidden_size_per_layer_input": 0,
+                                         "vocab_size_per_layer_input": 0}},
+    # every fourth layer builds the QSA indexer, whose fields default to None (one key head, a head that holds
+    # the RoPE dimensions, a budget the ratio divides: what validate_architecture asks)
+    "qwen4_exp_text": QSA,
+    "qwen4_exp": {"text_config": QSA},
+    # its hybrid layers share one attention block, tied from the first to the others: four layers hold one
+    # hybrid by default, which transformers cannot tie
+    "zamba": {"num_hidden_layers": 4, "layer_types": ["linear_attention", "hybrid", "linear_attention", "hybrid"]},
+    # its rotary embedding reads RoPE parameters per layer type (None for a NoPE type), with no default
+    "cohere_compass_text": {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10_000.0}}},
 }
 # types whose layer pattern fields are fixed to the default depth: built at full depth
-FULL_DEPTH = ("zamba2", "gpt_neo")
+FULL_DEPTH = ("zamba2", "gpt_neo", "gemma3n", "gemma3n_text")
 
 
 def decoder_types() -> list[str]:
@@ -65,7 +82,7 @@ def small_config(model_type: str) -> str:
         inner = default.get_text_config()
         fields = {"num_hidden_layers": MAX_LAYERS}
         if inner is not default:
-            values["text_config"] = {**fields}
+            values["text_config"] = {**values.get("text_config", {}), **fields}
         else:
             values.update(fields)
     return json.dumps(values, indent=2)

@@ -8,6 +8,7 @@ the import from the modeling code asks for them, never by the plain install's co
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import warnings
 from typing import NamedTuple
@@ -89,17 +90,23 @@ def build(config: Config) -> Built:
                                        f"{_first_line(refused)}", "model_type") from None
     if getattr(model, "_can_set_experts_implementation", lambda: False)():
         model.set_experts_implementation("batched_mm")
+    # from_config leaves the model in training mode: a model that makes its cache only when not training
+    # (CohereCompass) would run its decode without one, and dropout would run too
+    model.eval()
     return Built(model, inner, model_type if inner is not whole else None)
 
 
 def _auto_class(transformers, inner, whole):
-    """(the auto class, the config it builds from): the CausalLM of the text config; a text model transformers
-    builds only inside its vision-language model (Qwen3-VL's) is run through that whole model, whose text path
-    is what input ids take."""
+    """(the auto class, the config it builds from): the CausalLM of the text config; one whose text config has
+    no CausalLM of its own but whose whole type maps to one (Emu3's, built from the text config alone) through
+    that type; a text model transformers builds only inside its vision-language model (Qwen3-VL's) is run through
+    that whole model, whose text path is what input ids take."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
     if inner.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or inner is whole:
         return transformers.AutoModelForCausalLM, inner
+    if whole.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return transformers.AutoModelForCausalLM, whole
     return transformers.AutoModelForImageTextToText, whole
 
 
@@ -155,11 +162,11 @@ def cache_values(model, new: int) -> int:
 
 
 def cached_state(model, out) -> dict:
-    """The prefill's cache, under the keyword the model reads: Mamba-2 takes only `cache` (`past_key_values`
-    would land in **kwargs, unread, and the decode would be a fresh one-token prefill)."""
-    if model.config.model_type == "mamba2":
-        return {"cache": out.past_key_values}
-    return {"past_key_values": out.past_key_values}
+    """The prefill's cache, under the keyword the model reads: `cache` where its forward names it (Mamba's,
+    Mamba-2's and Falcon-Mamba's take only `cache`, or the old `cache_params`: `past_key_values` would land in
+    **kwargs, unread, and the decode would be a fresh one-token prefill, its convolution padded to the kernel)."""
+    keyword = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    return {keyword: out.past_key_values}
 
 
 def versions() -> str:
