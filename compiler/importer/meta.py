@@ -23,6 +23,7 @@ NOT_FIELDS = ("model_type", "architectures", "transformers_version", "_name_or_p
 CHECK_SHAPES = ((1, 0, 5), (2, 0, 9), (1, 5, 1), (2, 9, 1))
 # prompts the cache is measured after: their difference is the keys and values of two positions (shorter than
 # any window, so a sliding layer still keeps every one)
+STATE_KEYWORD = "cache"  # the keyword the state-space models' forward takes their recurrent state by
 CACHE_PROMPTS = (2, 4)
 # building and running a model costs time per layer: the deepest published decoders have a few hundred
 MAX_BUILT_LAYERS = 1_000
@@ -92,7 +93,7 @@ def build(config: Config) -> Built:
         model.set_experts_implementation("batched_mm")
     # from_config leaves the model in training mode: a model that makes its cache only when not training
     # (CohereCompass) would run its decode without one, and dropout would run too
-    model.eval()
+    model.train(False)
     return Built(model, inner, model_type if inner is not whole else None)
 
 
@@ -165,8 +166,8 @@ def cached_state(model, out) -> dict:
     """The prefill's cache, under the keyword the model reads: `cache` where its forward names it (Mamba's,
     Mamba-2's and Falcon-Mamba's take only `cache`, or the old `cache_params`: `past_key_values` would land in
     **kwargs, unread, and the decode would be a fresh one-token prefill, its convolution padded to the kernel)."""
-    keyword = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
-    return {keyword: out.past_key_values}
+    taken = inspect.signature(model.forward).parameters
+    return {STATE_KEYWORD if STATE_KEYWORD in taken else "past_key_values": out.past_key_values}
 
 
 def versions() -> str:
