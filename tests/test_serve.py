@@ -213,7 +213,8 @@ def test_the_command_prints_its_address_and_serves_the_page(tmp_path):
 
     command = [sys.executable, "-m", "archcost.compiler.cli", "serve", "--no-browser", "--port", "0"]
     missing = subprocess.run([*command, str(tmp_path / "none.arch")], capture_output=True, text=True, timeout=120)
-    assert missing.returncode == 2 and "error[E401]" in missing.stderr and "Traceback" not in missing.stderr
+    assert missing.returncode == 2 and "error[E101]: cannot read" in missing.stderr
+    assert "Traceback" not in missing.stderr
     server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     try:
         line = server.stderr.readline()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .common import Command, bad_value, whole
+from .common import Command, whole
 
 
 def arguments(parser) -> None:
@@ -22,9 +22,10 @@ def arguments(parser) -> None:
 
 
 def run(args) -> int:
-    for spec in args.specs:
-        if not spec.is_file():
-            raise bad_value(f"`{spec}` is not a spec file")
+    from archcost.dsl.loader import read_source
+
+    for spec in args.specs:  # a file that cannot be read is refused as every other command refuses it (E101)
+        read_source(spec)
     import uvicorn
 
     from ..serve.app import LOOPBACK, create_app
