@@ -24,7 +24,11 @@ def own(module) -> dict[str, tuple[int, ...]]:
 
 
 def linear(module) -> Linear | None:
-    """`module` as a matrix: nn.Linear stores (out, in), GPT-2's Conv1D (in, out) with `nf` outputs."""
+    """`module` as a matrix: nn.Linear stores (out, in), GPT-2's Conv1D (in, out) with `nf` outputs; a wrapper
+    holding one matrix and nothing of its own (Moshi's MoshiLinear around its `linear`) is that matrix."""
+    inner = children(module)
+    if not own(module) and len(inner) == 1 and "linear" in inner:
+        return linear(inner["linear"])
     shapes = own(module)
     if set(shapes) - {"weight", "bias"} or "weight" not in shapes or len(shapes["weight"]) != 2 or children(module):
         return None
