@@ -33,7 +33,11 @@ class CompiledView:
         return {**data, "model": self.name}
 
     def state_at(self, history: int):
-        return state_bytes_at(self.compiled, history)
+        """M(H): the state a decode leaves when it brings the history to `history` — the decode report's
+        state_bytes, from the evaluator the tables already built for the phase."""
+        if history < 1:
+            return state_bytes_at(self.compiled, history)
+        return self.report("decode", S=history - 1)["state_bytes"]
 
     @property
     def facts(self) -> dict:
