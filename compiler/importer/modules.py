@@ -23,12 +23,15 @@ def own(module) -> dict[str, tuple[int, ...]]:
     return {name: tuple(p.shape) for name, p in module.named_parameters(recurse=False)}
 
 
+WRAPPED_MATRIX = "linear"  # the child name of a wrapper around one matrix (Moshi's MoshiLinear)
+
+
 def linear(module) -> Linear | None:
     """`module` as a matrix: nn.Linear stores (out, in), GPT-2's Conv1D (in, out) with `nf` outputs; a wrapper
     holding one matrix and nothing of its own (Moshi's MoshiLinear around its `linear`) is that matrix."""
     inner = children(module)
-    if not own(module) and len(inner) == 1 and "linear" in inner:
-        return linear(inner["linear"])
+    if not own(module) and len(inner) == 1 and WRAPPED_MATRIX in inner:
+        return linear(inner[WRAPPED_MATRIX])
     shapes = own(module)
     if set(shapes) - {"weight", "bias"} or "weight" not in shapes or len(shapes["weight"]) != 2 or children(module):
         return None
