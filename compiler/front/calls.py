@@ -40,7 +40,7 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
                                        multiplicity=scope.multiplicity, span=stmt.span)
     alike = replay.key(block, values, source, scope)
     recorded = res.recordings.get(alike) if alike is not None else None
-    if recorded is not None and replay.replays(res, recorded, source):
+    if recorded is not None and replay.replays(res, recorded):
         current, tensors, component = replay.replay(res, recorded, cluster_id, source, scope)
     else:
         opened = replay.open_recording(res, scope) if alike is not None else None

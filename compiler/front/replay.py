@@ -64,7 +64,7 @@ class Recording:
     current: Tensor                   # its output
     component: str | None
     first_use: dict                   # each touched symbol: (as it stood before, as it stood after)
-    nearby: dict
+    nearby: dict                      # each touched symbol the body left names near (only ever set where unset)
     roles_read: frozenset
 
 
@@ -79,7 +79,6 @@ class Opened:
     shared: dict
     roles_read: frozenset
     first_use: dict
-    nearby: dict
     touched: set
 
 
@@ -98,7 +97,7 @@ def open_recording(res, scope: Scope) -> Opened:
     res.first_use.watchers.append(touched)
     res.nearby.watchers.append(touched)
     return Opened(len(res.nodes), len(res.clusters), len(res.problems), len(res.roles_set), dict(scope.shared),
-                  frozenset(scope.roles_read), dict(res.first_use), dict(res.nearby), touched)
+                  frozenset(scope.roles_read), dict(res.first_use), touched)
 
 
 def discard(res, opened: Opened) -> None:
@@ -116,16 +115,15 @@ def close_recording(res, opened: Opened, scope: Scope, cluster_id: str, source: 
     return Recording(cluster_id, source.producers, tuple(res.nodes[opened.nodes:]),
                      tuple(list(res.clusters.values())[opened.clusters:]), dict(tensors), current, component,
                      {k: (opened.first_use.get(k, MISSING), res.first_use.get(k, MISSING)) for k in opened.touched},
-                     {k: (opened.nearby.get(k, MISSING), res.nearby.get(k, MISSING)) for k in opened.touched},
+                     {k: res.nearby[k] for k in opened.touched if k in res.nearby},
                      frozenset(scope.roles_read) - opened.roles_read)
 
 
-def replays(res, recording: Recording, source: Tensor) -> bool:
-    """Whether a later call may be made from `recording`: its input as many tensors, and every first use the
-    recorded body touched standing as it stood then (the names near a first use are only ever set where
-    unset, so any state of them replays)."""
-    return len(source.producers) == len(recording.source) and all(
-        res.first_use.get(k, MISSING) == before for k, (before, _) in recording.first_use.items())
+def replays(res, recording: Recording) -> bool:
+    """Whether a later call may be made from `recording` (its key already holds the input's producer count):
+    every first use the recorded body touched standing as it stood then (the names near a first use are only
+    ever set where unset, so any state of them replays)."""
+    return all(res.first_use.get(k, MISSING) == before for k, (before, _) in recording.first_use.items())
 
 
 def replay(res, recording: Recording, cluster_id: str, source: Tensor, scope: Scope) -> tuple[Tensor, dict, str]:
@@ -158,8 +156,7 @@ def replay(res, recording: Recording, cluster_id: str, source: Tensor, scope: Sc
             res.first_use.pop(k, None)
         else:
             res.first_use[k] = after
-    for k, (_, after) in recording.nearby.items():  # only ever set where unset: what the body's lookups did
-        if after is not MISSING:
-            res.nearby.setdefault(k, after)
+    for k, names in recording.nearby.items():  # only ever set where unset: what the body's lookups did
+        res.nearby.setdefault(k, names)
     scope.roles_read.update(recording.roles_read)
     return tensor(recording.current), {name: tensor(t) for name, t in recording.tensors.items()}, recording.component
