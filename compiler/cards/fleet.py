@@ -14,7 +14,8 @@ from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout
-from .layout import LayoutReport, layout_report
+from .figures import Symbolic, card_figures, state_on_card
+from .layout import LayoutReport, layout_cards
 from .pipeline import stage_keys
 from .placement import placed
 
@@ -42,18 +43,12 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
     degrees = layout.degrees(formats=compiled.ir.formats)
-    stages = stage_keys(placed(compiled, degrees), layout.pp)
-    costs = [stage_cost(compiled, degrees, stage) for stage in stages]
-    room = [device.memory - workspace - PlainEvaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes")
-            for c in costs]
-
-    def state(cost, requests: int, positions: int) -> float:
-        return state_bytes_at(compiled, positions, requests, cost.state_bytes)
-
-    per_request = [state(c, 1, context) for c in costs]
+    weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp))
+    room = [device.memory - workspace - w for w in weights]
+    per_request = [state(1, context) for state in states]
     fits_batch = [int(r // s) if s > 0 else (10**12 if r >= 0 else 0) for r, s in zip(room, per_request)]
     replica = -(-batch // layout.dp)
-    fits = lambda h: all(state(c, replica, h) <= r for c, r in zip(costs, room))  # noqa: E731
+    fits = lambda h: all(state(replica, h) <= r for state, r in zip(states, room))  # noqa: E731
     low, high = 0, 2**31
     if fits(high):
         low = high
@@ -62,6 +57,21 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
         low, high = (middle, high) if fits(middle) else (low, middle)
     return LayoutCapacity(layout=layout, device=device.name, context=context, batch=batch,
                     batch_max=max(0, min(fits_batch)) * layout.dp, context_max=low if min(room) >= 0 else 0)
+
+
+def _stage_memory(compiled, degrees, stages) -> tuple[list, list]:
+    """Each stage's card: its weight bytes, and its state as a function of (requests, positions each); from
+    each op's numbers (figures.py), or from the symbolic card where a share is not a number."""
+    placement = placed(compiled, degrees)
+    try:
+        weights = [card_figures(compiled, placement, degrees, stage, "decode", Scenario(), ("weight_bytes",))
+                   ["weight_bytes"] for stage in stages]
+        return weights, [state_on_card(compiled, placement, degrees, stage) for stage in stages]
+    except Symbolic:
+        costs = [stage_cost(compiled, degrees, stage) for stage in stages]
+        weights = [PlainEvaluator(compiled, "decode", Scenario())(c.weight_bytes, "weight_bytes") for c in costs]
+        return weights, [lambda requests, positions, c=c: state_bytes_at(compiled, positions, requests, c.state_bytes)
+                         for c in costs]
 
 
 class Fit(BaseModel):
@@ -94,8 +104,8 @@ def _divisors(n: int) -> list[int]:
 
 def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
         compute: str | None = None) -> Fit:
-    report = layout_report(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute)
-    card = next(c for c in report.cards if c.stage == report.busiest)
+    report = layout_cards(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute)
+    card = report.busiest
     free = int(device.memory - card.memory - workspace)
     held = capacity_on(compiled, layout, device, context, batch, workspace)
     return Fit(layout=layout, weight_bytes=card.weight_bytes, state_bytes=card.state_bytes, workspace=workspace,

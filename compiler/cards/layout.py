@@ -2,39 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from fractions import Fraction
+from typing import NamedTuple
 
-import sympy as sp
 from pydantic import BaseModel
 
 from ..front.hardware import Device, Link
+from ..numbers.assemble import plain
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
-from .collectives import servers_spanned
 from .degrees import Layout, refused
+from .figures import CARD_FIELDS, READS, WRITES, Symbolic, card_figures
+from .flows import Flow, Traffic, card_flows, exact, flow_figures, flow_uses, traffic
 from .nccl import Use, seconds
-from .pipeline import layers_on_stage, stage_fraction, stage_keys
+from .pipeline import layers_on_stage, stage_keys
 from .placement import Placement, SymbolicLayout, placed
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
-
-
-@dataclass(frozen=True)
-class Flow:
-    """One collective as one card of a stage takes part in it: its bytes and steps (in the scenario's letters),
-    the share of them between servers, and what NCCL's model reads of it."""
-
-    sent: sp.Expr
-    steps: sp.Expr
-    network: Fraction
-    group: str
-    kind: str
-    cards: int
-    servers: int
-    sampling: bool
 
 
 class Card(BaseModel):
@@ -56,13 +40,6 @@ class Card(BaseModel):
     @property
     def memory(self) -> int:
         return self.weight_bytes + self.state_bytes
-
-
-class Traffic(BaseModel):
-    kind: str                   # all_reduce, all_gather, reduce_scatter, all_to_all, send
-    group: str                  # tp, ep, pp
-    count: int                  # collectives of this kind in one call (every layer)
-    sent_bytes: int             # per card
 
 
 class Times(BaseModel):
@@ -95,9 +72,6 @@ class LayoutReport(BaseModel):
     times: Times | None = None
 
 
-CARD_FIELDS = ("params", "weight_bytes", "state_bytes", "flops_matrix", "flops_nonmatrix")
-READS = ("read_weights", "read_lookups", "read_state", "read_activations")
-WRITES = ("write_state", "write_activations")
 
 
 def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
@@ -106,28 +80,50 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds, at the
     device's peak for `peak_format` (default: compute_format)."""
+    found = layout_cards(compiled, layout, phase, scenario, device, link, peak_format, network)
+    evaluate, degrees, placement = found.evaluate, found.degrees, found.placement
+    whole = evaluate(compiled.total("params"), "params")
+    every = _every_card_params(compiled, degrees, layout, evaluate, {card.stage: card.params for card in found.cards})
+    return LayoutReport(model=compiled.name, layout=layout, phase=phase, scenario=scenario, cards=found.cards,
+                        busiest=found.busiest.stage, whole_params=whole, replicated_params=every - whole,
+                        traffic=list(traffic(compiled, degrees, placement, evaluate)),
+                        stage_layers=list(placement.stage_layers), times=found.times)
+
+
+class LayoutCards(NamedTuple):
+    """What a layout search reads of a report (fleet.fit): the cards, the busiest, the call's time bounds."""
+
+    cards: list[Card]
+    busiest: Card
+    times: Times | None
+    evaluate: PlainEvaluator
+    degrees: SymbolicLayout
+    placement: Placement
+
+
+def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
+                 link: Link | None = None, peak_format: str | None = None,
+                 network: Link | None = None) -> LayoutCards:
+    """layout_report's cards and time bounds, without the whole model's traffic and parameter totals."""
     _check_splits(layout, phase, scenario)
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
     evaluate = PlainEvaluator(compiled, phase, replica)
     stages = stage_keys(placement, layout.pp)
-    cards = [_card(compiled, placement, degrees, stage, evaluate) for stage in stages]
+    uses: dict[str, list[Use]] = {stage: [] for stage in stages}
+    cards = [_card(compiled, placement, degrees, stage, evaluate, uses[stage]) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory, card.flops_matrix))
-    whole = evaluate(compiled.total("params"), "params")
-    every = _every_card_params(compiled, degrees, layout, evaluate)
-    report = LayoutReport(model=compiled.name, layout=layout, phase=phase, scenario=scenario, cards=cards,
-                          busiest=busiest.stage, whole_params=whole, replicated_params=every - whole,
-                          traffic=list(_traffic(compiled, degrees, placement, evaluate)),
-                          stage_layers=list(placement.stage_layers))
+    times = None
     if device is not None and link is not None:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
-        uses: list[Use] = []
-        card = _card(compiled, placement, degrees, busiest.stage,
-                     evaluate if micro.B == replica.B else PlainEvaluator(compiled, phase, micro), uses)
-        report.times = _times(card, uses, layout, device, link, network or link,
-                              peak_format or compute_format(compiled, device), steady=phase == "decode")
-    return report
+        card, waits = busiest, uses[busiest.stage]
+        if micro.B != replica.B:  # one micro-batch's share of the replica's requests
+            waits = []
+            card = _card(compiled, placement, degrees, busiest.stage, PlainEvaluator(compiled, phase, micro), waits)
+        times = _times(card, waits, layout, device, link, network or link,
+                       peak_format or compute_format(compiled, device), steady=phase == "decode")
+    return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
 
 
 def compute_format(compiled, device: Device) -> str:
@@ -154,121 +150,84 @@ def _check_splits(layout: Layout, phase: str, scenario: Scenario) -> None:
                        f"{phase}: a card would hold none", "choose cp no larger than the positions split")
 
 
-def flow_uses(flows: list[Flow], sent: list, steps: list) -> list[Use]:
-    """Each collective of `card_flows` with its evaluated bytes and steps, as NCCL's model reads it: copies of
-    one collective (its steps over one copy's), each sending its share of the bytes."""
-    from .collectives import ring_steps
-
-    uses = []
-    for flow, total, waited in zip(flows, sent, steps):
-        copies = float(waited) / float(ring_steps(flow.kind, flow.cards)) if flow.cards > 1 else 0.0
-        uses.append(Use(kind=flow.kind, cards=flow.cards, servers=flow.servers, copies=copies,
-                        sent=float(total) / copies if copies else 0.0, network=float(flow.network)))
-    return uses
-
-
 def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, evaluate,
           uses: list | None = None) -> Card:
+    """One card of `stage` at the evaluator's call: from each op's numbers (figures.py), or, where a share is
+    not a number there, from the symbolic card."""
     uses = [] if uses is None else uses
-    flows = card_flows(compiled, placement, degrees, stage)
+    try:
+        values = card_figures(compiled, placement, degrees, stage, evaluate.phase, evaluate.scenario)
+        flows = flow_figures(compiled, placement, degrees, stage, evaluate.phase, evaluate.scenario)
+        sent, steps = [plain(f.sent) for f in flows], [plain(f.steps) for f in flows]
+    except Symbolic:
+        flows = card_flows(compiled, placement, degrees, stage)
+        values, sent, steps = _symbolic_card(compiled, degrees, stage, evaluate, flows)
+    return _card_of(stage, values, flows, sent, steps, uses)
+
+
+def _symbolic_card(compiled, degrees: SymbolicLayout, stage: str, evaluate, flows: list[Flow]) -> tuple:
+    """The card's fields and its collectives' bytes and steps, from the symbolic card's sums."""
     fields = CARD_FIELDS + READS + WRITES
 
     def items():
         cost = stage_cost(compiled, degrees, stage)
         return [(getattr(cost, name), name) for name in fields] + [
-            (_exact(expr), "flops_matrix") for expr in [f.sent for f in flows] + [f.steps for f in flows]]
+            (exact(expr), "flops_matrix") for expr in [f.sent for f in flows] + [f.steps for f in flows]]
     found = evaluate.many(("card", degrees, stage), items)  # exact: a size may be a fraction
-    values, counts = dict(zip(fields, found)), [int(round(v)) for v in found[len(fields):]]
+    return dict(zip(fields, found)), found[len(fields):len(fields) + len(flows)], found[len(fields) + len(flows):]
+
+
+def _card_of(stage: str, values: dict, flows: list[Flow], sent: list, steps: list, uses: list) -> Card:
     numbers = {name: values[name] for name in CARD_FIELDS}
     read, write = (sum(values[name] for name in names) for names in (READS, WRITES))
-    sent, steps = counts[:len(flows)], counts[len(flows):]
-    uses.extend(flow_uses(flows, found[len(fields):len(fields) + len(flows)], found[len(fields) + len(flows):]))
+    uses.extend(flow_uses(flows, sent, steps))
+    sent, steps = [int(round(v)) for v in sent], [int(round(v)) for v in steps]
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
                 network_bytes=sum(int(round(b * flow.network)) for b, flow in zip(sent, flows)),
                 network_steps=sum(int(round(n * flow.network)) for n, flow in zip(steps, flows)), **numbers)
 
 
-def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[Flow]:
-    """Each collective one card of `stage` takes part in, built once per layout and stage (sympy's arithmetic on
-    them costs more than their numbers)."""
-    key = ("card flows", degrees, stage)
-    if key not in compiled.memo:
-        held = [(c, _on_card(c, placement, degrees, stage)) for c in placement.collectives
-                if _on_stage(c, placement, stage)]
-        compiled.memo[key] = [Flow(c.sent * part, c.steps * part, _fraction(c.network), c.group, c.kind,
-                                   int(c.cards), servers_spanned(c, degrees), c.sampling)
-                              for c, part in held if part != 0]
-    return compiled.memo[key]
-
-
-def _on_stage(collective, placement: Placement, stage: str) -> bool:
-    where = placement.stages[collective.edge[0]]
-    return stage == "whole" or where in ("stack", stage)
-
-
-def _on_card(collective, placement: Placement, degrees: SymbolicLayout, stage: str):
-    """The part of a collective's copies one card of `stage` takes part in: its layers' part of a repeated
-    layer's collectives (the stage send is every stage's own)."""
-    if collective.group == "pp":
-        return sp.Integer(1)
-    return stage_fraction(placement, collective.edge[0], degrees, stage)
-
-
-def _exact(expr) -> sp.Expr:
-    """A collective's figure as an exact sympy value (a plain Python number where the degrees make one)."""
-    return sp.nsimplify(expr) if not isinstance(expr, sp.Basic) else expr
-
-
-def _fraction(share: sp.Expr) -> Fraction:
-    """A share between servers as an exact Python fraction (rounded the same way, half to even)."""
-    share = sp.Rational(share)
-    return Fraction(int(share.p), int(share.q))
-
-
-def _traffic(compiled, degrees: SymbolicLayout, placement: Placement, evaluate) -> Iterator[Traffic]:
-    groups = _traffic_groups(compiled, degrees, placement)
-    values = iter(int(round(v)) for v in evaluate.many(("traffic", degrees), lambda: [
-        (_exact(expr), "flops_matrix") for _, found in groups for pair in found for expr in pair]))
-    for (kind, group), found in groups:
-        pairs = [(next(values), next(values)) for _ in found]
-        yield Traffic(kind=kind, group=group, count=sum(times for times, _ in pairs),
-                      sent_bytes=sum(sent for _, sent in pairs))
-
-
-def _traffic_groups(compiled, degrees: SymbolicLayout, placement: Placement) -> list:
-    """The collectives by kind and group, as (copies, bytes sent) of each: built once per layout."""
-    key = ("traffic", degrees)
-    if key not in compiled.memo:
-        groups: dict[tuple[str, str], list] = {}
-        for collective in placement.collectives:
-            groups.setdefault((collective.kind, collective.group), []).append((collective.times, collective.sent))
-        compiled.memo[key] = sorted(groups.items())
-    return compiled.memo[key]
-
-
-def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate) -> int:
+def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate, known: dict) -> int:
     """Σ over all cards of the parameters each holds: every pipeline position's cards, every replica (stages
-    of the same layers counted once)."""
+    of the same layers counted once); `known`: the parameters of the stages the report has cards of."""
     placement = placed(compiled, degrees)
+
+    def params(stage: str):
+        if stage in known:
+            return known[stage]
+        try:
+            return card_figures(compiled, placement, degrees, stage, evaluate.phase, evaluate.scenario,
+                                ("params",))["params"]
+        except Symbolic:
+            return evaluate(stage_cost(compiled, degrees, stage).params, "params")
     if layout.pp == 1:
-        return evaluate(stage_cost(compiled, degrees, "whole").params, "params") * layout.tp * layout.dp * layout.cp
-    by_layers: dict[tuple, int] = {}
-    for index in range(layout.pp):
-        stage = "first" if index == 0 else "last" if index == layout.pp - 1 else f"stage {index}"
-        signature = (min(index, 1) if index < layout.pp - 1 else 2, _layer_ranges(placement, index))
-        if signature not in by_layers:
-            by_layers[signature] = [evaluate(stage_cost(compiled, degrees, stage).params, "params"), 0]
-        by_layers[signature][1] += 1
-    total = sum(p * n for p, n in by_layers.values()) * layout.tp * layout.dp * layout.cp
+        return params("whole") * layout.tp * layout.dp * layout.cp
+    total = sum(params(stage) * count for stage, count in _stage_kinds(compiled, degrees, placement, layout.pp))
+    total *= layout.tp * layout.dp * layout.cp
     return int(total) if float(total).is_integer() else total
 
 
-def _layer_ranges(placement: Placement, index: int) -> tuple:
+def _stage_kinds(compiled, degrees: SymbolicLayout, placement: Placement, pp: int) -> list[tuple[str, int]]:
+    """One stage of each kind with the number of stages like it: stages alike in position (first, middle,
+    last) and in the layers of each stack they hold hold the same ops. Found once per layout."""
+    key = ("stage kinds", degrees)
+    if key not in compiled.memo:
+        spans = sorted(set(placement.spans.values()))
+        kinds: dict[tuple, list] = {}
+        for index in range(pp):
+            stage = "first" if index == 0 else "last" if index == pp - 1 else f"stage {index}"
+            signature = (min(index, 1) if index < pp - 1 else 2, _layer_ranges(placement, index, spans))
+            kinds.setdefault(signature, [stage, 0])[1] += 1
+        compiled.memo[key] = [tuple(kind) for kind in kinds.values()]
+    return compiled.memo[key]
+
+
+def _layer_ranges(placement: Placement, index: int, spans: list) -> tuple:
     """What a stage holds of each stack, as (stack, layers on it): stages alike in it hold the same ops."""
     sizes = placement.stage_layers
     if not sizes:
         return ()
-    return tuple(sorted({(int(span[0]), layers_on_stage(sizes, index, span)) for span in placement.spans.values()}))
+    return tuple(sorted({(int(span[0]), layers_on_stage(sizes, index, span)) for span in spans}))
 
 
 def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:

@@ -69,7 +69,7 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
     placed once per layout and kept with the model (a report, its capacity and its diagram share it)."""
     key = ("placement", degrees)
     if key not in compiled.memo:
-        compiled.memo[key] = place(compiled.graph, degrees)
+        compiled.memo[key] = place(compiled.graph, degrees, compiled.memo)
     placement = compiled.memo[key]
     if placement.problems:
         raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span,
@@ -84,25 +84,43 @@ def _hint(message: str) -> str:
     return "choose degrees that divide the model's heads and experts"
 
 
-def place(graph: nx.DiGraph, degrees: SymbolicLayout) -> Placement:
+def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) -> Placement:
     """Each op's share, each tensor's layout and the collectives; a layout that splits an op unevenly is only
-    its problems, found before anything is placed (a layout search refuses most of the layouts it tries)."""
+    its problems, found before anything is placed (a layout search refuses most of the layouts it tries).
+    The split over a stage's cards depends on none of pp, dp and the end stages' layers: with a `memo` (the
+    compiled model's), the layouts that differ only in those share it."""
+    memo = {} if memo is None else memo
+    inner = replace(degrees, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
+    if ("stage split", inner) not in memo:
+        memo["stage split", inner] = _split(graph, inner)
+    split_over_stage, logits = memo["stage split", inner]
+    if split_over_stage.problems:
+        return split_over_stage
+    if ("graph stages",) not in memo:
+        stages = _stages(graph)
+        memo["graph stages",] = (stages, *spans_of(graph, stages))
+    stages, spans, layers = memo["graph stages",]
+    split = stage_split(layers, degrees)
+    if isinstance(split, str):
+        return Placement(problems=[(graph.nodes[next(iter(stages))]["op"], split)])
+    placement = Placement(shares=split_over_stage.shares, layouts=split_over_stage.layouts, stages=stages,
+                          stage_layers=split, spans=spans)
+    collectives = split_over_stage.collectives + _stage_sends(graph, placement, degrees) + logits
+    placement.collectives = [replace(c, network=network_share(c, degrees)) for c in collectives]
+    return placement
+
+
+def _split(graph: nx.DiGraph, degrees: SymbolicLayout) -> tuple[Placement, list[Collective]]:
+    """Each op's share of a card of its stage, each tensor's layout, the collectives among a stage's cards,
+    and apart from them the gather of the logits (after the stage sends in a placement's list)."""
     order = list(nx.topological_sort(graph))
     problems = [(graph.nodes[n]["op"], message) for n in order for message in _uneven(graph.nodes[n]["op"], degrees)]
     if problems:
-        return Placement(problems=problems)
+        return Placement(problems=problems), []
     placement = Placement()
     for node_id in order:
         _place_op(graph, node_id, graph.nodes[node_id]["op"], degrees, placement)
-    placement.stages = _stages(graph)
-    placement.spans, layers = spans_of(graph, placement.stages)
-    split = stage_split(layers, degrees)
-    if isinstance(split, str):
-        return Placement(problems=[(graph.nodes[order[0]]["op"], split)])
-    placement.stage_layers = split
-    placement.collectives += _stage_sends(graph, placement, degrees) + _logits_gather(graph, placement, degrees)
-    placement.collectives = [replace(c, network=network_share(c, degrees)) for c in placement.collectives]
-    return placement
+    return placement, _logits_gather(graph, placement, degrees)
 
 
 def _logits_gather(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:

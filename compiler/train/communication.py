@@ -18,7 +18,7 @@ from dataclasses import replace
 from pydantic import BaseModel
 
 from ..cards.collectives import ring_steps, sent_bytes, servers_for
-from ..cards.layout import card_flows, flow_uses
+from ..cards.flows import card_flows, flow_uses
 from ..cards.nccl import Use, seconds
 
 

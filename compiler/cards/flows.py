@@ -1,0 +1,191 @@
+"""The collectives one card of a layout takes part in: their bytes and steps at a call, and the whole model's
+traffic by kind and group (placement.py puts the collectives on the graph's edges; collectives.py has the ring
+formulas; figures.py evaluates them as numbers, the symbolic path where a share is not one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+from pydantic import BaseModel
+
+from ..numbers import forms
+from ..numbers.assemble import Evaluator, plain
+from ..numbers.leaves import Leaf, forms_of
+from ..terms.scenario import Scenario
+from .collectives import ring_steps, servers_spanned
+from .figures import Symbolic, as_fraction, positions_at, values_at
+from .nccl import Use
+from .pipeline import stage_fraction
+from .placement import Placement, SymbolicLayout
+
+
+@dataclass(frozen=True)
+class Flow:
+    """One collective as one card of a stage takes part in it: its bytes and steps (in the scenario's letters),
+    the share of them between servers, and what NCCL's model reads of it."""
+
+    sent: sp.Expr
+    steps: sp.Expr
+    network: Fraction
+    group: str
+    kind: str
+    cards: int
+    servers: int
+    sampling: bool
+
+
+class Traffic(BaseModel):
+    kind: str                   # all_reduce, all_gather, reduce_scatter, all_to_all, send
+    group: str                  # tp, ep, pp
+    count: int                  # collectives of this kind in one call (every layer)
+    sent_bytes: int             # per card
+
+
+def flow_uses(flows: list[Flow], sent: list, steps: list) -> list[Use]:
+    """Each collective of `card_flows` with its evaluated bytes and steps, as NCCL's model reads it: copies of
+    one collective (its steps over one copy's), each sending its share of the bytes."""
+    from .collectives import ring_steps
+
+    uses = []
+    for flow, total, waited in zip(flows, sent, steps):
+        copies = float(waited) / float(ring_steps(flow.kind, flow.cards)) if flow.cards > 1 else 0.0
+        uses.append(Use(kind=flow.kind, cards=flow.cards, servers=flow.servers, copies=copies,
+                        sent=float(total) / copies if copies else 0.0, network=float(flow.network)))
+    return uses
+
+
+def flow_figures(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, phase: str,
+                  scenario: Scenario) -> list[Flow]:
+    """The collectives of one card of `stage` with their bytes and steps as exact numbers at the call."""
+    positions = positions_at(phase, scenario)
+    key = ("flow plan", degrees, stage, phase, positions)
+    if key not in compiled.memo:
+        compiled.memo[key] = [(c, servers, as_fraction(c.network),
+                               *collective_plan(compiled, c, part, phase, positions))
+                              for c, part, servers in held_flows(compiled, placement, degrees, stage)]
+    return [Flow(sent * buffer_value(compiled, table, scenario), steps, network, c.group, c.kind, int(c.cards),
+                 servers, c.sampling) for c, servers, network, sent, table, steps in compiled.memo[key]]
+
+
+def held_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
+    """(collective, the part of its copies the card takes part in, servers it spans) of every collective one
+    card of `stage` takes part in."""
+    key = ("held flows", degrees, stage)
+    if key not in compiled.memo:
+        held = [(c, _on_card(c, placement, degrees, stage)) for c in placement.collectives
+                if _on_stage(c, placement, stage)]
+        compiled.memo[key] = [(c, part, servers_spanned(c, degrees)) for c, part in held if part != 0]
+    return compiled.memo[key]
+
+
+def card_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[Flow]:
+    """Each collective one card of `stage` takes part in, built once per layout and stage (sympy's arithmetic on
+    them costs more than their numbers)."""
+    key = ("card flows", degrees, stage)
+    if key not in compiled.memo:
+        compiled.memo[key] = [Flow(c.sent * part, c.steps * part, as_fraction(c.network), c.group, c.kind,
+                                   int(c.cards), servers, c.sampling)
+                              for c, part, servers in held_flows(compiled, placement, degrees, stage)]
+    return compiled.memo[key]
+
+
+def _on_stage(collective, placement: Placement, stage: str) -> bool:
+    where = placement.stages[collective.edge[0]]
+    return stage == "whole" or where in ("stack", stage)
+
+
+def _on_card(collective, placement: Placement, degrees: SymbolicLayout, stage: str):
+    """The part of a collective's copies one card of `stage` takes part in: its layers' part of a repeated
+    layer's collectives (the stage send is every stage's own)."""
+    if collective.group == "pp":
+        return sp.Integer(1)
+    return stage_fraction(placement, collective.edge[0], degrees, stage)
+
+
+def exact(expr) -> sp.Expr:
+    """A collective's figure as an exact sympy value (a plain Python number where the degrees make one)."""
+    return sp.nsimplify(expr) if not isinstance(expr, sp.Basic) else expr
+
+
+def traffic(compiled, degrees: SymbolicLayout, placement: Placement, evaluate) -> Iterator[Traffic]:
+    groups = traffic_groups(compiled, degrees, placement)
+    try:
+        positions = positions_at(evaluate.phase, evaluate.scenario)
+        key = ("traffic plan", degrees, evaluate.phase, positions)
+        if key not in compiled.memo:
+            compiled.memo[key] = [(as_fraction(c.times),
+                                   *collective_plan(compiled, c, 1, evaluate.phase, positions)[:2])
+                                  for _, found in groups for c in found]
+        numbers = [plain(v) for times, sent, table in compiled.memo[key]
+                   for v in (times, sent * buffer_value(compiled, table, evaluate.scenario))]
+    except Symbolic:
+        numbers = evaluate.many(("traffic", degrees), lambda: [
+            (exact(expr), "flops_matrix") for _, found in groups for c in found for expr in (c.times, c.sent)])
+    values = iter(int(round(v)) for v in numbers)
+    for (kind, group), found in groups:
+        pairs = [(next(values), next(values)) for _ in found]
+        yield Traffic(kind=kind, group=group, count=sum(times for times, _ in pairs),
+                      sent_bytes=sum(sent for _, sent in pairs))
+
+
+def traffic_groups(compiled, degrees: SymbolicLayout, placement: Placement) -> list:
+    """The collectives by kind and group: built once per layout."""
+    key = ("traffic", degrees)
+    if key not in compiled.memo:
+        groups: dict[tuple[str, str], list] = {}
+        for collective in placement.collectives:
+            groups.setdefault((collective.kind, collective.group), []).append(collective)
+        compiled.memo[key] = sorted(groups.items())
+    return compiled.memo[key]
+
+
+def buffer_value(compiled, table: tuple | None, scenario):
+    """A buffer's primitive part at the call (collective_plan's table; None: 1)."""
+    return values_at(compiled, table, (scenario.B, scenario.S, scenario.P, scenario.G))[0] if table else 1
+
+
+def collective_plan(compiled, collective, part, phase: str, positions: int) -> tuple:
+    """A collective as (bytes sent over its buffer's primitive part, that part's table or None when it is 1,
+    steps): the ring formulas of collectives.py as fractions, the buffer's rational content taken out of it,
+    so the layouts that share a buffer's primitive part share its value at a shape. Found once per
+    collective's kind, cards, buffer and copies (layouts that differ elsewhere share them)."""
+    key = ("collective plan", collective.kind, collective.cards, collective.size, collective.times, part, phase,
+           positions)
+    if key not in compiled.memo:
+        compiled.memo[key] = _collective_plan(compiled, collective, part, phase, positions)
+    return compiled.memo[key]
+
+
+def _collective_plan(compiled, collective, part, phase: str, positions: int) -> tuple:
+    n = as_fraction(collective.cards, positions)
+    if n.denominator != 1:
+        raise Symbolic(str(collective.cards))
+    times = as_fraction(collective.times * part if part != 1 else collective.times, positions)
+    share = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
+             "all_to_all": (n - 1) / n, "send": Fraction(1)}[collective.kind]
+    steps = Fraction(int(ring_steps(collective.kind, sp.Integer(int(n))))) * times
+    content, table = _size_plan(compiled, collective.size, phase, positions)
+    return times * share * content, table, steps
+
+
+def _size_plan(compiled, expr, phase: str, positions: int) -> tuple[Fraction, tuple | None]:
+    """A buffer as its rational content and the table of its primitive part (None: the part is a number)."""
+    key = ("content", expr)
+    if key not in compiled.memo:
+        compiled.memo[key] = (sp.Integer(expr) if isinstance(expr, int) else expr).as_content_primitive()
+    content, base = compiled.memo[key]
+    content = Fraction(int(content.p), int(content.q))
+    if base.is_Number:
+        return content * as_fraction(base, positions), None
+    table = ("size table", base, phase)
+    if table not in compiled.memo:
+        try:
+            compiled.memo[table] = (Evaluator(forms_of(compiled, {"0": Leaf(base, phase, "flops_matrix")})), None)
+        except forms.NotPlain:
+            compiled.memo[table] = None
+    if compiled.memo[table] is None:
+        raise Symbolic("a name the scenario does not bind")
+    return content, table
