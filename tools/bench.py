@@ -136,20 +136,33 @@ def sweeps(floor: float) -> None:
                 f"≤ {target} µs a point" if target else "", per_point <= target if target else None)
 
 
+LAYOUT_SEARCH = """
+import sys, time
+from archcost import load
+from archcost.compiler.cards.fleet import ranked
+from archcost.compiler.front.hardware import device, link
+model = load(sys.argv[1])
+start = time.process_time()
+ranked(model.compiled, int(sys.argv[2]), device("h100-sxm"), link("nvlink4"), 8192, 1)
+print(time.process_time() - start)
+"""
+
+
 def layouts(floor: float) -> None:
+    """Each card count's search in a process of its own (nothing the smaller searches built is shared), its
+    CPU time after the process has started and compiled the spec."""
     from archcost import load
-    from archcost.compiler.cards.fleet import ranked
-    from archcost.compiler.front.hardware import device, link
 
     path = ROOT / "specs" / "qwen3-235b-a22b.arch"
-    model = load(path)
-    sheet, wire = device("h100-sxm"), link("nvlink4")
     for cards in (8, 64, 512, 4096):
-        seconds = median_seconds(lambda cards=cards: ranked(model.compiled, cards, sheet, wire, 8192, 1), 1)
-        row(f"layouts of Qwen3-235B-A22B on {cards:,} cards", f"{seconds:.2f} s (floor {floor:.2f} s)",
+        runs = [float(subprocess.run([sys.executable, "-c", LAYOUT_SEARCH, str(path), str(cards)], check=True,
+                                     capture_output=True, text=True, cwd=ROOT).stdout) for _ in range(3)]
+        seconds = statistics.median(runs)
+        row(f"layouts of Qwen3-235B-A22B on {cards:,} cards", f"{seconds:.2f} s CPU after start (floor {floor:.2f} s)",
             "≤ 1 s" if cards == 4096 else "", seconds <= 1 if cards == 4096 else None)
+    model = load(path)
     model.layout("tp=8,ep=8")
-    seconds = median_seconds(lambda: model.layout("tp=8,ep=8"), 20)
+    seconds = median_seconds(lambda: model.layout("tp=8,ep=8"), 50)
     row("Model.layout('tp=8,ep=8') once compiled", f"{seconds * 1e6:,.0f} µs (floor {floor:.2f} s)", "≤ 200 µs",
         seconds * 1e6 <= 200)
 
