@@ -1,6 +1,8 @@
 """The collectives one card of a layout takes part in: their bytes and steps at a call, and the whole model's
-traffic by kind and group (placement.py puts the collectives on the graph's edges; collectives.py has the ring
-formulas; figures.py evaluates them as numbers, the symbolic path where a share is not one)."""
+traffic by kind and group. placement.py puts the collectives on the graph's edges and collectives.py has the
+ring formulas; here each collective becomes a plan (its ring share and copies as a fraction, its buffer's
+primitive part evaluated once per shape in figures.py's way), and the symbolic sums serve where a share is not
+a number (a kept degree, a request's decodes)."""
 
 from __future__ import annotations
 

@@ -72,8 +72,6 @@ class LayoutReport(BaseModel):
     times: Times | None = None
 
 
-
-
 def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
                   link: Link | None = None, peak_format: str | None = None,
                   network: Link | None = None) -> LayoutReport:
