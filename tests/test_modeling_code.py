@@ -34,7 +34,8 @@ SHAPES = [("prefill", Scenario(B=2, P=12)), ("decode", Scenario(B=2, S=30)), ("p
 SAMPLE = ("olmoe", "starcoder2", "qwen3_5_moe", "nanochat", "olmo", "granitemoeshared", "gpt2", "lfm2", "vaultgemma",
           "minimax_m2", "bloom", "exaone4", "deepseek_v32", "phi", "falcon_h1",
           # each a mechanism this round's import reads (issue 24)
-          "lfm2_moe", "apertus", "persimmon", "bitnet", "laguna", "afmoe", "kolibri1", "beam", "olmo_hybrid")
+          "lfm2_moe", "apertus", "persimmon", "bitnet", "laguna", "afmoe", "kolibri1", "beam", "olmo_hybrid",
+          "axk1")
 
 
 @cache

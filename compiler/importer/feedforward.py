@@ -32,6 +32,7 @@ GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu", "relu2": "relu2_glu"}
 
 
 SUB_NORM = "ffn_sub_norm"  # BitNet's RMSNorm of the gated product, before the down projection
+MOE_POST_NORM = "post_mlp_layernorm"  # A.X-K1's RMSNorm of the MoE block's output, held by the block itself
 
 
 def _ffn_parts(module) -> tuple[dict, dict] | None:
@@ -154,15 +155,17 @@ def moe(module, at: Where) -> Found | None:
     gate = parts.get("shared_expert_gate")
     if (gate is not None and linear(gate) != Linear(at.d, 1, False)) or shared_f == 0:
         return None
-    if set(parts) - {router_name, "experts", shared_name, "shared_expert_gate"}:
+    post = sub_norm(parts, MOE_POST_NORM, at.d)
+    if post is None or set(parts) - {router_name, "experts", shared_name, "shared_expert_gate"} - post:
         return None
     act_flops = 9 if shape.clamped else (ACT_FLOPS[shape.act] if shape.act else None)
     return Found(call("moe", "d", experts=count, top=top, f=shape.f, shared_f=shared_f,
                       dense_experts="dense" if runs_every_expert(experts) else None,
                       shared_gate=gate is not None or None,
                       router_bias="bias" in scores or correction or statics or None,
-                      expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None),
-                 mixer=False)  # moe takes post_norm (Kolibri's sandwich norms)
+                      expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None,
+                      post_norm=True if post else None),
+                 mixer=False, post_norm=not post)  # moe takes post_norm (Kolibri's sandwich norms) once
 
 
 def runs_every_expert(experts) -> bool:
