@@ -153,10 +153,8 @@ def moe(module, at: Where) -> Found | None:
     shared_name, shared = pick(parts, SHARED)
     shared_f = _shared_width(shared, shape, at) if shared is not None else None
     gate = parts.get("shared_expert_gate")
-    if (gate is not None and linear(gate) != Linear(at.d, 1, False)) or shared_f == 0:
-        return None
-    post = sub_norm(parts, MOE_POST_NORM, at.d)
-    if post is None or set(parts) - {router_name, "experts", shared_name, "shared_expert_gate"} - post:
+    post = _post_norm(parts, {router_name, "experts", shared_name, "shared_expert_gate"}, at)
+    if (gate is not None and linear(gate) != Linear(at.d, 1, False)) or shared_f == 0 or post is None:
         return None
     act_flops = 9 if shape.clamped else (ACT_FLOPS[shape.act] if shape.act else None)
     return Found(call("moe", "d", experts=count, top=top, f=shape.f, shared_f=shared_f,
@@ -166,6 +164,13 @@ def moe(module, at: Where) -> Found | None:
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None,
                       post_norm=True if post else None),
                  mixer=False, post_norm=not post)  # moe takes post_norm (Kolibri's sandwich norms) once
+
+
+def _post_norm(parts: dict, known: set, at: Where) -> set | None:
+    """{MOE_POST_NORM} when the MoE block holds the norm of its own output (A.X-K1), empty when it holds none;
+    None when it holds another norm or any child besides the `known` ones."""
+    post = sub_norm(parts, MOE_POST_NORM, at.d)
+    return None if post is None or set(parts) - known - post else post
 
 
 def runs_every_expert(experts) -> bool:
