@@ -50,11 +50,15 @@ def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
 def on_card(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str):
     """(op id, copies) of every op one card of `stage` (whole when pp = 1; first, last, `stage i`) holds: of the
     repeated layers, those of the stage's layers (placement.stage_fraction)."""
+    parts: dict = {}  # stage_fraction depends on a repeated op only through its span: found once a stack
     for node_id, data in graph.nodes(data=True):
         where = placement.stages[node_id]
         if stage != "whole" and where not in ("stack", stage):
             continue
-        copies = data["op"].multiplicity * stage_fraction(placement, node_id, degrees, stage)
+        span = placement.spans.get(node_id) if where == "stack" and placement.stage_layers else None
+        if (where, span) not in parts:
+            parts[where, span] = stage_fraction(placement, node_id, degrees, stage)
+        copies = data["op"].multiplicity * parts[where, span]
         if copies != 0:
             yield node_id, copies
 

@@ -27,8 +27,7 @@ from ..numbers.leaves import Leaf, forms_of
 from ..ops.sharding import HELD
 from ..terms.quantities import LEVELS
 from ..terms.symbols import P
-from .card import group_rows, stage_cost
-from .pipeline import stage_fraction
+from .card import group_rows, on_card, stage_cost
 
 CARD_FIELDS = ("params", "weight_bytes", "state_bytes", "flops_matrix", "flops_nonmatrix")
 READS = ("read_weights", "read_lookups", "read_state", "read_activations")
@@ -89,25 +88,11 @@ def _plan(compiled, placement, degrees, stage: str, phase: str, positions: int) 
 
 
 def copies_on_card(compiled, placement, degrees, stage: str) -> list[tuple[str, tuple[int, int]]]:
-    """card.on_card as fractions (numerator, denominator): (op id, copies) of every op one card of `stage`
-    holds, the repeated layers' part of their stack's copies found once per stack."""
+    """card.on_card's (op id, copies) as (numerator, denominator), found once per layout and stage."""
     key = ("copies on card", degrees, stage)
     if key not in compiled.memo:
-        parts: dict[object, tuple[int, int]] = {}
-        found = []
-        for node_id, data in compiled.graph.nodes(data=True):
-            where = placement.stages[node_id]
-            if stage != "whole" and where not in ("stack", stage):
-                continue
-            copies = _share(compiled, data["op"].multiplicity, 1)
-            if stage != "whole" and where == "stack":
-                span = placement.spans.get(node_id) if placement.stage_layers else None
-                if span not in parts:  # stage_fraction depends on the op only through its span
-                    parts[span] = _share(compiled, stage_fraction(placement, node_id, degrees, stage), 1)
-                copies = _times(copies, parts[span])
-            if copies[0]:
-                found.append((node_id, copies))
-        compiled.memo[key] = found
+        compiled.memo[key] = [(node_id, _share(compiled, copies, 1))
+                              for node_id, copies in on_card(compiled.graph, placement, degrees, stage)]
     return compiled.memo[key]
 
 
@@ -196,7 +181,7 @@ def values_at(compiled, key: tuple, shape: tuple[int, int, int, int]) -> tuple:
 
 def _table(compiled, key: tuple, phase: str, node_ids: list, rows: dict, fields: tuple) -> tuple:
     """One evaluator of every distinct (expression, rule) among the ops' fields, and where each op's are."""
-    if key not in compiled.memo:
+    def build():
         leaves, seen, where = {}, {}, {}
         for node_id in node_ids:
             cost = compiled.graph.nodes[node_id]["cost"]
@@ -214,8 +199,17 @@ def _table(compiled, key: tuple, phase: str, node_ids: list, rows: dict, fields:
                     seen[leaf] = len(seen)
                     leaves[str(seen[leaf])] = Leaf(expr, phase, field)
                 where[node_id].append(seen[leaf])
+        return leaves, where
+    return table(compiled, key, build)
+
+
+def table(compiled, key: tuple, build) -> tuple:
+    """(evaluator, extra) of the leaves `build()` gives with its extra, built once per model under `key` (what
+    values_at evaluates); Symbolic when a leaf holds a name the scenario does not bind."""
+    if key not in compiled.memo:
+        leaves, extra = build()
         try:
-            compiled.memo[key] = (Evaluator(forms_of(compiled, leaves)), where)
+            compiled.memo[key] = (Evaluator(forms_of(compiled, leaves)), extra)
         except forms.NotPlain:
             compiled.memo[key] = None
     if compiled.memo[key] is None:
