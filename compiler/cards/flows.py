@@ -13,12 +13,11 @@ from fractions import Fraction
 import sympy as sp
 from pydantic import BaseModel
 
-from ..numbers import forms
-from ..numbers.assemble import Evaluator, plain
-from ..numbers.leaves import Leaf, forms_of
+from ..numbers.assemble import plain
+from ..numbers.leaves import Leaf
 from ..terms.scenario import Scenario
-from .collectives import ring_steps, servers_spanned
-from .figures import Symbolic, as_fraction, positions_at, values_at
+from .collectives import ring_steps, sent_bytes, servers_spanned
+from .figures import Symbolic, as_fraction, positions_at, table, values_at
 from .nccl import Use
 from .pipeline import stage_fraction
 from .placement import Placement, SymbolicLayout
@@ -49,8 +48,6 @@ class Traffic(BaseModel):
 def flow_uses(flows: list[Flow], sent: list, steps: list) -> list[Use]:
     """Each collective of `card_flows` with its evaluated bytes and steps, as NCCL's model reads it: copies of
     one collective (its steps over one copy's), each sending its share of the bytes."""
-    from .collectives import ring_steps
-
     uses = []
     for flow, total, waited in zip(flows, sent, steps):
         copies = float(waited) / float(ring_steps(flow.kind, flow.cards)) if flow.cards > 1 else 0.0
@@ -166,9 +163,9 @@ def _collective_plan(compiled, collective, part, phase: str, positions: int) -> 
     if n.denominator != 1:
         raise Symbolic(str(collective.cards))
     times = as_fraction(collective.times * part if part != 1 else collective.times, positions)
-    share = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
-             "all_to_all": (n - 1) / n, "send": Fraction(1)}[collective.kind]
-    steps = Fraction(int(ring_steps(collective.kind, sp.Integer(int(n))))) * times
+    cards = sp.Integer(int(n))
+    share = as_fraction(sent_bytes(collective.kind, sp.Integer(1), cards))  # collectives.py's, for one byte
+    steps = as_fraction(ring_steps(collective.kind, cards)) * times
     content, table = _size_plan(compiled, collective.size, phase, positions)
     return times * share * content, table, steps
 
@@ -182,12 +179,6 @@ def _size_plan(compiled, expr, phase: str, positions: int) -> tuple[Fraction, tu
     content = Fraction(int(content.p), int(content.q))
     if base.is_Number:
         return content * as_fraction(base, positions), None
-    table = ("size table", base, phase)
-    if table not in compiled.memo:
-        try:
-            compiled.memo[table] = (Evaluator(forms_of(compiled, {"0": Leaf(base, phase, "flops_matrix")})), None)
-        except forms.NotPlain:
-            compiled.memo[table] = None
-    if compiled.memo[table] is None:
-        raise Symbolic("a name the scenario does not bind")
-    return content, table
+    key = ("size table", base, phase)
+    table(compiled, key, lambda: ({"0": Leaf(base, phase, "flops_matrix")}, None))
+    return content, key
