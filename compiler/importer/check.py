@@ -80,15 +80,16 @@ def check(text: str, walked, built, kv_bits: int) -> list[str]:
     ours = evaluate(compiled, "prefill", Scenario(P=1)).params
     lines = [f"parameters {ours:,} = transformers' {walked.params:,}"]
     wrong = [] if ours == walked.params else [f"parameters: the spec {ours:,}, transformers {walked.params:,}"]
+    model = meta.runnable(built)
     for batch, cached, new in meta.CHECK_SHAPES:
         phase = "decode" if cached else "prefill"
-        theirs = meta.run_flops(built.model, batch, cached, new)
+        theirs = meta.run_flops(model, batch, cached, new)
         mine = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
         shape = f"{phase} B={batch} S={cached} P={new}"
         lines.append(f"{shape}: matrix FLOPs {mine:,} = FlopCounterMode's {theirs:,}")
         if mine != theirs:
             wrong.append(f"{shape}: the spec {mine:,} matrix FLOPs, FlopCounterMode {theirs:,}")
-    ours, theirs = _kv_per_token(compiled) * 8 / kv_bits, _kv_per_token_of(built.model)
+    ours, theirs = _kv_per_token(compiled) * 8 / kv_bits, _kv_per_token_of(model)
     lines.append(f"keys and values per token: {_shown(ours)} values = transformers' cache's {_shown(theirs)}")
     if ours != theirs:
         wrong.append(f"keys and values per token: the spec {_shown(ours)} values, transformers' cache {_shown(theirs)}")

@@ -27,6 +27,10 @@ STATE_KEYWORD = "cache"  # the keyword the state-space models' forward takes the
 CACHE_PROMPTS = (2, 4)
 # building and running a model costs time per layer: the deepest published decoders have a few hundred
 MAX_BUILT_LAYERS = 1_000
+# a model whose forward the meta device cannot run (a data-dependent op: torch.nonzero, Tensor.item) is run
+# again with real weights on the CPU when it is this small (a test's small config, ~200 MB in fp32); a full-size
+# one stays E505
+MAX_CPU_PARAMS = 50_000_000
 
 
 def libraries():
@@ -49,6 +53,8 @@ class Built(NamedTuple):
     model: object           # a PreTrainedModel on the meta device
     config: object          # its (text) PretrainedConfig
     wrapper: str | None     # a vision-language checkpoint's model type: its text model is what was built
+    auto: object            # the auto class it was built by
+    built_from: object      # and the config it was built from
 
 
 def refuse_unknown(config: Config, model_type: str, schemas: list[str]) -> None:
@@ -81,20 +87,39 @@ def build(config: Config) -> Built:
     if not isinstance(layers, int) or not 0 < layers <= MAX_BUILT_LAYERS:
         raise config.error("E505", f"num_hidden_layers {layers!r}: the model built on the meta device holds 1 to "
                                    f"{MAX_BUILT_LAYERS:,} layers", "model_type")
-    with warnings.catch_warnings(), torch.device("meta"), _quiet():
+    try:
+        auto, built_from = _auto_class(transformers, inner, whole)
+        model = _built(auto, built_from, "meta")
+    except Exception as refused:  # the modeling code's own __init__: any exception it raises is its own
+        raise config.error("E505", f"transformers cannot build model_type {json.dumps(inner.model_type)}: "
+                                   f"{_first_line(refused)}", "model_type") from None
+    return Built(model, inner, model_type if inner is not whole else None, auto, built_from)
+
+
+def _built(auto, built_from, device: str):
+    torch, _ = libraries()
+    with warnings.catch_warnings(), torch.device(device), _quiet():
         warnings.simplefilter("ignore")
-        try:
-            auto, built_from = _auto_class(transformers, inner, whole)
-            model = auto.from_config(built_from, attn_implementation="eager")
-        except Exception as refused:  # the modeling code's own __init__: any exception it raises is its own
-            raise config.error("E505", f"transformers cannot build model_type {json.dumps(inner.model_type)}: "
-                                       f"{_first_line(refused)}", "model_type") from None
+        model = auto.from_config(built_from, attn_implementation="eager")
     if getattr(model, "_can_set_experts_implementation", lambda: False)():
         model.set_experts_implementation("batched_mm")
     # from_config leaves the model in training mode: a model that makes its cache only when not training
     # (CohereCompass) would run its decode without one, and dropout would run too
     model.train(False)
-    return Built(model, inner, model_type if inner is not whole else None)
+    return model
+
+
+def runnable(built: Built):
+    """The model the check runs: the meta one where its forward runs there; a small one whose forward needs
+    real values (DBRX's router takes torch.nonzero of its choices, Moshi's depth decoder calls .item()) built
+    again on the CPU, where FlopCounterMode counts the same shapes; otherwise E505 with the op that failed."""
+    try:
+        run_flops(built.model, 1, 0, 2)
+        return built.model
+    except ArchError:
+        if sum(p.numel() for p in built.model.parameters()) > MAX_CPU_PARAMS:
+            raise
+    return _built(built.auto, built.built_from, "cpu")
 
 
 def _auto_class(transformers, inner, whole):
@@ -134,14 +159,15 @@ def counted_flops(model, batch: int, cached: int, new: int) -> int:
     torch, _ = libraries()
     from torch.utils.flop_counter import FlopCounterMode
 
-    ids = torch.zeros(batch, cached or new, dtype=torch.long, device="meta")
+    device = next(model.parameters()).device
+    ids = torch.zeros(batch, cached or new, dtype=torch.long, device=device)
     with warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
         with FlopCounterMode(display=False) as counter:
             out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
         if not cached:
             return counter.get_total_flops()
-        step = torch.zeros(batch, new, dtype=torch.long, device="meta")
+        step = torch.zeros(batch, new, dtype=torch.long, device=device)
         with FlopCounterMode(display=False) as counter:
             model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
         return counter.get_total_flops()
@@ -152,7 +178,7 @@ def cache_values(model, new: int) -> int:
     of values (the meta model's own dtype is not the checkpoint's), the indexer's keys included; recurrent and
     convolution states, which do not grow, are left out."""
     torch, _ = libraries()
-    ids = torch.zeros(1, new, dtype=torch.long, device="meta")
+    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
     with _running(model), warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
         cache = model(input_ids=ids, logits_to_keep=1, use_cache=True).past_key_values

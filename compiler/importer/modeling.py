@@ -18,6 +18,7 @@ from .common import dense_experts_option
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
+from .differential import KERNEL, diff_kernel_option
 from .hybrid import linear_kernels_option, logit_softcap
 from .layer import read_layer, refuse, unmapped
 from .modules import norm, own, parameters_of
@@ -55,7 +56,9 @@ def walk(built: meta.Built) -> Walked:
                                      *_options([*stack, *(tuple(b.body) for b in defined)])],
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
                 note=f"{len(layers)} layers: {path}", defined=defined)
-    paths = (("linear_kernels", "torch"),) if any(s.name == "gated_deltanet" for st in stack for s in st) else ()
+    names = {s.name for st in stack for s in st}
+    paths = (("linear_kernels", "torch"),) if "gated_deltanet" in names else ()
+    paths += ((KERNEL, "two_calls"),) if "diff_attention" in names else ()
     if any(_dense_moe(s) for st in stack for s in st):  # the spec's default stays routed, the serving cost
         paths += (("experts", "dense"),)
     count = sum(p.numel() for p in {id(p): p for p in model.parameters() if id(p) in text}.values())
@@ -164,7 +167,9 @@ def _edges(base, path: str, embedding, head, d: int, config) -> tuple[list, list
         raise refuse("the model has no output head")
     tied = head.weight is embedding.weight
     bias = getattr(head, "bias", None) is not None
-    after.append(call("lm_head", "d", "vocab", tied=True if tied else None, bias=True if bias else None,
+    # Moshi's embedding holds one row more (its padding token) than its head scores
+    rows = "vocab" if tied or head.weight.shape[0] == embedding.weight.shape[0] else head.weight.shape[0]
+    after.append(call("lm_head", "d", rows, tied=True if tied else None, bias=True if bias else None,
                       note="the head reads the embedding table" if tied else "a head of its own"))
     if getattr(config, "final_logit_softcapping", None):
         after.append(logit_softcap("final_logit_softcapping"))
@@ -178,6 +183,7 @@ def _options(stack: list[tuple]) -> list[ast.Stmt]:
                   if isinstance(arg, ast.Keyword))
     return ([mla_cache_option()] if "mla" in names else []) + ([index_kernel_option()] if indexed else []) \
         + ([linear_kernels_option()] if "gated_deltanet" in names else []) \
+        + ([diff_kernel_option()] if "diff_attention" in names else []) \
         + (dense_experts_option() if any(_dense_moe(block) for block in blocks) else [])
 
 
