@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
+from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
 from .spec import call, number
@@ -27,7 +28,7 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
-                       lightning):
+                       lightning, diff_attention):
         found = recogniser(module, at)
         if found is not None:
             return found
