@@ -48,11 +48,15 @@ def walk(built: meta.Built) -> Walked:
     stack, defined = _defined_apart(stack)
     kinds = _kind_names(stack)
     stack = _noted_once(stack)
-    before, after = _edges(base, path, embedding, head, d, config)
+    towers = _towers(base)
+    before, after = _edges(base, path, embedding, head, d, config, towers)
     text = parameters_of(base) | parameters_of(head)
     if built.wrapper is None:
         _nothing_outside(model, text)
-    spec = Spec(header=[], bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]),
+    text -= {p for tower in towers.values() for p in parameters_of(tower)}
+    header = [f"The text model: its {', '.join(towers)} (the image and audio encoders, run only on those inputs) "
+              "is not counted."] if towers else []
+    spec = Spec(header=header, bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]),
                                      *_options([*stack, *(tuple(b.body) for b in defined)])],
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
                 note=f"{len(layers)} layers: {path}", defined=defined)
@@ -147,14 +151,21 @@ def _noted_once(stack: list[tuple]) -> list[tuple]:
     return out
 
 
-def _edges(base, path: str, embedding, head, d: int, config) -> tuple[list, list]:
+def _towers(base) -> dict:
+    """The encoders of other inputs a base model holds beside its text path (Phi-4-multimodal's
+    embed_tokens_extend: a vision and an audio tower whose embeddings replace the placeholder tokens' ones):
+    run only when images or audio come in, they are not the text model's."""
+    return {name: child for name, child in base.named_children() if type(child).__name__.endswith("FeatureEmbedding")}
+
+
+def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tuple[list, list]:
     """The embedding (and a learned position table) before the layers; the final norm and the head after."""
     before, after = [call("embedding", "vocab", "d")], []
     if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:  # Gemma's scaled embedding (its class says how much)
         before.append(embed_scale())
     layer_list = path.rsplit(".", 1)[-1]
     for name, child in base.named_children():
-        if name == layer_list or child is embedding:
+        if name == layer_list or child is embedding or name in towers:
             continue
         kind = norm(child)
         if kind is not None and kind.width in (None, d):
