@@ -69,37 +69,57 @@ def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked
     draft = render(walked.spec, title, source, formats, header)
     kv = next(s.format for s in formats.settings if s.role == "kv")
     lines = check(draft, walked, built, KV_BITS[kv])
+    cache = ("and the keys and values cached per token" if not lines[-1].startswith("decode and cache") else
+             "no cache to compare (the model keeps none)")
     summary = (f"Checked against that model: {lines[0]}; matrix FLOPs equal at {len(meta.CHECK_SHAPES)} shapes "
-               "(FlopCounterMode, eager attention), and the keys and values cached per token.")
+               f"(FlopCounterMode, eager attention), {cache}.")
     return Checked(render(walked.spec, title, source, formats, [*header, summary]), tuple(lines))
 
 
 def check(text: str, walked, built, kv_bits: int) -> list[str]:
     compiled = compile_text(text, name="<imported spec>",
                             options=Conventions(attention="rectangle", paths=walked.paths))
-    ours = evaluate(compiled, "prefill", Scenario(P=1)).params
-    lines = [f"parameters {ours:,} = transformers' {walked.params:,}"]
-    wrong = [] if ours == walked.params else [f"parameters: the spec {ours:,}, transformers {walked.params:,}"]
     model = meta.runnable(built)
-    for batch, cached, new in meta.CHECK_SHAPES:
-        phase = "decode" if cached else "prefill"
-        theirs = meta.run_flops(model, batch, cached, new)
-        mine = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
-        shape = f"{phase} B={batch} S={cached} P={new}"
-        lines.append(f"{shape}: matrix FLOPs {mine:,} = FlopCounterMode's {theirs:,}")
-        if mine != theirs:
-            wrong.append(f"{shape}: the spec {mine:,} matrix FLOPs, FlopCounterMode {theirs:,}")
-    ours, theirs = _kv_per_token(compiled) * 8 / kv_bits, _kv_per_token_of(model)
-    lines.append(f"keys and values per token: {_shown(ours)} values = transformers' cache's {_shown(theirs)}")
-    if ours != theirs:
-        wrong.append(f"keys and values per token: the spec {_shown(ours)} values, transformers' cache {_shown(theirs)}")
+    keeps_cache = meta.keeps_cache(model)
+    compared = [_parameters(compiled, walked.params),
+                *(_flops(compiled, model, shape) for shape in meta.check_shapes(keeps_cache)),
+                _cache(compiled, model, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
+    wrong = [difference for _, difference in compared if difference]
     if wrong:
         raise ArchError([Diagnostic(
             code="E507",
             message=f"the spec read from {walked.model_class} does not cost that model: " + "; ".join(wrong),
             hint="a mechanism the recognised blocks do not hold; write that part by hand (archcost import "
                  "without --from-modeling-code prints the schema's spec where one exists)")])
-    return lines
+    return [line for line, _ in compared]
+
+
+# transformers' GPT-1 recomputes the whole sequence at every step: there is no decode step or cache to compare
+NO_CACHE = ("decode and cache: not compared, {} keeps no cache (each step recomputes the whole sequence), so "
+            "prefills of S + P positions stand in for the decode shapes")
+
+
+def _parameters(compiled, theirs: int) -> tuple[str, str | None]:
+    ours = evaluate(compiled, "prefill", Scenario(P=1)).params
+    return (f"parameters {ours:,} = transformers' {theirs:,}",
+            None if ours == theirs else f"parameters: the spec {ours:,}, transformers {theirs:,}")
+
+
+def _flops(compiled, model, shape: tuple[int, int, int]) -> tuple[str, str | None]:
+    batch, cached, new = shape
+    phase = "decode" if cached else "prefill"
+    theirs = meta.run_flops(model, batch, cached, new)
+    mine = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
+    shown = f"{phase} B={batch} S={cached} P={new}"
+    return (f"{shown}: matrix FLOPs {mine:,} = FlopCounterMode's {theirs:,}",
+            None if mine == theirs else f"{shown}: the spec {mine:,} matrix FLOPs, FlopCounterMode {theirs:,}")
+
+
+def _cache(compiled, model, kv_bits: int) -> tuple[str, str | None]:
+    ours, theirs = _kv_per_token(compiled) * 8 / kv_bits, _kv_per_token_of(model)
+    return (f"keys and values per token: {_shown(ours)} values = transformers' cache's {_shown(theirs)}",
+            None if ours == theirs else
+            f"keys and values per token: the spec {_shown(ours)} values, transformers' cache {_shown(theirs)}")
 
 
 def _shown(bytes_per_token: Fraction) -> str:

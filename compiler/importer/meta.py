@@ -136,6 +136,17 @@ def _auto_class(transformers, inner, whole):
     return transformers.AutoModelForImageTextToText, whole
 
 
+def keeps_cache(model) -> bool:
+    """Whether the model's forward takes a cache (GPT-1's takes none: every step recomputes the sequence)."""
+    taken = inspect.signature(model.forward).parameters
+    return any(name in taken for name in ("use_cache", "past_key_values", STATE_KEYWORD, "cache_params"))
+
+
+def check_shapes(keeps_cache: bool) -> tuple[tuple[int, int, int], ...]:
+    """CHECK_SHAPES; for a model that keeps no cache, each decode shape as the prefill of all its positions."""
+    return CHECK_SHAPES if keeps_cache else tuple((b, 0, s + p) for b, s, p in CHECK_SHAPES)
+
+
 def run_flops(model, batch: int, cached: int, new: int) -> int:
     """counted_flops, with a model that cannot run on the meta device said as an error (E505)."""
     with _running(model):
