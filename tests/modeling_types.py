@@ -31,6 +31,14 @@ FILLED = {
     "nemotron": {"head_dim": 128, "num_key_value_heads": 8},
     "bamba": {"attn_layer_indices": [1]},
     "granitemoehybrid": {"num_hidden_layers": 4, "layer_types": ["mamba", "attention", "mamba", "attention"]},
+    # their defaults' first four layers are all linear attention, and transformers cannot run a cache without an
+    # attention layer (get_seq_length): the small configs take one of each kind, the pattern of the class's own
+    "kimi_linear": {"num_hidden_layers": 4, "layer_types": ["linear_attention", "linear_attention",
+                                                             "linear_attention", "full_attention"],
+                    "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]},
+    "bailing_hybrid": {"num_hidden_layers": 4, "layer_types": ["linear_attention", "linear_attention",
+                                                                "linear_attention", "full_attention"],
+                       "mlp_layer_types": ["dense", "dense", "sparse", "sparse"], "layer_group_size": 4},
     "lfm2": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     # DBRX and Moshi run on the CPU with real weights (torch.nonzero in DBRX's router and .item() in Moshi have no

@@ -61,7 +61,7 @@ def walk(built: meta.Built) -> Walked:
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
                 note=f"{len(layers)} layers: {path}", defined=defined)
     names = {s.name for st in stack for s in st}
-    paths = (("linear_kernels", "torch"),) if "gated_deltanet" in names else ()
+    paths = (("linear_kernels", "torch"),) if names & {"gated_deltanet", "kda"} else ()
     paths += ((KERNEL, "two_calls"),) if "diff_attention" in names else ()
     if any(_dense_moe(s) for st in stack for s in st):  # the spec's default stays routed, the serving cost
         paths += (("experts", "dense"),)
@@ -193,7 +193,7 @@ def _options(stack: list[tuple]) -> list[ast.Stmt]:
     indexed = any(arg.name == "index_heads" for block in blocks if block.name == "mla" for arg in block.args
                   if isinstance(arg, ast.Keyword))
     return ([mla_cache_option()] if "mla" in names else []) + ([index_kernel_option()] if indexed else []) \
-        + ([linear_kernels_option()] if "gated_deltanet" in names else []) \
+        + ([linear_kernels_option()] if names & {"gated_deltanet", "kda"} else []) \
         + ([diff_kernel_option()] if "diff_attention" in names else []) \
         + (dense_experts_option() if any(_dense_moe(block) for block in blocks) else [])
 

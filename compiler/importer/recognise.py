@@ -15,6 +15,7 @@ from archcost.dsl import ast
 
 from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
+from .kda import kda
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
 from .spec import call, number
 
@@ -28,7 +29,7 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
-                       lightning, diff_attention):
+                       lightning, diff_attention, kda):
         found = recogniser(module, at)
         if found is not None:
             return found
@@ -154,7 +155,8 @@ def mla(module, at: Where) -> Found | None:
     parts = children(module)
     needed = {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}
     query = {"q_a_proj", "q_a_layernorm", "q_b_proj"} if "q_a_proj" in parts else {"q_proj"}
-    if set(parts) - {"indexer"} != needed | query or own(module):
+    gate = "g_proj" in parts and linear(parts["g_proj"]) == Linear(at.d, module.num_heads, False)
+    if set(parts) - {"indexer", "g_proj" if gate else ""} != needed | query or own(module):
         return None
     if any(linear(parts[name]) is None or linear(parts[name]).bias for name in needed | query if "norm" not in name):
         return None
@@ -163,7 +165,8 @@ def mla(module, at: Where) -> Found | None:
         return None
     return Found(call("mla", "d", heads=module.num_heads, q_rank=module.q_lora_rank or 0,
                       kv_rank=module.kv_lora_rank, nope_dim=module.qk_nope_head_dim, rope_dim=module.qk_rope_head_dim,
-                      v_dim=module.v_head_dim, cache="mla_cache", **sparse), mixer=True, post_norm=False)
+                      v_dim=module.v_head_dim, cache="mla_cache", head_gate=gate or None, **sparse), mixer=True,
+                 post_norm=False)
 
 
 def _indexer(module, d: int, q_width: int) -> dict | None:

@@ -26,7 +26,7 @@ def chunk_flops(a: SimpleNamespace) -> sp.Expr:
     if a.prefill == "gated_delta":
         # transformers' chunked gated delta rule: K_β·Kᵀ, Q·Kᵀ, W·S, Q·S, attn·v_new, Kᵀ·v_new, all dense C×C
         return 6 * dk * dv + 4 * C * dk + 2 * C * dv
-    if a.prefill == "lightning":
+    if a.prefill in ("lightning", "kda_torch"):
         return one_chunk(a, C) / C
     # flash-linear-attention's chunked KDA, valid triangles only, with the forward-substitution solve
     return 6 * dk * dv + (C - 1) * (2 * dk + dv) + (C + 1) * (dk + dv)
@@ -42,6 +42,11 @@ def one_chunk(a: SimpleNamespace, c) -> sp.Expr:
         # MiniMax-01 (arXiv:2501.08313 §2.2.2): intra-block Q·Kᵀ and its decayed product with V over the whole
         # c×c block, inter-block Q·kv and the block's Kᵀ·V into the state
         return 2 * c**2 * (dk + dv) + 4 * c * dk * dv
+    if a.prefill == "kda_torch":
+        # transformers' torch reference of chunked KDA (chunk_kimi_delta_attention): its K_β·Kᵀ and Q·Kᵀ carry a
+        # per-channel decay, so they are elementwise products summed, not matrix products; what is matrix is
+        # attn·V_β and attn·K_β (C×C), the inter-chunk Q·S and W·S, attn·v_new (C×C) and Kᵀ·v_new
+        return 2 * c**2 * dk + 4 * c**2 * dv + 6 * c * dk * dv
     return c * (c - 1) * (2 * dk + dv) + c * (c + 1) * (dk + dv) + 6 * c * dk * dv
 
 
@@ -129,9 +134,10 @@ SPEC = OpSpec(
         Arg("update", "expr", 6, doc="FLOPs per head per token of one step, in units of dk·dv"),
         Arg("update_as", "enum", "matrix", choices=("matrix", "nonmatrix"),
             doc="count the step as matrix or as scalar (non-matrix) work"),
-        Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda", "ssd", "lightning"),
+        Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda", "kda_torch", "ssd",
+                                                                   "lightning"),
             doc="prefill algorithm: the step per token, or a chunked algorithm (ssd: Mamba-2's, whole chunks; "
-                "lightning: MiniMax's blocks)"),
+                "lightning: MiniMax's blocks; kda_torch: transformers' torch reference of KDA)"),
         Arg("chunk", "dim", 64, doc="chunk size C of a chunked prefill"),
         Arg("chunk_tail", "enum", "average", choices=("average", "pad", "exact"),
             doc="a partial last chunk: each position at a whole chunk's per-position cost, padded to a whole "
