@@ -177,7 +177,9 @@ BLOCK_RULES = [
     "whichever block the caller passed (`norm = layernorm`).",
     "- A call reads the previous statement's output, or what `from` names; `from = (input, o)` passes several "
     "tensors side by side, and an op inside that reads each input alike (`elementwise`, as `std.norm`'s "
-    "`residual`) reads them as its separate inputs.",
+    "`residual`) reads them as its separate inputs. Inside the block, `input` is all of them and `input.1`, "
+    "`input.2` each one apart: `per_layer_input(d, 256, 30, from = (previous, per_layer.inputs))` gates the "
+    "stream (`input.1`) with its slice of the per-layer inputs (`input.2`; Gemma 4).",
     "- After `gqa(...) as attn`, the block's own tensors stay readable as `attn.o`, `attn.pre_norm` (a call "
     "inside it as `attn.ffn.up`): a shortcut-connected MoE reads the first attention's output with "
     "`from = attn.o` (LongCat-Flash). An unknown one is E207 with the nearest name.",

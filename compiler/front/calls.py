@@ -64,10 +64,14 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
 def _expanded(res: Resolving, block: ast.BlockDef, values: dict, source: Tensor, scope: Scope, label: str,
               cluster_id: str, stmt: ast.BlockCall) -> tuple[Tensor, dict[str, Tensor], str | None]:
     """The block's body resolved in a scope of its own: (its output, its tensors, its class)."""
-    inner = scope.child(label, cluster_id, values=values, tensors={"input": source, "tokens": scope.tensors["tokens"]},
+    # a call's `from = (a, b)` is its `input`, all of them side by side, and each one apart as `input.1`, `input.2`
+    # (a layer's stream beside a side input: Gemma 4's per-layer inputs)
+    given = {"input": source, "tokens": scope.tensors["tokens"],
+             **{f"input.{i}": part for i, part in enumerate(source.parts or (source,), 1)}}
+    inner = scope.child(label, cluster_id, values=values, tensors=dict(given),
                         module=res.declarations.module_of(block), block=block.name, site=stmt.span)
     res.body(block.body, inner)
-    tensors = {name: tensor for name, tensor in inner.tensors.items() if name not in ("input", "tokens")}
+    tensors = {name: tensor for name, tensor in inner.tensors.items() if name not in given}
     return inner.current, tensors, inner.component
 
 
