@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import parallel
+from . import parallel, per_layer
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -23,11 +23,12 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     if own(layer):
         raise unmapped(layer, path, "parameters of the layer itself")
     norms, found = [], []
+    side, skipped = per_layer.layer_call(layer, at.d, at.config.num_hidden_layers)
     loose = _loose_ffn(layer, at)
     if loose is not None:
         found.append(("mlp", loose))
     for name, child in _unwrapped(layer, at):
-        if loose is not None and name in ("fc1", "fc2"):
+        if (loose is not None and name in ("fc1", "fc2")) or name in skipped:
             continue
         kind = norm(child)
         if kind is not None and kind.width in (None, at.d):
@@ -50,7 +51,8 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
                   for name, block in found[together:]))
     if [f.mixer for _, f in found].count(True) > 1:
         raise unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
-    return tuple(_with_norms(name, block, norms, len(found), layer, path) for name, block in found)
+    return (*(_with_norms(name, block, norms, len(found), layer, path) for name, block in found),
+            *((side,) if side else ()))
 
 
 def _unwrapped(layer, at) -> list[tuple[str, object]]:
