@@ -34,6 +34,9 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
         if kind is not None and kind.width in (None, at.d):
             norms.append(kind.block)
             continue
+        if name.endswith("norm") and type(child).__name__ == "Identity":
+            norms.append("none")  # a layer without that norm (ModernBERT's first: attn_norm is an Identity)
+            continue
         if not any(True for _ in child.parameters()):
             continue  # dropout, an activation, an identity
         block = sublayer(child, at)
@@ -51,8 +54,15 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
                   for name, block in found[together:]))
     if [f.mixer for _, f in found].count(True) > 1:
         raise unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
-    return (*(_with_norms(name, block, norms, len(found), layer, path) for name, block in found),
-            *((side,) if side else ()))
+    return (*_normed(found, norms, layer, path), *((side,) if side else ()))
+
+
+def _normed(found: list[tuple[str, Found]], norms: list[str], layer, path: str) -> list[ast.BlockCall]:
+    """Each sublayer with its norms; one norm a sublayer of different kinds: each its own, in order (ModernBERT's
+    first layer: none, then a LayerNorm)."""
+    if len(norms) == len(found) and len(set(norms)) > 1:
+        return [_with_norms(name, block, [kind], 1, layer, path) for (name, block), kind in zip(found, norms)]
+    return [_with_norms(name, block, norms, len(found), layer, path) for name, block in found]
 
 
 def _unwrapped(layer, at) -> list[tuple[str, object]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import meta, per_layer
+from . import heads, meta, per_layer
 from .common import dense_experts_option
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
@@ -48,9 +48,11 @@ def walk(built: meta.Built) -> Walked:
     stack, defined = _defined_apart(stack)
     kinds = _kind_names(stack)
     stack = _noted_once(stack)
-    towers = _towers(base)
+    towers, (transform, transformed) = _towers(base), heads.transform(model, base, head, d)
     before, after = _edges(base, path, embedding, head, d, config, towers)
-    text = parameters_of(base) | parameters_of(head)
+    scored = next(i for i, stmt in enumerate(after) if getattr(stmt, "name", None) == "lm_head")
+    after[scored:scored] = transform
+    text = parameters_of(base) | parameters_of(head) | transformed
     if built.wrapper is None:
         _nothing_outside(model, text)
     text -= {p for tower in towers.values() for p in parameters_of(tower)}
@@ -168,6 +170,9 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
     layer_list = path.rsplit(".", 1)[-1]
     for name, child in base.named_children():
         if name == layer_list or child is embedding or name in towers or name in made:
+            continue
+        if heads.embedding_norm(child, embedding, d) is not None:
+            before.insert(1, heads.embedding_norm(child, embedding, d))
             continue
         kind = norm(child)
         if kind is not None and kind.width in (None, d):

@@ -1,0 +1,36 @@
+"""What sits between the layers' stream and the vocabulary beside the plain embedding and head: a norm
+inside the embedding's own module (ModernBERT's embeddings.norm) and a transform before the head
+(ModernBERT's prediction head: dense, GELU, LayerNorm; std.embedding's head_transform)."""
+
+from __future__ import annotations
+
+from archcost.dsl import ast
+
+from .modules import Linear, linear, norm, parameters_of
+from .spec import call
+
+
+def embedding_norm(child, embedding, d: int) -> ast.BlockCall | None:
+    """The norm a module holding the embedding applies to it (ModernBertDecoderEmbeddings: tok_embeddings, norm,
+    dropout), or None when `child` is not such a module."""
+    parts = [part for part in child.children() if part is not embedding and any(True for _ in part.parameters())]
+    if not any(part is embedding for part in child.children()) or len(parts) != 1:
+        return None
+    kind = norm(parts[0])
+    return call(kind.block, "d", label="embed_norm") if kind is not None and kind.width == d else None
+
+
+def transform(model, base, head, d: int) -> tuple[list[ast.BlockCall], set[int]]:
+    """A prediction-head transform of the CausalLM, beside its base model and head: its call and parameters."""
+    for child in model.children():
+        if child is base or child is head or not type(child).__name__.endswith("PredictionHead"):
+            continue
+        parts = dict(child.named_children())
+        dense, kind = linear(parts.get("dense")), norm(parts["norm"]) if "norm" in parts else None
+        if dense is None or dense != Linear(d, d, dense.bias) or kind is None or kind.width != d \
+                or kind.block not in ("layernorm", "layernorm_unbiased") or set(parts) - {"dense", "act", "norm"}:
+            return [], set()
+        return ([call("head_transform", "d", bias=dense.bias or None,
+                      norm_bias=True if kind.block == "layernorm" else None, label="head_transform",
+                      note=f"{type(child).__name__}: dense, activation, norm")], parameters_of(child))
+    return [], set()
