@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import parallel, per_layer
+from . import cross, parallel, per_layer
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -20,6 +20,11 @@ MIXERS = ("gqa", "gated_attention", "mla")
 def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
     after (Gemma's sandwich)."""
+    text_only = cross.text_only_cross_attention(layer, at.d)
+    return (text_only,) if text_only is not None else _sublayers(layer, path, at)
+
+
+def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     if own(layer):
         raise unmapped(layer, path, "parameters of the layer itself")
     norms, found = [], []

@@ -18,16 +18,17 @@ def widths(a: SimpleNamespace):
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     # seed 000's "2N per token" ledger counts a multiply-add per vector parameter as matrix work
-    as_matrix = 2 * a.rows * a.params if ctx.options.get("vector_params") == "matrix" else 0
-    work = a.rows * a.flops
+    rows = ZERO if a.idle else a.rows  # an idle op holds its vectors and never runs
+    as_matrix = 2 * rows * a.params if ctx.options.get("vector_params") == "matrix" else 0
+    work = rows * a.flops
     return Cost(
         params=a.params,
         weight_bytes=a.params * a.dtype,
         flops_matrix=as_matrix + (work if a.flops_as == "matrix" else 0),
         flops_nonmatrix=work if a.flops_as == "nonmatrix" else 0,
-        read_weights=a.params * a.dtype,
-        read_activations=a.rows * (a.width if a.in_width is None else a.in_width) * a.inputs * ctx.act_bytes,
-        write_activations=a.rows * a.width * ctx.act_bytes,
+        read_weights=ZERO if a.idle else a.params * a.dtype,
+        read_activations=rows * (a.width if a.in_width is None else a.in_width) * a.inputs * ctx.act_bytes,
+        write_activations=rows * a.width * ctx.act_bytes,
     )
 
 
@@ -35,8 +36,8 @@ def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
     """Its inputs unless `saves = none` (an add, a slice, a rotation by fixed angles need none); with
     dropout, a one-byte mask per element of each of its `dropout` masks (the dropout before a residual add:
     Korthikanti et al. 2022 §4.1)."""
-    masks = a.rows * a.width * a.dropout * MASK_BYTES if dropout_on(ctx) else ZERO
-    return Saved(inputs=a.saves == "input", own=masks)
+    masks = a.rows * a.width * a.dropout * MASK_BYTES if dropout_on(ctx) and not a.idle else ZERO
+    return Saved(inputs=a.saves == "input" and not a.idle, own=masks)
 
 
 SPEC = OpSpec(
@@ -56,6 +57,8 @@ SPEC = OpSpec(
             doc="what its backward pass needs: its inputs (a norm, an activation), or none (an add, a slice, RoPE)"),
         Arg("dropout", "expr", 0, doc="dropout masks over `width` it applies in training (a residual add: one "
             "per branch)"),
+        Arg("idle", "bool", False, doc="held and never run: its vectors count, no FLOPs and no reads (a skipped "
+            "layer's norms and gates)"),
     ),
     widths=widths,
     cost=cost,

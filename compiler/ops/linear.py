@@ -35,22 +35,23 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     weights = matrix_weights + bias_weights
     held = bias_weights if a.tied else weights  # a tied head reuses the embedding table, not its own bias (CTRL)
     bias_as_matrix = ctx.options.get("vector_params") == "matrix"
+    rows = ZERO if a.idle else a.rows  # an idle matrix is held and never run: no rows, no reads
     return Cost(
         params=stored_values(held, a.dtype, ctx),
         weight_bytes=held * a.dtype,
         # a multiply and an add per MAC; seed 000's ledger also counts 2 per bias weight
-        flops_matrix=2 * a.rows * (matrix_weights + (bias_weights if bias_as_matrix else ZERO)),
-        flops_nonmatrix=ZERO if bias_as_matrix else a.rows * bias_weights,  # one add per output
-        read_weights=weights * a.dtype,                       # every weight once per call
-        read_activations=a.rows * width_in * a.count * ctx.act_bytes,
-        write_activations=a.rows * width_out * a.count * ctx.act_bytes,
+        flops_matrix=2 * rows * (matrix_weights + (bias_weights if bias_as_matrix else ZERO)),
+        flops_nonmatrix=ZERO if bias_as_matrix else rows * bias_weights,  # one add per output
+        read_weights=ZERO if a.idle else weights * a.dtype,   # every weight once per call
+        read_activations=rows * width_in * a.count * ctx.act_bytes,
+        write_activations=rows * width_out * a.count * ctx.act_bytes,
     )
 
 
 def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
     """Its input, for the weight gradient dW = xᵀ·dy (Korthikanti et al. 2022 §4.1: "inputs of the two
-    linear layers")."""
-    return Saved(inputs=True)
+    linear layers"); an idle one runs no rows and saves nothing."""
+    return Saved(inputs=not a.idle)
 
 
 def shard(word: str, heads, tp, ep, args=None) -> Share:
@@ -79,6 +80,8 @@ SPEC = OpSpec(
         Arg("rows", "expr", symbols.m, doc="rows through the matrix: m, or m_out for the vocabulary head"),
         Arg("tied", "bool", False, doc="weights shared with a lookup table: no params but a bias, still read"),
         Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
+        Arg("idle", "bool", False, doc="held and never run: its parameters count, no FLOPs and no reads (a layer "
+            "transformers skips, as Mllama's cross-attention layers on a text-only request)"),
     ),
     widths=widths,
     cost=cost,
