@@ -69,8 +69,8 @@ def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked
     draft = render(walked.spec, title, source, formats, header)
     kv = next(s.format for s in formats.settings if s.role == "kv")
     lines = check(draft, walked, built, KV_BITS[kv])
-    cache = ("and the keys and values cached per token" if not lines[-1].startswith("decode and cache") else
-             "no cache to compare (the model keeps none)")
+    cache = ("no cache to compare (the model keeps none)" if any(line.startswith("decode and cache") for line in lines)
+             else "and the keys and values cached per token")
     summary = (f"Checked against that model: {lines[0]}; matrix FLOPs equal at {len(meta.CHECK_SHAPES)} shapes "
                f"(FlopCounterMode, eager attention), {cache}.")
     return Checked(render(walked.spec, title, source, formats, [*header, summary]), tuple(lines))
@@ -82,8 +82,10 @@ def check(text: str, walked, built, kv_bits: int) -> list[str]:
     model = meta.runnable(built)
     keeps_cache = meta.keeps_cache(model)
     compared = [_parameters(compiled, walked.params),
-                *(_flops(compiled, model, shape) for shape in meta.check_shapes(keeps_cache)),
+                *(_flops(compiled, model, shape) for shape in meta.check_shapes(keeps_cache, model)),
                 _cache(compiled, model, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
+    if walked.model_class in meta.BATCHED_STEP_BROKEN:
+        compared.append((f"decode checked at B = 1: {meta.BATCHED_STEP_BROKEN[walked.model_class]}", None))
     wrong = [difference for _, difference in compared if difference]
     if wrong:
         raise ArchError([Diagnostic(

@@ -12,8 +12,11 @@ from . import cross, parallel, per_layer
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
+from .spec import call
 
-BLOCK_NORMS = {"gelu_mlp": "layernorm"}   # a block's own default norm, where it is not rmsnorm
+# a block's own default norm, where it is not rmsnorm
+BLOCK_NORMS = {"gelu_mlp": "layernorm", "rwkv_time_mix": "layernorm", "rwkv_channel_mix": "layernorm"}
+EMBEDDING_NORMS = ("pre_ln",)  # a norm the first layer applies to the embeddings before its own (RWKV's pre_ln)
 MIXERS = ("gqa", "gated_attention", "mla")
 
 
@@ -27,7 +30,7 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
 def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     if own(layer):
         raise unmapped(layer, path, "parameters of the layer itself")
-    norms, found = [], []
+    norms, found, first = [], [], []
     side, skipped = per_layer.layer_call(layer, at.d, at.config.num_hidden_layers)
     loose = _loose_ffn(layer, at)
     if loose is not None:
@@ -36,6 +39,9 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
         if (loose is not None and name in ("fc1", "fc2")) or name in skipped:
             continue
         kind = norm(child)
+        if kind is not None and name in EMBEDDING_NORMS:
+            first.append(call(kind.block, "d", label=name))
+            continue
         if kind is not None and kind.width in (None, at.d):
             norms.append(kind.block)
             continue
@@ -59,7 +65,7 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
                   for name, block in found[together:]))
     if [f.mixer for _, f in found].count(True) > 1:
         raise unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
-    return (*_normed(found, norms, layer, path), *((side,) if side else ()))
+    return (*first, *_normed(found, norms, layer, path), *((side,) if side else ()))
 
 
 def _normed(found: list[tuple[str, Found]], norms: list[str], layer, path: str) -> list[ast.BlockCall]:

@@ -24,6 +24,7 @@ CHECK_SHAPES = ((1, 0, 5), (2, 0, 9), (1, 5, 1), (2, 9, 1))
 # prompts the cache is measured after: their difference is the keys and values of two positions (shorter than
 # any window, so a sliding layer still keeps every one)
 STATE_KEYWORD = "cache"  # the keyword the state-space models' forward takes their recurrent state by
+RECURRENT_STATE = "state"  # RWKV's: the keyword, and the output's field
 CACHE_PROMPTS = (2, 4)
 # building and running a model costs time per layer: the deepest published decoders have a few hundred
 MAX_BUILT_LAYERS = 1_000
@@ -139,12 +140,25 @@ def _auto_class(transformers, inner, whole):
 def keeps_cache(model) -> bool:
     """Whether the model's forward takes a cache (GPT-1's takes none: every step recomputes the sequence)."""
     taken = inspect.signature(model.forward).parameters
-    return any(name in taken for name in ("use_cache", "past_key_values", STATE_KEYWORD, "cache_params"))
+    return any(name in taken for name in ("use_cache", "past_key_values", STATE_KEYWORD, "cache_params",
+                                          RECURRENT_STATE))
 
 
-def check_shapes(keeps_cache: bool) -> tuple[tuple[int, int, int], ...]:
-    """CHECK_SHAPES; for a model that keeps no cache, each decode shape as the prefill of all its positions."""
-    return CHECK_SHAPES if keeps_cache else tuple((b, 0, s + p) for b, s, p in CHECK_SHAPES)
+# models whose batched one-token step transformers computes wrongly, and why: their decode is checked at B = 1
+BATCHED_STEP_BROKEN = {
+    "RwkvForCausalLM": "transformers' RwkvSelfAttention and RwkvFeedForward mix a one-token input (B, 1, d) with "
+                       "the kept token (B, d), which broadcasts to B × B rows when B > 1",
+}
+
+
+def check_shapes(keeps_cache: bool, model=None) -> tuple[tuple[int, int, int], ...]:
+    """CHECK_SHAPES; for a model that keeps no cache, each decode shape as the prefill of all its positions; for
+    one whose batched step is broken (BATCHED_STEP_BROKEN), each decode at one request."""
+    if not keeps_cache:
+        return tuple((b, 0, s + p) for b, s, p in CHECK_SHAPES)
+    if type(model).__name__ in BATCHED_STEP_BROKEN:
+        return tuple((1 if s else b, s, p) for b, s, p in CHECK_SHAPES)
+    return CHECK_SHAPES
 
 
 def run_flops(model, batch: int, cached: int, new: int) -> int:
@@ -192,7 +206,9 @@ def cache_values(model, new: int) -> int:
     ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
     with _running(model), warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
-        cache = model(input_ids=ids, logits_to_keep=1, use_cache=True).past_key_values
+        out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
+    # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
+    cache = getattr(out, "past_key_values", None) if RECURRENT_STATE not in out else None
     # DeepSeek Sparse Attention's layers also hold the indexer's keys
     tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ())
                for name in ("keys", "values", "indexer_keys")]
@@ -204,6 +220,8 @@ def cached_state(model, out) -> dict:
     Mamba-2's and Falcon-Mamba's take only `cache`, or the old `cache_params`: `past_key_values` would land in
     **kwargs, unread, and the decode would be a fresh one-token prefill, its convolution padded to the kernel)."""
     taken = inspect.signature(model.forward).parameters
+    if RECURRENT_STATE in taken and "past_key_values" not in taken and STATE_KEYWORD not in taken:
+        return {RECURRENT_STATE: getattr(out, RECURRENT_STATE)}  # RWKV's forward takes and returns `state`
     return {STATE_KEYWORD if STATE_KEYWORD in taken else "past_key_values": out.past_key_values}
 
 

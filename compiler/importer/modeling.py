@@ -20,7 +20,7 @@ from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
 from .differential import KERNEL, diff_kernel_option
 from .hybrid import linear_kernels_option, logit_softcap
-from .layer import read_layer, refuse, unmapped
+from .layer import EMBEDDING_NORMS, read_layer, refuse, unmapped
 from .modules import norm, own, parameters_of
 from .semantics import where
 from .spec import Layer, Spec, binding, call
@@ -129,12 +129,16 @@ def _kind_names(stack: list[tuple]) -> list[str]:
 
 
 KIND_WORDS = {"mamba2": "mamba", "short_conv": "conv", "gated_deltanet": "linear", "mla": "mla",
-              "gated_attention": "full", "moe": "moe"}
+              "gated_attention": "full", "moe": "moe", "rwkv_time_mix": "rwkv", "kda": "kda",
+              "text_only_cross_attention": "cross"}
 
 
 def _describe(layer: tuple) -> str:
     words = []
     for block in layer:
+        if block.label in EMBEDDING_NORMS:
+            words.append("first")  # the layer that also normalises the embeddings (RWKV's pre_ln)
+            continue
         given = {a.name for a in block.args if isinstance(a, ast.Keyword)} if block.name == "gqa" else set()
         words.append("sliding" if "window" in given else "chunked" if "chunk" in given
                      else KIND_WORDS.get(block.name) or ("dense" if block.label == "ffn" else "full"))

@@ -16,6 +16,7 @@ from archcost.dsl import ast
 from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
 from .kda import kda
+from .rwkv import channel_mix, time_mix
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
 from .spec import call, number
 
@@ -29,7 +30,7 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
-                       lightning, diff_attention, kda):
+                       lightning, diff_attention, kda, time_mix, channel_mix):
         found = recogniser(module, at)
         if found is not None:
             return found
