@@ -156,8 +156,10 @@ def mla(module, at: Where) -> Found | None:
     parts = children(module)
     needed = {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}
     query = {"q_a_proj", "q_a_layernorm", "q_b_proj"} if "q_a_proj" in parts else {"q_proj"}
+    if set(parts) - {"indexer", "g_proj"} != needed | query or own(module):
+        return None
     gate = "g_proj" in parts and linear(parts["g_proj"]) == Linear(at.d, module.num_heads, False)
-    if set(parts) - {"indexer", "g_proj" if gate else ""} != needed | query or own(module):
+    if "g_proj" in parts and not gate:
         return None
     if any(linear(parts[name]) is None or linear(parts[name]).bias for name in needed | query if "norm" not in name):
         return None
