@@ -37,14 +37,16 @@ WEIRD = ["0", "-1", "-0", "1.5", "0.5", "10^40", "10^12", "9" * 45, "2^300", "x"
 
 def seeds() -> list[tuple[str, str]]:
     """(name, text) of every spec, and of every stdlib block wrapped in a model that calls it."""
-    from archcost.compiler.pipeline import probe_model
+    from archcost.compiler.pipeline import compile_text, probe_that_compiles
     from archcost.dsl.parser import parse
 
     found = [(p.name, p.read_text()) for p in sorted((ROOT / "specs").glob("*.arch"))]
     for path in sorted((ROOT / "stdlib").rglob("*.arch")):
         text = path.read_text()
         for block in parse(text).blocks:
-            found.append((f"{path.name}:{block.name}", text + "\n" + probe_model(block)))
+            probe = probe_that_compiles(block, lambda probe, name, text=text: compile_text(
+                text + "\n" + probe, name=name, base=ROOT / "specs"))
+            found.append((f"{path.name}:{block.name}", text + "\n" + probe))
     return found
 
 
