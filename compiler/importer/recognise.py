@@ -16,8 +16,8 @@ from archcost.dsl import ast
 from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
 from .kda import kda
-from .rwkv import channel_mix, time_mix
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
+from .rwkv import channel_mix, time_mix
 from .spec import call, number
 
 QUERY = ("q_proj", "query", "q_lin", "Wq", "project_q", "wq")
