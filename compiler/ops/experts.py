@@ -22,7 +22,14 @@ Number = int | float
 
 
 def widths(a: SimpleNamespace):
-    return a.signature[0], a.signature[0]
+    width, hidden = a.signature
+    return {"map": (width, a.top * hidden), "reduce": (a.top * hidden, width)}.get(a.half, (width, width))
+
+
+def row_widths(a: SimpleNamespace):
+    """(read, written) per routed row: the token's width in and out, or one side an expert's f (half of one)."""
+    width, hidden = a.signature
+    return {"map": (width, hidden), "reduce": (hidden, width)}.get(a.half, (width, width))
 
 
 def ffn_top(a: SimpleNamespace):
@@ -60,17 +67,20 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     routed_rows = m * weighted                                # Σ t_e = m·k
     touched = distinct_experts(a, ctx.options.get("routing", "uniform"))
     identities = 2 * width * m * (a.top - weighted)           # an identity pick: its gate's scale and the add
+    read, written = row_widths(a)
+    # the activation between the matrices, the gate's scale and the weighted sum (none yet after a map half)
+    combined = {"map": 0, "reduce": 2 * width}.get(a.half, a.act_flops * hidden + 2 * width)
     return Cost(
         params=stored_values(a.count * per_expert, a.dtype, ctx),
         params_active=stored_values(weighted * per_expert, a.dtype, ctx),  # the k experts a token is routed to
         weight_bytes=a.count * per_expert * a.dtype,
         flops_matrix=2 * (m * a.count if a.dense else routed_rows) * matrices,  # a multiply-add per weight used
         # the activation, the weighted sum, and an add per bias
-        flops_nonmatrix=routed_rows * (a.act_flops * hidden + 2 * width + bias) + identities,
+        flops_nonmatrix=routed_rows * (combined + bias) + identities,
         read_weights=touched * per_expert * a.dtype,
         selected_expert_bytes=weighted * per_expert * a.dtype,  # Table 2-C: k experts per token
-        read_activations=routed_rows * width * ctx.act_bytes,
-        write_activations=routed_rows * width * ctx.act_bytes,
+        read_activations=routed_rows * read * ctx.act_bytes,
+        write_activations=routed_rows * written * ctx.act_bytes,
     )
 
 
@@ -80,6 +90,8 @@ def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
     matrices: the first's output and the activation's). The router's linear keeps the rows it scores."""
     width, hidden = a.signature
     rows = m * a.count if a.dense else m * ffn_top(a)
+    if a.half != "both":  # half an expert keeps the rows it multiplies: its input per pick
+        return Saved(own=rows * row_widths(a)[0] * ctx.act_bytes)
     return Saved(own=rows * (width + a.matrices * hidden) * ctx.act_bytes)
 
 
@@ -113,6 +125,8 @@ def expert_use(node, cost: Cost, options) -> dict:
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     """Each token is routed to `top` different experts: there must be that many, weighted and identities; of
     them `ffn_top`, from none to all, land on weighted experts."""
+    if a.half != "both" and (a.matrices != 1 or a.zero or a.ffn_top is not None or a.dense):
+        return [("half", f"half an expert (`half = {a.half}`) is one matrix (`matrices = 1`), every pick weighted")]
     if (a.top - a.count - a.zero).is_positive:
         return [("top", f"`top` = {a.top} routes each token to more experts than the {a.count + a.zero} there are")]
     weighted = ffn_top(a)
@@ -147,7 +161,10 @@ SPEC = OpSpec(
             "ones (LongCat-Flash)"),
         Arg("ffn_top", "expr", None, doc="picks per token that land on weighted experts (default: all `top`); the "
             "others are identities"),
-        Arg("matrices", "dim", 3, doc="matrices per expert: 3 for SwiGLU (gate, up, down)"),
+        Arg("matrices", "dim", 3, doc="matrices per expert: 3 for SwiGLU (gate, up, down); 1 for half an expert"),
+        Arg("half", "enum", "both", choices=("both", "map", "reduce"), doc="map: each expert's in → f matrix "
+            "alone, the k picks' outputs side by side; reduce: its f → in matrix, the k outputs weighted and added "
+            "(JetMoE's attention experts)"),
         Arg("bias", "bool", False, doc="a bias on every output of every expert matrix (gpt-oss)"),
         Arg("dense", "bool", False, doc="every token runs through every expert, the unrouted weighted 0 (as "
             "transformers' Llama4TextExperts computes)"),
