@@ -41,12 +41,15 @@ FILLED = {
                        "mlp_layer_types": ["dense", "dense", "sparse", "sparse"], "layer_group_size": 4},
     "lfm2": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
     "lfm2_moe": {"num_hidden_layers": 4, "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
-    # DBRX and Moshi run on the CPU with real weights (torch.nonzero in DBRX's router and .item() in Moshi have no
-    # meta-device form), so their widths are cut to keep the built model under meta.MAX_CPU_PARAMS
+    # DBRX, Moshi and JetMoE run on the CPU with real weights (torch.nonzero in DBRX's router, .item() in Moshi and
+    # JetMoE's expert sizes as a list have no meta-device form), so their widths are cut to keep the built model
+    # under meta.MAX_CPU_PARAMS
     "dbrx": {"attn_config": {"rope_theta": 500_000.0, "clip_qkv": 8},  # DBRX-Instruct's: transformers clamps with it
              "d_model": 256, "n_heads": 8, "vocab_size": 4096, "ffn_config": {"ffn_hidden_size": 512}},
     "moshi": {"hidden_size": 256, "num_attention_heads": 8, "num_key_value_heads": 8, "head_dim": 32,
               "ffn_dim": 1024, "vocab_size": 4096},
+    "jetmoe": {"hidden_size": 256, "kv_channels": 32, "num_key_value_heads": 4, "intermediate_size": 512,
+               "vocab_size": 4096},
     "jamba": {"attn_layer_period": 2, "attn_layer_offset": 1},
     # its experts' counts default to None (rednote-hilab/dots.llm1.base's own values)
     "dots1": {"n_routed_experts": 128, "num_experts_per_tok": 6, "n_shared_experts": 2, "first_k_dense_replace": 1},

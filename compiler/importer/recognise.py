@@ -15,6 +15,8 @@ from archcost.dsl import ast
 
 from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
+from .jetmoe import moa as jet_attention
+from .jetmoe import moe as jet_moe
 from .kda import kda
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
 from .rwkv import channel_mix, time_mix
@@ -30,7 +32,7 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
-                       lightning, diff_attention, kda, time_mix, channel_mix):
+                       lightning, diff_attention, kda, time_mix, channel_mix, jet_attention, jet_moe):
         found = recogniser(module, at)
         if found is not None:
             return found
