@@ -45,16 +45,27 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     per_row = 2 * a.channels * a.kernel                     # a multiply-add per tap
     flops = per_row * convolved_rows(a, slots)
     params = a.channels * a.kernel + (a.channels if a.bias else ZERO)
+    matrix, nonmatrix = _classed(a, flops)
     return Cost(
         params=params,
         weight_bytes=params * a.dtype,
-        flops_matrix=flops if a.flops_as == "matrix" else ZERO,
-        flops_nonmatrix=flops if a.flops_as == "nonmatrix" else ZERO,
+        flops_matrix=matrix,
+        flops_nonmatrix=nonmatrix,
         read_weights=params * a.dtype,
         **fixed_state(state),
         read_activations=m * a.channels * ctx.act_bytes,
         write_activations=m * a.channels * ctx.act_bytes,
     )
+
+
+def _classed(a: SimpleNamespace, flops: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    """(matrix, non-matrix) FLOPs: all in `flops_as`, or a one-token call's in `decode_as` where that differs
+    (RecurrentGemma's torch code convolves a prompt but sums the taps' products elementwise for one token)."""
+    step_as = a.flops_as if a.decode_as is None else a.decode_as
+    if step_as == a.flops_as:
+        return (flops, ZERO) if a.flops_as == "matrix" else (ZERO, flops)
+    step, call = sp.Piecewise((flops, sp.Eq(P, 1)), (ZERO, True)), sp.Piecewise((ZERO, sp.Eq(P, 1)), (flops, True))
+    return (call, step) if a.flops_as == "matrix" else (step, call)
 
 
 def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
@@ -78,6 +89,8 @@ SPEC = OpSpec(
         Arg("window", "bool", False, doc="convolve the kept slots and the new inputs as one sequence, as "
             "transformers' torch source does (two outputs per decode step)"),
         Arg("flops_as", "enum", "nonmatrix", choices=("matrix", "nonmatrix"), doc="how its FLOPs are counted"),
+        Arg("decode_as", "enum", None, choices=("matrix", "nonmatrix"), doc="how a one-token call's FLOPs are "
+            "counted, where not as `flops_as` (a step that sums the taps' products elementwise)"),
         Arg("dtype", "dtype", "weights", doc="storage format of the weights"),
         Arg("state_dtype", "dtype", "act", doc="storage format of the slots"),
     ),
