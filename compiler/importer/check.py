@@ -84,6 +84,8 @@ def check(text: str, walked, built, kv_bits: int) -> list[str]:
     compared = [_parameters(compiled, walked.params),
                 *(_flops(compiled, model, shape) for shape in meta.check_shapes(keeps_cache, model)),
                 _cache(compiled, model, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
+    if walked.model_class in meta.HANDED_CACHE:
+        compared.append((meta.HANDED_CACHE[walked.model_class], None))
     if walked.model_class in meta.BATCHED_STEP_BROKEN:
         compared.append((f"decode checked at B = 1: {meta.BATCHED_STEP_BROKEN[walked.model_class]}", None))
     wrong = [difference for _, difference in compared if difference]

@@ -145,6 +145,12 @@ def keeps_cache(model) -> bool:
 
 
 # models whose batched one-token step transformers computes wrongly, and why: their decode is checked at B = 1
+# a model that returns no cache: its attention layers write the cache it is handed, its recurrent state stays in
+# its modules between calls; the check hands it one and runs the decode on it
+HANDED_CACHE = {
+    "RecurrentGemmaForCausalLM": "RecurrentGemma returns no cache (its recurrent and conv states stay in its "
+                                 "modules): the check handed it a DynamicCache for the prefill and its decode",
+}
 BATCHED_STEP_BROKEN = {
     "RwkvForCausalLM": "transformers' RwkvSelfAttention and RwkvFeedForward mix a one-token input (B, 1, d) with "
                        "the kept token (B, d), which broadcasts to B × B rows when B > 1",
@@ -186,15 +192,16 @@ def counted_flops(model, batch: int, cached: int, new: int) -> int:
 
     device = next(model.parameters()).device
     ids = torch.zeros(batch, cached or new, dtype=torch.long, device=device)
+    handed = handed_cache(model)
     with warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
         with FlopCounterMode(display=False) as counter:
-            out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
+            out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
         if not cached:
             return counter.get_total_flops()
         step = torch.zeros(batch, new, dtype=torch.long, device=device)
         with FlopCounterMode(display=False) as counter:
-            model(input_ids=step, logits_to_keep=1, use_cache=True, **cached_state(model, out))
+            model(input_ids=step, logits_to_keep=1, use_cache=True, **(handed or cached_state(model, out)))
         return counter.get_total_flops()
 
 
@@ -204,15 +211,26 @@ def cache_values(model, new: int) -> int:
     convolution states, which do not grow, are left out."""
     torch, _ = libraries()
     ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
+    handed = handed_cache(model)
     with _running(model), warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
-        out = model(input_ids=ids, logits_to_keep=1, use_cache=True)
+        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
     # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
-    cache = getattr(out, "past_key_values", None) if RECURRENT_STATE not in out else None
+    cache = handed.get(STATE_KEYWORD) or (getattr(out, "past_key_values", None) if RECURRENT_STATE not in out
+                                          else None)
     # DeepSeek Sparse Attention's layers also hold the indexer's keys
     tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ())
                for name in ("keys", "values", "indexer_keys")]
     return sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
+
+
+def handed_cache(model) -> dict:
+    """A fresh DynamicCache under the `cache` keyword for a model of HANDED_CACHE; none for the others."""
+    if type(model).__name__ not in HANDED_CACHE:
+        return {}
+    from transformers import DynamicCache
+
+    return {STATE_KEYWORD: DynamicCache(config=model.config)}
 
 
 def cached_state(model, out) -> dict:

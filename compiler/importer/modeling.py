@@ -130,7 +130,8 @@ def _kind_names(stack: list[tuple]) -> list[str]:
 
 KIND_WORDS = {"mamba2": "mamba", "short_conv": "conv", "gated_deltanet": "linear", "mla": "mla",
               "gated_attention": "full", "moe": "moe", "rwkv_time_mix": "rwkv", "kda": "kda",
-              "text_only_cross_attention": "cross", "moa": "moa"}
+              "text_only_cross_attention": "cross", "moa": "moa",
+              "griffin_recurrent": "recurrent"}
 
 
 def _describe(layer: tuple) -> str:

@@ -15,6 +15,7 @@ from archcost.dsl import ast
 
 from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
+from .griffin import recurrent_block
 from .jetmoe import moa as jet_attention
 from .jetmoe import moe as jet_moe
 from .kda import kda
@@ -32,7 +33,8 @@ QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layern
 
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
-                       lightning, diff_attention, kda, time_mix, channel_mix, jet_attention, jet_moe):
+                       lightning, diff_attention, kda, time_mix, channel_mix, jet_attention, jet_moe,
+                       recurrent_block):
         found = recogniser(module, at)
         if found is not None:
             return found
