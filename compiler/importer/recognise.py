@@ -153,6 +153,9 @@ def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) ->
     return None
 
 
+K_ROPE_NORM = "k_rope_only_layernorm"
+
+
 def mla(module, at: Where) -> Found | None:
     """Multi-head latent attention (DeepSeek-V2/V3): a latent of kv_rank for keys and values beside a shared
     positional key, queries through a q_rank latent (or one matrix); with DeepSeek Sparse Attention's indexer
@@ -160,11 +163,16 @@ def mla(module, at: Where) -> Found | None:
     parts = children(module)
     needed = {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}
     query = {"q_a_proj", "q_a_layernorm", "q_b_proj"} if "q_a_proj" in parts else {"q_proj"}
-    if set(parts) - {"indexer", "g_proj"} != needed | query or own(module):
+    if set(parts) - {"indexer", "g_proj", K_ROPE_NORM} != needed | query or own(module):
         return None
     gate = "g_proj" in parts and linear(parts["g_proj"]) == Linear(at.d, module.num_heads, False)
     if "g_proj" in parts and not gate:
         return None
+    # dots3 RMS-normalises the shared positional key before its RoPE
+    rope_norm = K_ROPE_NORM in parts
+    if rope_norm and norm(parts[K_ROPE_NORM]) != Norm("rmsnorm", module.qk_rope_head_dim):
+        return None
+    window = getattr(module, "sliding_window", None)
     if any(linear(parts[name]) is None or linear(parts[name]).bias for name in needed | query if "norm" not in name):
         return None
     sparse = _indexer(parts["indexer"], at.d, module.q_lora_rank or at.d) if "indexer" in parts else {}
@@ -172,7 +180,8 @@ def mla(module, at: Where) -> Found | None:
         return None
     return Found(call("mla", "d", heads=module.num_heads, q_rank=module.q_lora_rank or 0,
                       kv_rank=module.kv_lora_rank, nope_dim=module.qk_nope_head_dim, rope_dim=module.qk_rope_head_dim,
-                      v_dim=module.v_head_dim, cache="mla_cache", head_gate=gate or None, **sparse), mixer=True,
+                      v_dim=module.v_head_dim, cache="mla_cache", head_gate=gate or None,
+                      window=window or None, k_rope_norm=rope_norm or None, **sparse), mixer=True,
                  post_norm=False)
 
 
