@@ -119,10 +119,8 @@ def test_the_coverage_record_covers_the_installed_types():
 
 NEXT = ROOT / "tests" / "configs" / "next"
 # this year's published configs (tests/configs/next/SOURCES.md) whose modeling code holds a mechanism no stdlib
-# block has yet (issue 25): DeepSeek Sparse Attention's indexer, DeepSeek-V4's compressed attention, Gemma 4's
-# scaled router and per-layer inputs
-NEXT_REFUSED = {"DeepSeek-V4-Flash": "DeepseekV4Attention", "DeepSeek-V4-Pro": "DeepseekV4Attention",
-                "gemma-4-26B-A4B": "Gemma4TextRouter"}
+# block has yet: DeepSeek-V4's compressed attention
+NEXT_REFUSED = {"DeepSeek-V4-Flash": "DeepseekV4Attention", "DeepSeek-V4-Pro": "DeepseekV4Attention"}
 
 
 def _without_schema() -> list:

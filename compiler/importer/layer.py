@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import cross, parallel, per_layer
+from . import cross, dense_and_moe, parallel, per_layer
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -32,11 +32,12 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
         raise unmapped(layer, path, "parameters of the layer itself")
     norms, found, first = [], [], []
     side, skipped = per_layer.layer_call(layer, at.d, at.config.num_hidden_layers)
+    beside, held = dense_and_moe.layer_call(layer, at)  # Gemma 4's MLP beside its MoE, their norms its own
     loose = _loose_ffn(layer, at)
     if loose is not None:
         found.append(("mlp", loose))
     for name, child in _unwrapped(layer, at):
-        if (loose is not None and name in ("fc1", "fc2")) or name in skipped:
+        if (loose is not None and name in ("fc1", "fc2")) or name in skipped or name in held:
             continue
         kind = norm(child)
         if kind is not None and name in EMBEDDING_NORMS:
@@ -65,7 +66,7 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
                   for name, block in found[together:]))
     if [f.mixer for _, f in found].count(True) > 1:
         raise unmapped(layer, path, "more than one mixer side by side in one layer, each with its own norm")
-    return (*first, *_normed(found, norms, layer, path), *((side,) if side else ()))
+    return (*first, *_normed(found, norms, layer, path), *((beside,) if beside else ()), *((side,) if side else ()))
 
 
 def _normed(found: list[tuple[str, Found]], norms: list[str], layer, path: str) -> list[ast.BlockCall]:

@@ -16,6 +16,7 @@ from archcost.dsl import ast
 from .differential import diff_attention
 from .feedforward import gated_ffn, moe, plain_ffn
 from .griffin import recurrent_block
+from .head_norms import qk_norm, weightless_v_norm
 from .jetmoe import moa as jet_attention
 from .jetmoe import moe as jet_moe
 from .kda import kda
@@ -28,7 +29,6 @@ KEY = ("k_proj", "key", "k_lin", "Wk", "project_k", "wk")
 VALUE = ("v_proj", "value", "v_lin", "Wv", "project_v", "wv")
 OUTPUT = ("o_proj", "out_proj", "dense", "c_proj", "Wo", "attention_out", "out_lin", "wo")
 FUSED_QKV = ("qkv_proj", "query_key_value", "c_attn", "Wqkv")
-QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layernorm", "key_layernorm"))
 
 
 def sublayer(module, at: Where) -> Found | None:
@@ -52,6 +52,7 @@ class _Heads:
     bias: bool          # on Q, K and V
     used: frozenset     # the children holding the projections
     v_dim: int = 0      # the values' width per head, where it is not head_dim (MiMo-V2-Flash)
+    value_is_key: bool = False  # no V matrix: the values are the keys as projected (Gemma 4's full layers)
 
 
 def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
@@ -66,6 +67,11 @@ def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
         if (total - heads) % 2 or total <= heads:
             return None
         return _Heads(heads, (total - heads) // 2, head_dim, shapes[fused].bias, frozenset({fused}))
+    if q and k and not v and getattr(module, "use_alternative_attention", False) \
+            and None not in (shapes[q], shapes[k]) and not shapes[k].width_out % head_dim:
+        # Gemma 4's attention_k_eq_v on its full layers: the keys' projection gives the values too
+        return _Heads(shapes[q].width_out // head_dim, shapes[k].width_out // head_dim, head_dim, shapes[q].bias,
+                      frozenset({q, k}), value_is_key=True)
     if not (q and k and v) or any(shapes[name] is None for name in (q, k, v)):
         return None
     if len({shapes[n].bias for n in (q, k, v)}) > 1 or shapes[k].width_in != shapes[v].width_in:
@@ -86,7 +92,7 @@ def attention(module, at: Where) -> Found | None:
     parts, shapes = children(module), shapes_of(children(module))
     out = pick(parts, OUTPUT)[0]
     h = _projections(module, parts, shapes, at) if out is not None and shapes[out] is not None else None
-    qk = _qk_norm(module, parts, h.head_dim, h.q_heads, h.kv_heads) if h else None
+    qk = qk_norm(module, parts, h.head_dim, h.q_heads, h.kv_heads) if h else None
     if h is None or qk is None:
         return None
     heads = getattr(module, "num_heads", None) or getattr(at.config, "num_attention_heads", None)
@@ -115,7 +121,9 @@ def attention(module, at: Where) -> Found | None:
                       chunk=at.chunk or None, sinks=sinks or None, softcap=number(at.softcap) if at.softcap else None,
                       rotary=at.rotary(head_dim), v_dim=h.v_dim or None, o_norm=True if o_norm else None,
                       head_gate=True if head_gate else None, out_gate=True if out_gate else None,
-                      gate_bias=gate_bias or None, temperature=True if at.temperature else None, **qk[0]),
+                      gate_bias=gate_bias or None, temperature=True if at.temperature else None,
+                      value="key" if h.value_is_key else None, v_norm=True if weightless_v_norm(module) else None,
+                      **qk[0]),
                  mixer=True)
 
 
@@ -133,24 +141,6 @@ def _gate(parts: dict, d: int, width: int) -> set | None:
     if any(shape is None or shape.width_in != d or shape.bias for shape in shapes.values()):
         return None
     return {name for name, shape in shapes.items() if shape.width_out == width}
-
-
-def _qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) -> tuple[dict, set] | None:
-    """The norms on Q and K: (the gqa arguments, the children they are), or None if they are another kind."""
-    names = next((pair for pair in QK_NORMS if pair[0] in parts or pair[1] in parts), None)
-    weightless = [name for name, child in module.named_children() if "L2Norm" in type(child).__name__
-                  or (norm(child) is not None and norm(child).width is None)]
-    if names is None:
-        return ({"qk_norm": True, "qk_norm_weights": False}, set()) if weightless else ({}, set())
-    found = [norm(parts[name]) if name in parts else None for name in names]
-    if any(f is None or f.block not in ("rmsnorm", "layernorm") for f in found) or found[0].block != found[1].block:
-        return None
-    widths = (found[0].width, found[1].width)
-    if widths == (head_dim, head_dim):  # a LayerNorm per head (Persimmon) is gqa's qk_norm_kind
-        return {"qk_norm": True, **({"qk_norm_kind": "layernorm"} if found[0].block == "layernorm" else {})}, set(names)
-    if widths == (q_heads * head_dim, kv_heads * head_dim):
-        return {"qk_norm": True, "qk_norm_heads": False}, set(names)
-    return None
 
 
 K_ROPE_NORM = "k_rope_only_layernorm"
