@@ -8,7 +8,7 @@ from functools import lru_cache
 from importlib import resources
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast
 from .errors import ArchError, Diagnostic, Span
@@ -76,10 +76,6 @@ def _parse(text: str, file: str) -> ast.Module:
         uses, formats, devices, links, blocks, models = ToAst(file).transform(tree)
     except UnexpectedInput as exc:
         raise ArchError([_syntax_diagnostic(exc, text, file)]) from None
-    except VisitError as exc:  # lark wraps transformer errors; unwrap in this one place
-        if isinstance(exc.orig_exc, RecursionError):
-            raise _too_deep(text, file) from None
-        raise exc.orig_exc from None
     except RecursionError:
         raise _too_deep(text, file) from None
     return ast.Module(path=file, uses=uses, formats=formats, devices=devices, links=links, blocks=blocks,
