@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import cross, dense_and_moe, parallel, per_layer
+from . import cross, dense_and_moe, parallel, per_layer, scaled_residual
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -28,8 +28,16 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
 
 
 def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
-    if own(layer):
+    if not own(layer):
+        return _read_sublayers(layer, path, at)
+    calls = scaled_residual.scaled(_read_sublayers(layer, path, at)) \
+        if scaled_residual.scales_residuals(layer, at.d) else None
+    if calls is None:
         raise unmapped(layer, path, "parameters of the layer itself")
+    return calls
+
+
+def _read_sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     norms, found, first = [], [], []
     side, skipped = per_layer.layer_call(layer, at.d, at.config.num_hidden_layers)
     beside, held = dense_and_moe.layer_call(layer, at)  # Gemma 4's MLP beside its MoE, their norms its own

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 
 from .differential import diff_attention
+from .dynamic_mask import dynamic_mask
 from .feedforward import gated_ffn, moe, plain_ffn
 from .griffin import recurrent_block
 from .head_norms import qk_norm, weightless_v_norm
@@ -104,11 +105,12 @@ def attention(module, at: Where) -> Found | None:
     gate_bias = bool(out_gate) and own(module).get("gate_bias") == (q_heads,)  # Beam: a bias a head on the gate
     # the output projection's bias held by the attention module (GPT-NeoX-Japanese's dense_bias)
     held_bias = own(module).get("dense_bias") == (at.d,) and not shapes[out].bias
+    masked = dynamic_mask(module, parts, h.kv_heads, head_dim)
     held = ({"sinks"} if sinks else set()) | ({"gate_bias"} if gate_bias else set()) | (
-        {"dense_bias"} if held_bias else set())
+        {"dense_bias"} if held_bias else set()) | masked[1]
     if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) \
             or None in (o_norm, head_gate, out_gate) or set(own(module)) - held \
-            or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate - out_gate:
+            or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate - out_gate - masked[2]:
         return None
     if gated:
         if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk or h.v_dim:
@@ -123,7 +125,7 @@ def attention(module, at: Where) -> Found | None:
                       head_gate=True if head_gate else None, out_gate=True if out_gate else None,
                       gate_bias=gate_bias or None, temperature=True if at.temperature else None,
                       value="key" if h.value_is_key else None, v_norm=True if weightless_v_norm(module) else None,
-                      **qk[0]),
+                      **qk[0], **masked[0]),
                  mixer=True)
 
 

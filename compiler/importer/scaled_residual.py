@@ -1,0 +1,25 @@
+"""Residual adds whose stream is scaled by a learned vector (Doge: DogeDecoderLayer's `input_residual` and
+`post_attention_residual`, `scale * residual + sublayer`): the layer's own parameters, one vector of d a
+sublayer, read as each sublayer block's `residual_scale` (std.norm's residual `scaled`)."""
+
+from __future__ import annotations
+
+from archcost.dsl import ast
+
+from .modules import own
+
+SCALES = ("input_residual", "post_attention_residual")  # the layer's parameters, in the sublayers' order
+SCALED_BLOCKS = ("gqa", "swiglu")  # the blocks that take `residual_scale`
+
+
+def scales_residuals(layer, d: int) -> bool:
+    """Whether the layer's own parameters are exactly one d-wide scale per residual add."""
+    return own(layer) == {name: (d,) for name in SCALES}
+
+
+def scaled(calls: tuple[ast.BlockCall, ...]) -> tuple[ast.BlockCall, ...] | None:
+    """The sublayer calls with `residual_scale = true`; None unless they are one scaled block per scale."""
+    if len(calls) != len(SCALES) or any(c.name not in SCALED_BLOCKS for c in calls):
+        return None
+    flag = ast.Keyword(name="residual_scale", value=ast.Bool(value=True))
+    return tuple(c.model_copy(update={"args": [*c.args, flag]}) for c in calls)
