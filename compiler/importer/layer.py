@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import cross, dense_and_moe, parallel, per_layer, scaled_residual
+from . import cross, dense_and_moe, hyper, parallel, per_layer, scaled_residual
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -28,16 +28,19 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
 
 
 def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
-    if not own(layer):
-        return _read_sublayers(layer, path, at)
-    calls = scaled_residual.scaled(_read_sublayers(layer, path, at)) \
-        if scaled_residual.scales_residuals(layer, at.d) else None
-    if calls is None:
+    scaled = scaled_residual.scales_residuals(layer, at.d)
+    if own(layer) and not scaled:
         raise unmapped(layer, path, "parameters of the layer itself")
+    connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
+    calls = _read_sublayers(layer, path, at, tuple(connections))
+    calls = scaled_residual.scaled(calls) if scaled else calls
+    calls = hyper.interleaved(calls, connections) if connections and calls else calls
+    if calls is None:
+        raise unmapped(layer, path, "sublayers the stdlib's residual blocks cannot write so")
     return calls
 
 
-def _read_sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
+def _read_sublayers(layer, path: str, at, apart: tuple[str, ...]) -> tuple[ast.BlockCall, ...]:
     norms, found, first = [], [], []
     side, skipped = per_layer.layer_call(layer, at.d, at.config.num_hidden_layers)
     beside, held = dense_and_moe.layer_call(layer, at)  # Gemma 4's MLP beside its MoE, their norms its own
@@ -45,7 +48,7 @@ def _read_sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     if loose is not None:
         found.append(("mlp", loose))
     for name, child in _unwrapped(layer, at):
-        if (loose is not None and name in ("fc1", "fc2")) or name in skipped or name in held:
+        if (loose is not None and name in ("fc1", "fc2")) or name in (*skipped, *held, *apart):
             continue
         kind = norm(child)
         if kind is not None and name in EMBEDDING_NORMS:

@@ -155,10 +155,16 @@ def mla(module, at: Where) -> Found | None:
     parts = children(module)
     needed = {"kv_a_proj_with_mqa", "kv_a_layernorm", "kv_b_proj", "o_proj"}
     query = {"q_a_proj", "q_a_layernorm", "q_b_proj"} if "q_a_proj" in parts else {"q_proj"}
-    if set(parts) - {"indexer", "g_proj", K_ROPE_NORM} != needed | query or own(module):
+    if set(parts) - {"indexer", "g_proj", "gate_proj", K_ROPE_NORM} != needed | query:
+        return None
+    sinks = own(module) == {"sinks": (module.num_heads,)}  # HY-V4's learned sink logits
+    if own(module) and not sinks:
         return None
     gate = "g_proj" in parts and linear(parts["g_proj"]) == Linear(at.d, module.num_heads, False)
-    if "g_proj" in parts and not gate:
+    # HY-V4's output gate: the sigmoid of a d → heads·v_dim projection on each value (mla's `gated`)
+    gated = "gate_proj" in parts and linear(parts["gate_proj"]) == Linear(at.d, module.num_heads * module.v_head_dim,
+                                                                         False)
+    if ("g_proj" in parts and not gate) or ("gate_proj" in parts and not gated):
         return None
     # dots3 RMS-normalises the shared positional key before its RoPE
     rope_norm = K_ROPE_NORM in parts
@@ -168,12 +174,15 @@ def mla(module, at: Where) -> Found | None:
     if any(linear(parts[name]) is None or linear(parts[name]).bias for name in needed | query if "norm" not in name):
         return None
     sparse = _indexer(parts["indexer"], at.d, module.q_lora_rank or at.d) if "indexer" in parts else {}
+    if getattr(module, "skip_topk", False) and not sparse:  # HY-V4's shared layers: a previous indexer's picks
+        sparse = {"over": ast.Call(func="top", args=[number(at.config.index_topk)])}
     if sparse is None:
         return None
     return Found(call("mla", "d", heads=module.num_heads, q_rank=module.q_lora_rank or 0,
                       kv_rank=module.kv_lora_rank, nope_dim=module.qk_nope_head_dim, rope_dim=module.qk_rope_head_dim,
-                      v_dim=module.v_head_dim, cache="mla_cache", head_gate=gate or None,
-                      window=window or None, k_rope_norm=rope_norm or None, **sparse), mixer=True,
+                      v_dim=module.v_head_dim, cache="mla_cache", gated=gated or None, head_gate=gate or None,
+                      window=window or None, k_rope_norm=rope_norm or None, sinks=sinks or None, **sparse),
+                 mixer=True,
                  post_norm=False)
 
 
