@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
+from .common import option
 from .modules import children, own
 from .spec import call
 
 AROUND = ("attn_hc", "ffn_hc")  # a decoder layer's connections, before its mixer and its feed-forward
+COMB_OPTION = "hc_comb"
+
+
+def comb_option() -> ast.Option:
+    """The spec's `hc_comb` option: transformers' matrix product first (the check against it uses the default)."""
+    return option(COMB_OPTION, "matrix", "nonmatrix",
+                  note="matrix: transformers (the streams mixed by a matmul, which FlopCounterMode counts); "
+                       "nonmatrix: the chapter's weighted sums")
 
 
 def connection(module, d: int, config, label: str) -> ast.BlockCall | None:
@@ -27,7 +36,7 @@ def connection(module, d: int, config, label: str) -> ast.BlockCall | None:
     sinkhorn = getattr(config, "hc_sinkhorn_iters", None)
     if fn[0] == 2 * streams + streams**2 and held["base"] == (fn[0],) and held["scale"] == (3,) \
             and isinstance(sinkhorn, int):
-        return call("mhc", "d", streams=streams, sinkhorn=sinkhorn, label=label)
+        return call("mhc", "d", streams=streams, sinkhorn=sinkhorn, comb_flops=COMB_OPTION, label=label)
     return None
 
 

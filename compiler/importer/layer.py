@@ -17,7 +17,7 @@ from .spec import call
 # a block's own default norm, where it is not rmsnorm
 BLOCK_NORMS = {"gelu_mlp": "layernorm", "rwkv_time_mix": "layernorm", "rwkv_channel_mix": "layernorm"}
 EMBEDDING_NORMS = ("pre_ln",)  # a norm the first layer applies to the embeddings before its own (RWKV's pre_ln)
-MIXERS = ("gqa", "gated_attention", "mla")
+MIXERS = ("gqa", "gated_attention", "mla", "dsv4_attention")
 
 
 def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:

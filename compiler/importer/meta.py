@@ -218,10 +218,13 @@ def cache_values(model, new: int) -> int:
     # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
     cache = handed.get(STATE_KEYWORD) or (getattr(out, "past_key_values", None) if RECURRENT_STATE not in out
                                           else None)
-    # DeepSeek Sparse Attention's layers also hold the indexer's keys
-    tensors = [getattr(layer, name, None) for layer in getattr(cache, "layers", ())
-               for name in ("keys", "values", "indexer_keys")]
-    return sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
+    # DeepSeek Sparse Attention's layers also hold the indexer's keys; DeepSeek-V4's CSA and HCA layers their
+    # compressed entries by name (the attention's, the indexer's: their pending rows are bounded, left out as
+    # a convolution's state is) and their values as their keys (one tensor, counted once)
+    layers = getattr(cache, "layers", ())
+    tensors = [getattr(layer, name, None) for layer in layers for name in ("keys", "values", "indexer_keys")]
+    tensors += [entries for layer in layers for entries in (getattr(layer, "compressed_kv", None) or {}).values()]
+    return sum(t.numel() for t in {id(t): t for t in tensors if isinstance(t, torch.Tensor)}.values())
 
 
 def handed_cache(model) -> dict:

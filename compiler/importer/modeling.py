@@ -19,6 +19,7 @@ from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
 from .differential import KERNEL, diff_kernel_option
+from .dsv4 import window_record_option
 from .hybrid import linear_kernels_option, logit_softcap
 from .layer import EMBEDDING_NORMS, read_layer, refuse, unmapped
 from .modules import norm, own, parameters_of
@@ -209,7 +210,15 @@ def _options(stack: list[tuple]) -> list[ast.Stmt]:
     return ([mla_cache_option()] if "mla" in names else []) + ([index_kernel_option()] if indexed else []) \
         + ([linear_kernels_option()] if names & {"gated_deltanet", "kda"} else []) \
         + ([diff_kernel_option()] if "diff_attention" in names else []) \
-        + (dense_experts_option() if any(_dense_moe(block) for block in blocks) else [])
+        + (dense_experts_option() if any(_dense_moe(block) for block in blocks) else []) \
+        + ([hyper.comb_option()] if any(_mixes_streams(block) for block in blocks) else []) \
+        + ([window_record_option()] if "dsv4_attention" in names else [])
+
+
+def _mixes_streams(block) -> bool:
+    """An `mhc` call that mixes its streams by a matrix (DeepSeek-V4's hyper-connections)."""
+    return isinstance(block, ast.BlockCall) and block.name == "mhc" and any(
+        isinstance(a, ast.Keyword) and a.name == "comb_flops" for a in block.args)
 
 
 def _dense_moe(block) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 
 from .differential import diff_attention
+from .dsv4 import dsv4_attention
 from .dynamic_mask import dynamic_mask
 from .feedforward import gated_ffn, moe, plain_ffn
 from .griffin import recurrent_block
@@ -35,7 +36,7 @@ FUSED_QKV = ("qkv_proj", "query_key_value", "c_attn", "Wqkv")
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
                        lightning, diff_attention, kda, time_mix, channel_mix, jet_attention, jet_moe,
-                       recurrent_block):
+                       recurrent_block, dsv4_attention):
         found = recogniser(module, at)
         if found is not None:
             return found

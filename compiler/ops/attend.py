@@ -2,7 +2,8 @@
 
 Seed 002 §2.1.3: F = 2·heads·(qk + v) per pair, causal pairs N_pair = B(PS + P(P+1)/2) or the full
 rectangle B·P·(S+P); §2.3.3: a window reads min(i+1, w) positions (under the rectangle option every new
-query scores the w − 1 kept and all P new ones, as an eager kernel does), `all(n)` every one of n entries,
+query scores the w − 1 kept and all P new ones, as an eager kernel does; the compressed entries of `blocks(r)`
+and `top(k, r)` likewise: every new query scores every entry held after the call), `all(n)` every one of n entries,
 `top(k)` k selected ones, causally: the i-th new query after S cached positions sees min(k, S + i) of
 them (DeepSeek-V3.2-Exp's sparse attention selects its 2,048 among the positions up to the query itself);
 §2.3.6: each layer reads its entries once per step, shared by the heads.
@@ -78,9 +79,13 @@ def pairs_and_reads(term, override: str | None, S_w: sp.Expr = S):
         return B * (chunk_sum(S_w + P, c) - chunk_sum(S_w, c)), chunk_held(S_w, c)
     if name == "blocks":        # every completed entry of ratio r (HCA)
         (r,) = args
+        if override == "rectangle":  # an eager kernel: every new query against every entry the call completes
+            return m * sp.floor(H / r), sp.floor(H / r)
         return B * (floor_sum(S + P, r) - floor_sum(S, r)), sp.floor(H / r)
     if name == "top" and len(args) == 2:  # the k best of the completed entries of ratio r (CSA)
         k, r = args
+        if override == "rectangle":  # as for blocks: transformers' eager DeepseekV4Attention masks after scoring
+            return m * Min(k, sp.floor(H / r)), Min(k, sp.floor(H / r))
         return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), Min(k, sp.floor(H / r))
     (n,) = args
     if name == "top" and override == "rectangle":  # a kernel that gives every new query the call's k best
