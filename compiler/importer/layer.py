@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import cross, dense_and_moe, hyper, parallel, per_layer, scaled_residual
+from . import cross, dense_and_moe, hyper, parallel, per_layer, scaled_residual, zaya
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -17,7 +17,7 @@ from .spec import call
 # a block's own default norm, where it is not rmsnorm
 BLOCK_NORMS = {"gelu_mlp": "layernorm", "rwkv_time_mix": "layernorm", "rwkv_channel_mix": "layernorm"}
 EMBEDDING_NORMS = ("pre_ln",)  # a norm the first layer applies to the embeddings before its own (RWKV's pre_ln)
-MIXERS = ("gqa", "gated_attention", "mla", "dsv4_attention")
+MIXERS = ("gqa", "gated_attention", "mla", "dsv4_attention", "cca")
 
 
 def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
@@ -32,8 +32,10 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     if own(layer) and not scaled:
         raise unmapped(layer, path, "parameters of the layer itself")
     connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
-    calls = _read_sublayers(layer, path, at, tuple(connections))
+    affine = zaya.residual_affines(layer, at.d)
+    calls = _read_sublayers(layer, path, at, (*connections, *affine))
     calls = scaled_residual.scaled(calls) if scaled else calls
+    calls = zaya.with_affine_residuals(calls) if affine and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls
     if calls is None:
         raise unmapped(layer, path, "sublayers the stdlib's residual blocks cannot write so")

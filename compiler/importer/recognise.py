@@ -25,6 +25,7 @@ from .kda import kda
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
 from .rwkv import channel_mix, time_mix
 from .spec import call, number
+from .zaya import cca_attention, mlp_routed_moe
 
 QUERY = ("q_proj", "query", "q_lin", "Wq", "project_q", "wq")
 KEY = ("k_proj", "key", "k_lin", "Wk", "project_k", "wk")
@@ -36,7 +37,7 @@ FUSED_QKV = ("qkv_proj", "query_key_value", "c_attn", "Wqkv")
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
                        lightning, diff_attention, kda, time_mix, channel_mix, jet_attention, jet_moe,
-                       recurrent_block, dsv4_attention):
+                       recurrent_block, dsv4_attention, cca_attention, mlp_routed_moe):
         found = recogniser(module, at)
         if found is not None:
             return found
