@@ -8,7 +8,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import cross, dense_and_moe, hyper, parallel, per_layer, scaled_residual, zaya
+from . import cross, dense_and_moe, gemma3n, hyper, parallel, per_layer, scaled_residual, zaya
 from .feedforward import plain_ffn
 from .modules import Found, norm, own
 from .recognise import sublayer
@@ -24,7 +24,8 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
     after (Gemma's sandwich)."""
     text_only = cross.text_only_cross_attention(layer, at.d)
-    return (text_only,) if text_only is not None else _sublayers(layer, path, at)
+    whole = text_only if text_only is not None else gemma3n.layer_call(layer, at, at.config.num_hidden_layers)
+    return (whole,) if whole is not None else _sublayers(layer, path, at)
 
 
 def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:

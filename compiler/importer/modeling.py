@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import heads, hyper, meta, per_layer, zaya
+from . import gemma3n, heads, hyper, meta, per_layer, zaya
 from .common import dense_experts_option
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
@@ -180,9 +180,11 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
         if heads.embedding_norm(child, embedding, d) is not None:
             before.insert(1, heads.embedding_norm(child, embedding, d))
             continue
-        kind, merged = norm(child), hyper.merge(child, d)
-        if merged is not None:
-            after.insert(0, merged)  # the streams merged before the final norm
+        kind, merged, altup = norm(child), hyper.merge(child, d), gemma3n.projections(child, name, d)
+        if merged is not None or (altup is not None and altup.name == "altup_unembed"):
+            after.insert(0, merged or altup)  # the streams merged before the final norm
+        elif altup is not None:
+            before.append(altup)
         elif kind is not None and kind.width in (None, d):
             after.append(call(kind.block, "d", label="final_norm"))
         elif type(child).__name__.endswith("Embedding") and own(child).get("weight", (0, 0))[1:] == (d,):
