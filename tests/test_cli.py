@@ -194,8 +194,8 @@ def test_speculate_with_mtp_as_the_drafter(capsys):
 def test_check_validates_a_library_of_blocks(capsys, tmp_path):
     assert main(["check", str(ROOT / "stdlib" / "norm.arch"), str(ROOT / "stdlib" / "formats.arch")]) == 0
     out = capsys.readouterr().out
-    assert ("std/norm.arch: ok, 7 blocks (rmsnorm, layernorm, layernorm_unbiased, rmsnorm_unscaled, "
-            "layernorm_unscaled, none, residual)") in out and "std/formats.arch: ok," in out
+    assert ("std/norm.arch: ok, 8 blocks (rmsnorm, layernorm, layernorm_unbiased, rmsnorm_unscaled, "
+            "layernorm_unscaled, none, gated_rmsnorm, residual)") in out and "std/formats.arch: ok," in out
     broken = tmp_path / "lib.arch"
     broken.write_text("block wide(d) {\n  linear up: d -> 2 * d\n  linaer down: 2 * d -> d\n}\n")
     assert main(["check", str(broken)]) == 2

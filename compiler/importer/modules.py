@@ -59,6 +59,9 @@ class Norm:
 def norm(module) -> Norm | None:
     """A norm module: an RMS norm holds one scale vector, a LayerNorm a scale and a shift; one whose class says
     it normalises but holds nothing is weightless (OLMo's LayerNorm, nanochat's RMS norm)."""
+    gated = _gated_rms(module)
+    if gated is not None:
+        return gated
     name = type(module).__name__
     if "norm" not in name.lower() or any(True for _ in module.named_children()) or "Gated" in name:
         return None
@@ -73,6 +76,23 @@ def norm(module) -> Norm | None:
     if set(shapes) == {"weight"} and len(shapes["weight"]) == 1:
         return Norm("layernorm_unbiased", shapes["weight"][0])
     return None
+
+
+GATED_NORM_RANK = 16  # std.norm's gated_rmsnorm: the width of its gate's bottleneck
+
+
+def _gated_rms(module) -> Norm | None:
+    """AXK2's AXK2GatedRMSNorm: an RMS norm child, and an mlp child of fc1 width → 16 and fc2 16 → width
+    (std.norm's gated_rmsnorm); None for anything else."""
+    parts = children(module)
+    if set(parts) != {"norm", "mlp"} or own(module) or own(parts["mlp"]) \
+            or set(children(parts["mlp"])) != {"fc1", "fc2"}:
+        return None
+    inner, gate = norm(parts["norm"]), children(parts["mlp"])
+    if inner is None or inner.block != "rmsnorm" or linear(gate["fc1"]) != Linear(inner.width, GATED_NORM_RANK, False) \
+            or linear(gate["fc2"]) != Linear(GATED_NORM_RANK, inner.width, False) or activation(parts["mlp"]) != "silu":
+        return None
+    return Norm("gated_rmsnorm", inner.width)
 
 
 def activation(module) -> str | None:
