@@ -125,8 +125,16 @@ def _modeling_code(schemas: set[str]) -> list[str]:
              f"{len(read)} import this way from a small config and verify exactly; with the schemas, {len(either)} "
              "import by one path or the other (tools/modeling_coverage.py records it; `pytest -m long` checks the "
              "record).")
+    paths = ("Where transformers runs a mechanism otherwise than a serving kernel or the chapter counts it, the "
+             "written spec gets a named option, and the check runs transformers' way. First in the spec, its "
+             "default: `mla_cache = reexpand` (the latent's K and V rebuilt every call), `index_kernel = eager` (a "
+             "sparse-attention indexer scoring every cached key), `hc_comb = matrix` (DeepSeek-V4's "
+             "hyper-connections mix their streams by a matmul) and `window_record = apart` (DeepSeek-V4's sliding "
+             "layers keep their record as keys and again as values). Set by the check, the spec's default left to "
+             "the serving kernels: `linear_kernels = torch` (the chunked linear-attention reference) and "
+             "`experts = dense` (every expert on every token). `--option` switches any of them for a run.")
     out = ["", "## The import from the modeling code", "", *textwrap.wrap(about, 116), "", *textwrap.wrap(tally, 116),
-           "", "## Not read from the modeling code yet", ""]
+           "", *textwrap.wrap(paths, 116), "", "## Not read from the modeling code yet", ""]
     for name, outcome in types.items():
         if not outcome.get("read"):
             schema = " (its schema reads it)" if name in schemas else ""
