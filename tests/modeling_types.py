@@ -22,6 +22,8 @@ EXCLUDED = {
 # Qwen4-Exp's QSA indexer: no published config to take it from, so values its validate_architecture accepts
 QSA = {"indexer_n_heads": 16, "indexer_kv_heads": 1, "indexer_head_dim": 256, "indexer_budget": 2048,
        "indexer_compress_ratio": 4}
+QWEN4_WIDTHS = {"hidden_size": 256, "vocab_size": 4096, "num_experts": 8, "num_experts_per_tok": 2,
+                "moe_intermediate_size": 128, "shared_expert_intermediate_size": 128, "hc_lowrank": 32}
 # fields a type's defaults leave unset (or set so that transformers cannot build or run it)
 FILLED = {
     "hunyuan_v1_dense": {"rope_parameters": {"rope_type": "default", "rope_theta": 10_000.0}, "head_dim": 128},
@@ -58,8 +60,10 @@ FILLED = {
                                          "vocab_size_per_layer_input": 0}},
     # every fourth layer builds the QSA indexer, whose fields default to None (one key head, a head that holds
     # the RoPE dimensions, a budget the ratio divides: what validate_architecture asks)
-    "qwen4_exp_text": QSA,
-    "qwen4_exp": {"text_config": QSA},
+    # and its indexer's Python loop calls torch.nonzero, which the meta device cannot run: the check runs the model
+    # on the CPU, so its widths are cut (as dbrx's, moshi's and jetmoe's)
+    "qwen4_exp_text": {**QSA, **QWEN4_WIDTHS},
+    "qwen4_exp": {"text_config": {**QSA, **QWEN4_WIDTHS}},
     # its hybrid layers share one attention block, tied from the first to the others: four layers hold one
     # hybrid by default, which transformers cannot tie
     "zamba": {"num_hidden_layers": 4, "layer_types": ["linear_attention", "hybrid", "linear_attention", "hybrid"]},

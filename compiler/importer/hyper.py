@@ -10,10 +10,13 @@ from __future__ import annotations
 from archcost.dsl import ast
 
 from .common import option
-from .modules import children, own
+from .modules import Linear, children, linear, norm, own
 from .spec import call
 
 AROUND = ("attn_hc", "ffn_hc")  # a decoder layer's connections, before its mixer and its feed-forward
+GATED_AROUND = ("attn_hyper_connection", "mlp_hyper_connection")  # Qwen4-Exp's
+OWN_RESIDUAL = ("moe", "swiglu", "gqa", "mamba2")  # blocks with `residual_add`
+MIXER = "hyper_connection_mixer"  # Qwen4-Exp's merge of the streams before the head
 COMB_OPTION = "hc_comb"
 
 
@@ -41,17 +44,48 @@ def connection(module, d: int, config, label: str) -> ast.BlockCall | None:
 
 
 def around(layer, d: int, config) -> dict[str, ast.BlockCall]:
-    """The layer's connections by child name ({} for a layer without them)."""
+    """The layer's connections by child name, in the sublayers' order ({} for a layer without them)."""
     parts = dict(layer.named_children())
-    found = {name: connection(parts[name], d, config, name) for name in AROUND if name in parts}
-    return found if found and None not in found.values() else {}
+    for names, read in ((AROUND, lambda m, name: connection(m, d, config, name)),
+                        (GATED_AROUND, lambda m, name: gated_residual(m, d, name))):
+        found = {name: read(parts[name], name) for name in names if name in parts}
+        if found:
+            return found if set(found) == set(names) and None not in found.values() else {}
+    return {}
+
+
+def holds_norms(connections: dict) -> bool:
+    """Whether the connections norm the sublayers' input themselves (Qwen4-Exp's: the sublayers have none)."""
+    return bool(connections) and all(c.name == "gated_residual" for c in connections.values())
 
 
 def interleaved(calls: tuple[ast.BlockCall, ...], connections: dict) -> tuple[ast.BlockCall, ...] | None:
-    """Each connection before its sublayer: attn_hc, the mixer, ffn_hc, the feed-forward."""
-    if set(connections) != set(AROUND) or len(calls) != len(AROUND):
+    """Each connection before its sublayer: attn_hc, the mixer, ffn_hc, the feed-forward; behind a gated
+    residual, a sublayer's own residual add is the connection's write-back."""
+    if len(calls) != len(connections):
         return None
-    return tuple(item for name, sublayer in zip(AROUND, calls) for item in (connections[name], sublayer))
+    if holds_norms(connections):
+        off = ast.Keyword(name="residual_add", value=ast.Bool(value=False))
+        calls = tuple(c.model_copy(update={"args": [*c.args, off]}) if c.name in OWN_RESIDUAL else c for c in calls)
+    return tuple(item for connection, sublayer in zip(connections.values(), calls) for item in (connection, sublayer))
+
+
+def gated_residual(module, d: int, label: str, combine: bool = True) -> ast.BlockCall | None:
+    """`gated_residual(d, streams = s, rank = r) as label` for Qwen4ExpTextGatedResidual: a norm of s·d, the
+    low-rank mixer s·d → r → s·d, and (combine) the s·d → s write-back weights; None for anything else."""
+    parts = children(module)
+    kind = norm(parts["hc_norm"]) if "hc_norm" in parts else None
+    down = linear(parts["input_mix_weight_down"]) if "input_mix_weight_down" in parts else None
+    if own(module) or kind is None or kind.block != "rmsnorm" or not kind.width or kind.width % d or down is None:
+        return None
+    streams, rank = kind.width // d, down.width_out
+    expected = {"hc_norm", "input_mix_weight_down", "input_mix_weight_up", *(("block_inject_weight",) if combine
+                                                                            else ())}
+    if set(parts) != expected or down != Linear(streams * d, rank, False) \
+            or linear(parts["input_mix_weight_up"]) != Linear(rank, streams * d, False) \
+            or (combine and linear(parts["block_inject_weight"]) != Linear(streams * d, streams, False)):
+        return None
+    return call("gated_residual", "d", streams=streams, rank=rank, combine=None if combine else False, label=label)
 
 
 def merge(module, d: int) -> ast.BlockCall | None:

@@ -17,7 +17,7 @@ from .spec import call
 # a block's own default norm, where it is not rmsnorm
 BLOCK_NORMS = {"gelu_mlp": "layernorm", "rwkv_time_mix": "layernorm", "rwkv_channel_mix": "layernorm"}
 EMBEDDING_NORMS = ("pre_ln",)  # a norm the first layer applies to the embeddings before its own (RWKV's pre_ln)
-MIXERS = ("gqa", "gated_attention", "mla", "dsv4_attention", "cca")
+MIXERS = ("gqa", "gated_attention", "mla", "dsv4_attention", "cca", "qsa_attention")
 
 
 def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
@@ -34,7 +34,7 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
         raise unmapped(layer, path, "parameters of the layer itself")
     connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
     affine = zaya.residual_affines(layer, at.d)
-    calls = _read_sublayers(layer, path, at, (*connections, *affine))
+    calls = _read_sublayers(layer, path, at, (*connections, *affine), hyper.holds_norms(connections))
     calls = scaled_residual.scaled(calls) if scaled else calls
     calls = zaya.with_affine_residuals(calls) if affine and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls
@@ -43,7 +43,7 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     return calls
 
 
-def _read_sublayers(layer, path: str, at, apart: tuple[str, ...]) -> tuple[ast.BlockCall, ...]:
+def _read_sublayers(layer, path: str, at, apart: tuple[str, ...], normed_apart: bool) -> tuple[ast.BlockCall, ...]:
     norms, found, first = [], [], []
     side, skipped = per_layer.layer_call(layer, at.d, at.config.num_hidden_layers)
     beside, held = dense_and_moe.layer_call(layer, at)  # Gemma 4's MLP beside its MoE, their norms its own
@@ -71,6 +71,7 @@ def _read_sublayers(layer, path: str, at, apart: tuple[str, ...]) -> tuple[ast.B
         found.append((name, block))
     found = _shared_beside(found)
     found.sort(key=lambda item: not item[1].mixer)   # the mixer first, as the residual stream runs
+    norms = norms or (["none"] * len(found) if normed_apart else [])  # a gated residual norms their inputs
     if not found:
         raise unmapped(layer, path, "no sublayer")
     together = parallel.shared_norm(found, norms)

@@ -132,7 +132,20 @@ def _kind_names(stack: list[tuple]) -> list[str]:
 KIND_WORDS = {"mamba2": "mamba", "short_conv": "conv", "gated_deltanet": "linear", "mla": "mla",
               "gated_attention": "full", "moe": "moe", "rwkv_time_mix": "rwkv", "kda": "kda",
               "text_only_cross_attention": "cross", "moa": "moa",
-              "griffin_recurrent": "recurrent"}
+              "griffin_recurrent": "recurrent", "qsa_attention": "indexed", "cca": "cca", "mlp_routed_moe": "moe",
+              "dense_and_moe": "moe",
+              # connections around the sublayers name no kind of layer
+              "mhc": "", "gated_residual": ""}
+
+
+def _keyword_words(name: str, given: dict) -> list[str] | None:
+    """The words of a block whose keywords say its kind (DeepSeek-V4's attention, Gemma 3n's layer)."""
+    if name == "dsv4_attention":
+        return [getattr(given.get("kind"), "id", "swa")]
+    if name == "gemma3n_layer":
+        return ["sliding" if "window" in given else "full",
+                *(word for key, word in (("kv_share", "shared"), ("sparse", "sparse")) if key in given)]
+    return None
 
 
 def _describe(layer: tuple) -> str:
@@ -141,10 +154,14 @@ def _describe(layer: tuple) -> str:
         if block.label in EMBEDDING_NORMS:
             words.append("first")  # the layer that also normalises the embeddings (RWKV's pre_ln)
             continue
-        given = {a.name for a in block.args if isinstance(a, ast.Keyword)} if block.name == "gqa" else set()
+        given = {a.name: a.value for a in block.args if isinstance(a, ast.Keyword)}
+        if _keyword_words(block.name, given) is not None:
+            words += _keyword_words(block.name, given)
+            continue
+        given = given if block.name == "gqa" else {}
         words.append("sliding" if "window" in given else "chunked" if "chunk" in given
-                     else KIND_WORDS.get(block.name) or ("dense" if block.label == "ffn" else "full"))
-    return "_".join(words)
+                     else KIND_WORDS.get(block.name, "dense" if block.label == "ffn" else "full"))
+    return "_".join(word for word in words if word)
 
 
 def _noted_once(stack: list[tuple]) -> list[tuple]:
@@ -180,7 +197,9 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
         if heads.embedding_norm(child, embedding, d) is not None:
             before.insert(1, heads.embedding_norm(child, embedding, d))
             continue
-        kind, merged, altup = norm(child), hyper.merge(child, d), gemma3n.projections(child, name, d)
+        kind, altup = norm(child), gemma3n.projections(child, name, d)
+        merged = hyper.merge(child, d) or (hyper.gated_residual(child, d, "merge", combine=False)
+                                           if name == hyper.MIXER else None)
         if merged is not None or (altup is not None and altup.name == "altup_unembed"):
             after.insert(0, merged or altup)  # the streams merged before the final norm
         elif altup is not None:

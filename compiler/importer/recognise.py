@@ -22,6 +22,7 @@ from .jetmoe import moe as jet_moe
 from .kda import kda
 from .mla import mla
 from .modules import Found, Linear, Norm, Where, children, linear, norm, own, pick, shapes_of, sub_norm
+from .qsa import qsa_attention
 from .rwkv import channel_mix, time_mix
 from .spec import call, number
 from .zaya import cca_attention, mlp_routed_moe
@@ -36,7 +37,7 @@ FUSED_QKV = ("qkv_proj", "query_key_value", "c_attn", "Wqkv")
 def sublayer(module, at: Where) -> Found | None:
     for recogniser in (attention, mla, gated_ffn, plain_ffn, moe, mamba2, gated_deltanet, mamba, short_conv,
                        lightning, diff_attention, kda, time_mix, channel_mix, jet_attention, jet_moe,
-                       recurrent_block, dsv4_attention, cca_attention, mlp_routed_moe):
+                       recurrent_block, dsv4_attention, cca_attention, mlp_routed_moe, qsa_attention):
         found = recogniser(module, at)
         if found is not None:
             return found
