@@ -15,7 +15,7 @@ NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm_1", "pre_feedf
          "post_feedforward_layernorm_2", "post_feedforward_layernorm")
 EXPERTS = "experts"  # the layer's child holding the fused expert tensors (a module name, not the op kind)
 PARTS = ("mlp", "router", EXPERTS, *NORMS)
-GATED_ACT_FLOPS = {"gelu": 9}  # GELU(gate)·up per hidden value, std.ffn.moe's count for GELU-gated experts
+EXPERT_ACTIVATION = "gelu"  # GELU(gate)·up: dense_and_moe's act_flops = 9
 
 
 def layer_call(layer, at: Where) -> tuple[ast.BlockCall | None, tuple[str, ...]]:
@@ -29,7 +29,7 @@ def layer_call(layer, at: Where) -> tuple[ast.BlockCall | None, tuple[str, ...]]
     experts = own(parts[EXPERTS])
     up, down = experts.get("gate_up_proj", ()), experts.get("down_proj", ())
     act = activation(parts[EXPERTS])
-    if dense is None or dense.call.name != "geglu" or count is None or act not in GATED_ACT_FLOPS \
+    if dense is None or dense.call.name != "geglu" or count is None or act != EXPERT_ACTIVATION \
             or set(experts) != {"gate_up_proj", "down_proj"} or len(up) != 3 or up[0] != count or up[2] != at.d \
             or down != (count, at.d, up[1] // 2) or up[1] % 2:
         return None, ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 
 from .modules import Linear, Norm, Where, activation, children, linear, norm, own
-from .per_layer import LABEL, READ
+from .per_layer import LABEL, READ, input_width
 from .spec import call
 
 NORMS = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
@@ -23,7 +23,7 @@ def layer_call(layer, at: Where, layers: int) -> ast.BlockCall | None:
     if set(parts) != PARTS or own(layer) or any(norm(parts[name]) != Norm("rmsnorm", d) for name in NORMS):
         return None
     attention, streams = _attention(parts["self_attn"], at), _altup(parts["altup"], d)
-    f, rank, width = _mlp(parts["mlp"], d), _laurel(parts["laurel"], d), _per_layer_width(parts, d)
+    f, rank, width = _mlp(parts["mlp"], d), _laurel(parts["laurel"], d), input_width(parts, d)
     if None in (attention, streams, f, rank, width):
         return None
     sparse = (getattr(parts["mlp"], "activation_sparsity", 0) or 0) > 0
@@ -85,14 +85,6 @@ def _laurel(module, d: int) -> int | None:
             or norm(parts["post_laurel_norm"]) != Norm("rmsnorm", d):
         return None
     return left.width_out
-
-
-def _per_layer_width(parts: dict, d: int) -> int | None:
-    gate = linear(parts[READ[0]])
-    if gate is None or gate != Linear(d, gate.width_out, False) \
-            or linear(parts[READ[1]]) != Linear(gate.width_out, d, False) or norm(parts[READ[2]]) != Norm("rmsnorm", d):
-        return None
-    return gate.width_out
 
 
 def projections(child, name: str, d: int) -> ast.BlockCall | None:

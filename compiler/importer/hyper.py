@@ -11,12 +11,10 @@ from archcost.dsl import ast
 
 from .common import option
 from .modules import Linear, children, linear, norm, own
-from .spec import call
+from .spec import call, with_keyword
 
 AROUND = ("attn_hc", "ffn_hc")  # a decoder layer's connections, before its mixer and its feed-forward
 GATED_AROUND = ("attn_hyper_connection", "mlp_hyper_connection")  # Qwen4-Exp's
-OWN_RESIDUAL = ("moe", "swiglu", "gqa", "mamba2")  # blocks with `residual_add`
-MIXER = "hyper_connection_mixer"  # Qwen4-Exp's merge of the streams before the head
 COMB_OPTION = "hc_comb"
 
 
@@ -65,8 +63,7 @@ def interleaved(calls: tuple[ast.BlockCall, ...], connections: dict) -> tuple[as
     if len(calls) != len(connections):
         return None
     if holds_norms(connections):
-        off = ast.Keyword(name="residual_add", value=ast.Bool(value=False))
-        calls = tuple(c.model_copy(update={"args": [*c.args, off]}) if c.name in OWN_RESIDUAL else c for c in calls)
+        calls = with_keyword(calls, "residual_add", False, only_where_taken=True)
     return tuple(item for connection, sublayer in zip(connections.values(), calls) for item in (connection, sublayer))
 
 
@@ -89,8 +86,13 @@ def gated_residual(module, d: int, label: str, combine: bool = True) -> ast.Bloc
 
 
 def merge(module, d: int) -> ast.BlockCall | None:
-    """`mhc_merge(d, streams = s)` for the streams' merge before the final norm (DeepseekV4HyperHead,
-    HYV4HyperHead: s weights from all streams, a base each and one scale)."""
+    """The streams' merge before the head: `mhc_merge(d, streams = s)` for DeepseekV4HyperHead and HYV4HyperHead
+    (s weights from all streams, a base each and one scale), a gated residual without its write-back for
+    Qwen4-Exp's hyper_connection_mixer."""
+    return _weighed_merge(module, d) or gated_residual(module, d, "merge", combine=False)
+
+
+def _weighed_merge(module, d: int) -> ast.BlockCall | None:
     held = own(module)
     fn = held.get("hc_fn", ())
     if set(held) != {"hc_fn", "hc_base", "hc_scale"} or children(module) or len(fn) != 2 \

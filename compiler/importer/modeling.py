@@ -197,9 +197,7 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
         if heads.embedding_norm(child, embedding, d) is not None:
             before.insert(1, heads.embedding_norm(child, embedding, d))
             continue
-        kind, altup = norm(child), gemma3n.projections(child, name, d)
-        merged = hyper.merge(child, d) or (hyper.gated_residual(child, d, "merge", combine=False)
-                                           if name == hyper.MIXER else None)
+        kind, merged, altup = norm(child), hyper.merge(child, d), gemma3n.projections(child, name, d)
         if merged is not None or (altup is not None and altup.name == "altup_unembed"):
             after.insert(0, merged or altup)  # the streams merged before the final norm
         elif altup is not None:

@@ -30,12 +30,20 @@ def inputs_call(base, d: int, layers: int) -> tuple[ast.BlockCall | None, tuple[
 def layer_call(layer, d: int, layers: int) -> tuple[ast.BlockCall | None, tuple[str, ...]]:
     """`per_layer_input(d, width, layers, from = (previous, per_layer.inputs))` and the layer's children it
     accounts for."""
-    parts = dict(layer.named_children())
-    if not all(name in parts for name in READ):
+    width = input_width(dict(layer.named_children()), d)
+    if width is None:
         return None, ()
+    flow = ast.Tuple(items=[ast.Name(id="previous"), ast.Name(id=f"{LABEL}.inputs")])
+    return call("per_layer_input", "d", width, layers, label="per_layer_input", **{"from": flow}), READ
+
+
+def input_width(parts: dict, d: int) -> int | None:
+    """The width of a layer's slice of the per-layer inputs, from its READ children: a d → width gate, a
+    width → d projection and an RMSNorm of d; None when the layer holds no such three."""
+    if not all(name in parts for name in READ):
+        return None
     gate = linear(parts[READ[0]])
     if gate is None or gate != Linear(d, gate.width_out, False) \
             or linear(parts[READ[1]]) != Linear(gate.width_out, d, False) or norm(parts[READ[2]]) != Norm("rmsnorm", d):
-        return None, ()
-    flow = ast.Tuple(items=[ast.Name(id="previous"), ast.Name(id=f"{LABEL}.inputs")])
-    return call("per_layer_input", "d", gate.width_out, layers, label="per_layer_input", **{"from": flow}), READ
+        return None
+    return gate.width_out

@@ -7,9 +7,9 @@ from __future__ import annotations
 from archcost.dsl import ast
 
 from .modules import own
+from .spec import with_keyword
 
 SCALES = ("input_residual", "post_attention_residual")  # the layer's parameters, in the sublayers' order
-SCALED_BLOCKS = ("gqa", "swiglu")  # the blocks that take `residual_scale`
 
 
 def scales_residuals(layer, d: int) -> bool:
@@ -19,7 +19,4 @@ def scales_residuals(layer, d: int) -> bool:
 
 def scaled(calls: tuple[ast.BlockCall, ...]) -> tuple[ast.BlockCall, ...] | None:
     """The sublayer calls with `residual_scale = true`; None unless they are one scaled block per scale."""
-    if len(calls) != len(SCALES) or any(c.name not in SCALED_BLOCKS for c in calls):
-        return None
-    flag = ast.Keyword(name="residual_scale", value=ast.Bool(value=True))
-    return tuple(c.model_copy(update={"args": [*c.args, flag]}) for c in calls)
+    return with_keyword(calls, "residual_scale", True) if len(calls) == len(SCALES) else None

@@ -20,18 +20,20 @@ class Library:
     modules: dict[str, str]          # block -> `std.ffn.swiglu`
     components: dict[str, str]       # block -> `dense_ffn` (its `component` statement)
     brings: dict[str, set[str]]      # module -> every module it uses, directly or not
+    params: dict[str, frozenset[str]]  # block -> the names of its parameters
 
 
 @functools.cache
 def library() -> Library:
     root = stdlib_root()
-    modules, components, uses = {}, {}, {}
+    modules, components, uses, params = {}, {}, {}, {}
     for path in sorted(root.rglob("*.arch")):
         name = "std." + ".".join(path.relative_to(root).with_suffix("").parts)
         parsed = parse(path.read_text(), str(path))
         uses[name] = {use.target for use in parsed.uses if not use.is_path}
         for block in parsed.blocks:
             modules[block.name] = name
+            params[block.name] = frozenset(param.name for param in block.params)
             found = [stmt.name for stmt in block.body if isinstance(stmt, ast.Component)]
             if found:
                 components[block.name] = found[0]
@@ -39,7 +41,19 @@ def library() -> Library:
     def reach(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
         direct = uses.get(name, set()) - seen
         return direct.union(*(reach(other, seen | direct | {name}) for other in direct))
-    return Library(modules, components, {name: reach(name) for name in uses})
+    return Library(modules, components, {name: reach(name) for name in uses}, params)
+
+
+def with_keyword(calls: tuple[ast.BlockCall, ...], name: str, item, only_where_taken: bool = False
+                 ) -> tuple[ast.BlockCall, ...] | None:
+    """The calls with `name = item` added; a call whose block has no such parameter is left as it is when
+    `only_where_taken`, else the whole answer is None (the calls cannot say it)."""
+    taking = library().params
+    if not only_where_taken and any(name not in taking.get(c.name, ()) for c in calls):
+        return None
+    keyword = ast.Keyword(name=name, value=value(item))
+    return tuple(c.model_copy(update={"args": [*c.args, keyword]}) if name in taking.get(c.name, ()) else c
+                 for c in calls)
 
 
 def value(item) -> ast.Expr:

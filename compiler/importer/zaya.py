@@ -8,12 +8,11 @@ from __future__ import annotations
 from archcost.dsl import ast
 
 from .modules import Found, Linear, Norm, Where, activation, children, linear, norm, own
-from .spec import call, op, times
+from .spec import call, op, times, with_keyword
 
 CCA = {"q_proj", "k_proj", "v_proj_current", "v_proj_delayed", "conv_qk_depthwise", "conv_qk_grouped"}
 TAPS = 2  # cca's convolutions: ZAYA1's cca_time0 and cca_time1
 AFFINE = ("post_attention_residual_scale", "post_mlp_residual_scale")  # a layer's residuals, in order
-AFFINE_BLOCKS = ("cca", "mlp_routed_moe")
 AFFINE_PARTS = ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
 INPUT_AFFINE = ("input_hidden_states_scale", "input_hidden_states_bias")  # the base model's own
 EXPERTS = "experts"  # ZayaSparseMoeBlock's child holding the expert tensors (a module name, not the op kind)
@@ -82,10 +81,7 @@ def residual_affines(layer, d: int) -> tuple[str, ...]:
 
 def with_affine_residuals(calls: tuple[ast.BlockCall, ...]) -> tuple[ast.BlockCall, ...] | None:
     """The sublayer calls with `residual_affine = true`; None unless they are one affine block per residual."""
-    if len(calls) != len(AFFINE) or any(c.name not in AFFINE_BLOCKS for c in calls):
-        return None
-    flag = ast.Keyword(name="residual_affine", value=ast.Bool(value=True))
-    return tuple(c.model_copy(update={"args": [*c.args, flag]}) for c in calls)
+    return with_keyword(calls, "residual_affine", True) if len(calls) == len(AFFINE) else None
 
 
 def input_affine(base, d: int) -> list[ast.Op]:
