@@ -57,6 +57,30 @@ def test_a_cached_compare_prints_the_same_bytes(table, capsys):
     assert warm == cold and "Table 2-A" in cold if table == "chapter" else warm == cold
 
 
+def test_the_chapter_tables_read_only_their_quantities_and_print_what_full_reports_print(capsys):
+    """Views told what the chapter's tables read build those leaves alone, and print the same bytes as views of
+    every quantity; what they cache never answers a command that prints every quantity."""
+    from archcost.compiler.cli.common import compile_spec
+    from archcost.compiler.cli.evaluate import CHAPTER as TABLES
+    from archcost.compiler.numbers.leaves import leaves
+    from archcost.compiler.render.chapter import chapter_table, reads_of
+    from archcost.compiler.serving.views import CompiledView
+
+    reads = reads_of(TABLES)
+    assert {"params_by_component", "selected_expert_bytes", "experts"} <= set(reads)
+    assert "flops_by_component" not in reads and "read_bytes" not in reads
+    for path in CHAPTER[:2]:
+        full, told = CompiledView(compile_spec(path)), CompiledView(compile_spec(path), reads)
+        for name in TABLES:
+            assert chapter_table(name, [told]).text() == chapter_table(name, [full]).text(), (path, name)
+        built = leaves(told.compiled, "decode", reads).leaves
+        assert "total:flops_nonmatrix" not in built and len(built) < len(leaves(full.compiled, "decode").leaves)
+    assert main(["compare", "--table", "chapter", CHAPTER[1]]) == 0
+    capsys.readouterr()
+    assert served(["eval", CHAPTER[1], "--phase", "decode"]) is None  # only the tables' quantities are kept
+    assert served(["compare", "--table", "prefill", CHAPTER[1]]) is None  # kept under the chapter's selection
+
+
 @pytest.mark.parametrize("name,phase", [("qwen3-8b", "decode"), ("deepseek-v4.1-flash", "prefill"),
                                         ("gemma-2-9b", "request")])
 def test_a_cached_sweep_writes_the_same_bytes(name, phase, tmp_path, capsys):

@@ -55,7 +55,7 @@ def served(argv: list[str]) -> int | None:
 
 def _compared(args) -> int | None:
     """`compare` from the cache entries of every spec."""
-    from .evaluate import print_compare, told_apart, unused_flags
+    from .evaluate import print_compare, table_reads, told_apart, unused_flags
 
     if args.table == "stages":
         return None
@@ -65,7 +65,8 @@ def _compared(args) -> int | None:
         entries = [warm.load(cache_key(spec, args)) for spec in args.specs]
         if any(entry is None for entry in entries):
             return False
-        print_compare(args, told_apart([warm.CachedView(entry) for entry in entries], args.specs))
+        reads = table_reads(args)
+        print_compare(args, told_apart([warm.CachedView(entry, reads) for entry in entries], args.specs))
         return True
     return _printed_whole(answer)
 

@@ -95,10 +95,21 @@ def run_compare(args) -> int:
     from .memory import remember_views
 
     unused_flags(args)
-    views = told_apart([CompiledView(compile_spec(path, args)) for path in args.specs], args.specs)
+    reads = table_reads(args)
+    views = told_apart([CompiledView(compile_spec(path, args), reads) for path in args.specs], args.specs)
     print_compare(args, views)
     remember_views(args, views)
     return 0
+
+
+def table_reads(args) -> tuple[str, ...] | None:
+    """What the tables `compare` prints read of each model's reports (chapter.reads_of); None for the summary
+    and JSON, which print every quantity."""
+    if args.format == "json" or args.table == "summary":
+        return None
+    from ..render.chapter import reads_of
+
+    return reads_of(CHAPTER if args.table == "chapter" else (args.table,))
 
 
 def print_compare(args, views: list) -> None:

@@ -28,4 +28,5 @@ def remember_view(path: str, args, view) -> None:
     state = state_form(view.compiled)
     if state is not None:
         extras["state_at"] = state
-    cache.remember(cache_key(path, args), view.compiled, sorted(view.phases), name=view.model_name, extras=extras)
+    cache.remember(cache_key(path, args), view.compiled, sorted(view.phases), name=view.model_name, extras=extras,
+                   reads=view.reads)

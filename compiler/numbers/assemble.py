@@ -165,6 +165,17 @@ def _part(flows: dict) -> dict:
             "write_bytes_state": flows["write_state"]}
 
 
+def phase_key(phase: str, reads: tuple[str, ...] | None) -> str:
+    """Where a phase's forms are kept in a cache entry: under the phase, or beside it when they hold only the
+    quantities `reads` names (quantities.reading), so that no command that prints them all finds them."""
+    return phase if reads is None else f"{phase}:{','.join(reads)}"
+
+
+def excluded_of(plan: list) -> dict[str, list[str]]:
+    """The figures each kind of op figure leaves out of a report as JSON shows it (Field(exclude=True))."""
+    return {item[1]: item[3] for item in plan if item[0] == "figures"}
+
+
 def dumped(data: dict, excluded: dict[str, list[str]]) -> dict:
     """The report as `Report.model_dump(exclude_none=True)` gives it: no None, no figure marked excluded."""
     out = {k: v for k, v in data.items() if v is not None}

@@ -19,7 +19,7 @@ from archcost.dsl.cachedir import cache_folder
 from archcost.dsl.files import source_file
 
 from . import forms
-from .assemble import Evaluator, Numbers, assemble, dumped, plain
+from .assemble import Evaluator, Numbers, assemble, dumped, excluded_of, phase_key, plain
 
 FORMAT = 3
 PACKAGE = Path(__file__).resolve().parent
@@ -101,13 +101,15 @@ def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], ex
         return
 
 
-def remember(key: dict, compiled, phases: list[str], name: str | None = None, extras: dict | None = None) -> None:
-    """Keep a compiled model's forms of these phases (and `extras`: the architecture facts and M(H) the chapter's
-    tables read) under `key`; a model whose forms are not plain is not kept."""
+def remember(key: dict, compiled, phases: list[str], name: str | None = None, extras: dict | None = None,
+             reads: tuple[str, ...] | None = None) -> None:
+    """Keep a compiled model's forms of these phases (of every quantity, or of those `reads` names), and `extras`
+    (the architecture facts and M(H) the chapter's tables read), under `key`; a model whose forms are not plain
+    is not kept."""
     from .evaluate import head
     from .leaves import phase_forms
 
-    found = {phase: phase_forms(compiled, phase) for phase in phases}
+    found = {phase_key(phase, reads): phase_forms(compiled, phase, reads) for phase in phases}
     if compiled.program is None or any(forms is None for forms in found.values()):
         return
     store(key, {**head(compiled), "model": name or compiled.name}, list(compiled.program.modules), found, extras,
@@ -119,10 +121,13 @@ def files_read(entry: dict) -> list[Path]:
     return [source_file(name) for name, _ in entry["sources"]]
 
 
-def report(entry: dict, phase: str, scenario: dict) -> dict | None:
-    """The report data of `phase` at `scenario`, as JSON shows it, or None when the entry lacks the phase or a
-    number is not vouched for (the compiler then runs and says why)."""
-    phase_forms = entry["phases"].get(phase)
+def report(entry: dict, phase: str, scenario: dict, reads: tuple[str, ...] | None = None) -> dict | None:
+    """The report data of `phase` at `scenario`, as JSON shows it (of every quantity, or at least of those `reads`
+    names), or None when the entry lacks the phase or a number is not vouched for (the compiler then runs and says
+    why)."""
+    phases = entry["phases"]
+    phase_forms = phases.get(phase_key(phase, reads)) if reads is not None else None
+    phase_forms = phase_forms or phases.get(phase)  # every quantity serves a reader of some
     if phase_forms is None:
         return None
     try:
@@ -130,16 +135,16 @@ def report(entry: dict, phase: str, scenario: dict) -> dict | None:
         data = assemble(entry["head"], phase_forms["plan"], phase, scenario, numbers)
     except Exception:  # noqa: BLE001  (any surprise: the compiler's path decides, and explains)
         return None
-    excluded = {item[1]: item[3] for item in phase_forms["plan"] if item[0] == "figures"}
-    return dumped(data, excluded)
+    return dumped(data, excluded_of(phase_forms["plan"]))
 
 
 class CachedView:
     """A model as the chapter's tables read it (see views.CompiledView), from its cache entry."""
 
-    def __init__(self, entry: dict):
+    def __init__(self, entry: dict, reads: tuple[str, ...] | None = None):
         head = entry["head"]
         self.entry, self.name, self.conventions, self.paths = entry, head["model"], head["conventions"], head["paths"]
+        self.reads = reads
 
     @property
     def facts(self) -> dict:
@@ -148,7 +153,7 @@ class CachedView:
         return self.entry["facts"]
 
     def report(self, phase: str, **shape) -> dict:
-        data = report(self.entry, phase, {"B": 1, "S": 0, "P": 1, "G": 1, **shape})
+        data = report(self.entry, phase, {"B": 1, "S": 0, "P": 1, "G": 1, **shape}, self.reads)
         if data is None:
             raise LookupError(f"no {phase} forms cached")
         return {**data, "model": self.name}

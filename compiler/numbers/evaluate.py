@@ -13,7 +13,7 @@ from ..terms.letters import LOWEST
 from ..terms.quantities import MOVED
 from ..terms.scenario import Scenario, at_phase
 from ..terms.symbols import B, P, S
-from .assemble import Evaluator, Fallback, Numbers, assemble
+from .assemble import Evaluator, Fallback, Numbers, assemble, dumped, excluded_of
 from .leaves import leaves, phase_forms
 from .plain import PlainEvaluator
 from .report import Report, report_model
@@ -27,12 +27,21 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     return report_model()(**report_data(compiled, phase, scenario))
 
 
-def report_data(compiled: Compiled, phase: str, scenario: Scenario) -> dict:
-    """The report as data, its numbers from the evaluators of the phase's plain forms; when one of them
-    cannot be vouched for, the symbolic path says what went wrong and where."""
-    built = leaves(compiled, phase)
+def report_read(compiled: Compiled, phase: str, scenario: Scenario, reads: tuple[str, ...]) -> dict:
+    """The report as JSON shows it (Report.model_dump(exclude_none=True)), of only the quantities and figures
+    `reads` names: what a table prints, without the leaves of everything else."""
+    _check(scenario)
+    data = report_data(compiled, phase, scenario, reads)
+    return dumped(data, excluded_of(leaves(compiled, phase, reads).plan))
+
+
+def report_data(compiled: Compiled, phase: str, scenario: Scenario, reads: tuple[str, ...] | None = None) -> dict:
+    """The report as data (of every quantity and figure, or of those `reads` names), its numbers from the
+    evaluators of the phase's plain forms; when one of them cannot be vouched for, the symbolic path says what
+    went wrong and where."""
+    built = leaves(compiled, phase, reads)
     shape = scenario.model_dump()
-    evaluator = fast_evaluator(compiled, phase)
+    evaluator = fast_evaluator(compiled, phase, reads)
     if evaluator is not None:
         try:
             return assemble(head(compiled), built.plan, phase, shape, Numbers(evaluator(**shape)))
@@ -51,11 +60,12 @@ def head(compiled: Compiled) -> dict:
     return compiled.memo["head"]
 
 
-def fast_evaluator(compiled: Compiled, phase: str) -> Evaluator | None:
-    """The phase's generated evaluator, built once per compiled model (None when a leaf is not plain)."""
-    key = ("evaluator", phase)
+def fast_evaluator(compiled: Compiled, phase: str, reads: tuple[str, ...] | None = None) -> Evaluator | None:
+    """The phase's generated evaluator (of the leaves `reads` names), built once per compiled model (None when a
+    leaf is not plain)."""
+    key = ("evaluator", phase, reads)
     if key not in compiled.memo:
-        plain = phase_forms(compiled, phase)
+        plain = phase_forms(compiled, phase, reads)
         compiled.memo[key] = Evaluator(plain) if plain is not None else None
     return compiled.memo[key]
 

@@ -38,21 +38,29 @@ class Leaves(NamedTuple):
     plan: list
 
 
-def leaves(compiled: Compiled, phase: str) -> Leaves:
-    """The leaves of `phase` and the plan that assembles a report from them, built once per model."""
-    key = ("leaves", phase)
+def leaves(compiled: Compiled, phase: str, reads: tuple[str, ...] | None = None) -> Leaves:
+    """The leaves of `phase` and the plan that assembles a report from them, built once per model: of every
+    quantity and figure, or only of those `reads` names (quantities.reading)."""
+    reads = _for_phase(phase, reads)
+    key = ("leaves", phase, reads)
     if key not in compiled.memo:
-        compiled.memo[key] = _build(compiled, phase)
+        compiled.memo[key] = _build(compiled, phase, reads)
     return compiled.memo[key]
 
 
-def _build(compiled: Compiled, phase: str) -> Leaves:
+def _for_phase(phase: str, reads: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """A request's report reads its parts from most of the quantities (assemble._request_parts): all of them."""
+    return None if phase == "request" else reads
+
+
+def _build(compiled: Compiled, phase: str, reads: tuple[str, ...] | None) -> Leaves:
     found: dict[str, Leaf] = {}
     call_phase = "prefill" if phase == "request" else phase  # a request's peak and figures: its prefill
     plan: list = []
-    for field in sorted({f for q in QUANTITIES for f in q.fields + q.less}):
+    quantities = QUANTITIES if reads is None else tuple(q for q in QUANTITIES if q.name in reads)
+    for field in sorted({f for q in quantities for f in q.fields + q.less}):
         found[total_key(field)] = Leaf(compiled.total(field), phase, field)
-    for quantity in QUANTITIES:
+    for quantity in quantities:
         first = quantity.fields[0]
         if quantity.by in ("component", "kind"):
             groups = _groups(compiled, quantity)
@@ -79,7 +87,7 @@ def _build(compiled: Compiled, phase: str) -> Leaves:
                 share = costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS)
                 found[f"class:{quantity.name}"] = Leaf(share[quantity.less_class], phase, first)
                 plan[-1].append(f"class:{quantity.name}")
-    plan += _figures(compiled, call_phase, found)
+    plan += _figures(compiled, call_phase, found, reads)
     if phase == "request":
         found.update({f"prefill:{f}": Leaf(compiled.total(f), "prefill", f) for f in PART_FLOWS})
     return Leaves(found, plan)
@@ -115,14 +123,14 @@ def _state_kinds(compiled: Compiled) -> dict[str, str]:
     return compiled.memo["state kinds"]
 
 
-def _figures(compiled: Compiled, phase: str, found: dict[str, Leaf]) -> list:
-    """One plan entry per kind of figure: a row of leaf keys per op that adds one."""
+def _figures(compiled: Compiled, phase: str, found: dict[str, Leaf], reads: tuple[str, ...] | None) -> list:
+    """One plan entry per kind of figure (of those `reads` names): a row of leaf keys per op that adds one."""
     options = compiled.options.cost_options()
     entries = {spec.figures.key: ["figures", spec.figures.key, [], _excluded(spec.figures.model)]
-               for spec in REGISTRY.values() if spec.figures}
+               for spec in REGISTRY.values() if spec.figures and (reads is None or spec.figures.key in reads)}
     for index, (_, data) in enumerate(compiled.graph.nodes(data=True)):
         figures = REGISTRY[data["op"].kind].figures
-        if figures is None:
+        if figures is None or figures.key not in entries:
             continue
         row = []
         for name, item in figures.rows(data["op"], data["cost"], options).items():
@@ -142,20 +150,21 @@ def _excluded(model) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- forms
 
-def phase_forms(compiled: Compiled, phase: str) -> dict | None:
-    """The phase's leaves as plain data: {"leaves", "requests", "atoms", "plan"}; None when a leaf is not
-    a plain closed form in B, S, P, G (an unbound name: the symbolic path says which)."""
-    key = ("forms", phase)
+def phase_forms(compiled: Compiled, phase: str, reads: tuple[str, ...] | None = None) -> dict | None:
+    """The phase's leaves (all, or those `reads` names) as plain data: {"leaves", "requests", "atoms", "plan"};
+    None when a leaf is not a plain closed form in B, S, P, G (an unbound name: the symbolic path says which)."""
+    reads = _for_phase(phase, reads)
+    key = ("forms", phase, reads)
     if key not in compiled.memo:
         try:
-            compiled.memo[key] = _plain(compiled, phase)
+            compiled.memo[key] = _plain(compiled, phase, reads)
         except forms.NotPlain:
             compiled.memo[key] = None
     return compiled.memo[key]
 
 
-def _plain(compiled: Compiled, phase: str) -> dict:
-    built = leaves(compiled, phase)
+def _plain(compiled: Compiled, phase: str, reads: tuple[str, ...] | None) -> dict:
+    built = leaves(compiled, phase, reads)
     return {**forms_of(compiled, built.leaves), "plan": built.plan}
 
 

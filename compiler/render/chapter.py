@@ -7,6 +7,7 @@ compiled models (views.CompiledView) or the formula cache (warm.CachedView) alik
 from __future__ import annotations
 
 from ..serving.views import view_of
+from ..terms.quantities import reading
 from .tables import Table, option_notes, params_table
 
 GiB = 2**30
@@ -94,6 +95,18 @@ def stages_table(models: list, tokens: int = 8192, across: str | None = None) ->
 
 CHAPTER_TABLES = {"architecture": architecture_table, "params": None, "prefill": prefill_table,
                   "long-context": long_context_table, "stages": stages_table, "request": request_table}
+
+
+# What each table reads of a model's reports (`stages` reads the graph op by op); the architecture facts
+# read the decode report's `experts`, so a view reads them whatever it prints (views.CompiledView)
+READS = {"architecture": ("params", "params_active", "params_active_no_embedding", "params_active_no_vocabulary"),
+         "params": ("params", "params_by_component"), "prefill": ("flops_matrix", "selected_expert_bytes"),
+         "long-context": ("context_flops", "state_bytes"), "stages": (), "request": ("flops_matrix",)}
+
+
+def reads_of(names) -> tuple[str, ...]:
+    """What printing these tables reads of each model (quantities.reading), the facts' experts with it."""
+    return reading(["experts", *(quantity for name in names for quantity in READS[name])])
 
 
 def chapter_table(name: str, models: list, across: str | None = None) -> Table:

@@ -10,7 +10,7 @@ from ..graph.compiled import Compiled
 from ..graph.ir import Cluster
 from ..numbers import forms
 from ..numbers.building import from_sympy
-from ..numbers.evaluate import evaluate, state_bytes_at
+from ..numbers.evaluate import evaluate, report_data, report_read, state_bytes_at
 from ..numbers.leaves import NAMES
 from ..ops import REGISTRY
 from ..terms.scenario import Scenario
@@ -20,16 +20,22 @@ FFN = ("dense_ffn", "routed_experts")
 
 
 class CompiledView:
-    """Tables read models through views: this one compiles and evaluates; warm.CachedView reads the cache."""
+    """Tables read models through views: this one compiles and evaluates; warm.CachedView reads the cache.
 
-    def __init__(self, compiled: Compiled):
-        self.compiled, self.name, self.phases = compiled, compiled.name, set()
+    A view told what its tables read (`reads`, quantities.reading; the architecture facts' `experts` with it)
+    builds the forms of those quantities alone: the chapter's tables print ten of the report's quantities."""
+
+    def __init__(self, compiled: Compiled, reads: tuple[str, ...] | None = None):
+        self.compiled, self.name, self.phases, self.reads = compiled, compiled.name, set(), reads
         self.model_name = compiled.name  # the spec's own, before `compare` tells two of a name apart
         self.conventions, self.paths = compiled.conventions(), compiled.execution_paths()
 
     def report(self, phase: str, **shape) -> dict:
         self.phases.add(phase)
-        data = evaluate(self.compiled, phase, Scenario(**shape)).model_dump(exclude_none=True)
+        if self.reads is None:
+            data = evaluate(self.compiled, phase, Scenario(**shape)).model_dump(exclude_none=True)
+        else:
+            data = report_read(self.compiled, phase, Scenario(**shape), self.reads)
         return {**data, "model": self.name}
 
     def state_at(self, history: int):
@@ -41,15 +47,16 @@ class CompiledView:
 
     @property
     def facts(self) -> dict:
-        return architecture_facts(self.compiled)
+        return architecture_facts(self.compiled, self.reads)
 
 
-def architecture_facts(compiled: Compiled) -> dict:
-    """Table 2-A's words for a model: layers and their composition, width, experts, depth connection."""
+def architecture_facts(compiled: Compiled, reads: tuple[str, ...] | None = None) -> dict:
+    """Table 2-A's words for a model: layers and their composition, width, experts, depth connection (its
+    experts from the decode report of every quantity, or of those `reads` names, which must hold `experts`)."""
     clusters = compiled.ir.clusters
     layers, attention = _composition(_outermost(clusters, ("attention",)), clusters, compiled.graph)
     _, ffn = _composition(_outermost(clusters, FFN), clusters, compiled.graph)
-    routed = evaluate(compiled, "decode", Scenario()).experts
+    routed = report_data(compiled, "decode", Scenario(), reads)["experts"]
     first = routed[0] if routed else None
     depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
     return {
@@ -57,7 +64,7 @@ def architecture_facts(compiled: Compiled) -> dict:
         "width": sp.sstr(_model_width(compiled)),
         "attention": attention,
         "ffn": ffn,
-        "routed": None if first is None else [str(v) for v in (first.experts, first.top, first.width, first.hidden)],
+        "routed": None if first is None else [str(first[k]) for k in ("experts", "top", "width", "hidden")],
         "depth": ", ".join(depth),
     }
 

@@ -138,6 +138,14 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity("state_write_by_kind", "bytes", "write_bytes.state per kind of state", ("write_state",), "kind"),
 )
 BY_NAME: dict[str, Quantity] = {q.name: q for q in QUANTITIES}
+
+
+def reading(names) -> tuple[str, ...]:
+    """What a command reads of a report, as one key: the quantities of `names` in the table's order, then the
+    op figures it names (`experts`). Leaves, forms and evaluators are built for these alone; a quantity name
+    this table lacks is taken for a figure's key (the report model has one field per key, report.py)."""
+    chosen = set(names)
+    return (*(q.name for q in QUANTITIES if q.name in chosen), *sorted(chosen - set(BY_NAME)))
 # the columns of `archcost sweep`, in its order
 SWEPT: tuple[Quantity, ...] = tuple(BY_NAME[name] for name in ("flops", "flops_matrix", "context_flops",
                                                                "read_bytes", "write_bytes", "state_bytes"))
