@@ -23,11 +23,15 @@ _TERMINAL_TEXT = {
 }
 
 
+# every token stays in the tree: tree.ToAst finds each node's span from its first and last token
+OPTIONS = dict(parser="lalr", keep_all_tokens=True, maybe_placeholders=True)
+
+
 def grammar() -> Lark:
     """The grammar as a whole, for tools that read its rules (hypothesis draws programs from it); parsing
     uses `_parser`, whose tables come from lark's cache."""
     text = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
-    return Lark(text, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return Lark(text, **OPTIONS)
 
 
 @lru_cache(maxsize=1)
@@ -35,8 +39,7 @@ def _parser() -> Lark:
     """The LALR parser; its tables are built once and kept in lark's own cache in the user's cache folder
     (keyed by the grammar and lark's version), or built again when that folder cannot be written."""
     grammar = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
-    options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True)
-    return Lark(grammar, cache=_cache_file(grammar) or False, **options)
+    return Lark(grammar, cache=_cache_file(grammar) or False, **OPTIONS)
 
 
 def _cache_file(grammar: str) -> str | None:

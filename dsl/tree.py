@@ -7,16 +7,10 @@ from lark import Token, Tree
 from . import ast
 from .errors import Span
 
-
-def _span(file: str, meta) -> ast.Span | None:
-    if getattr(meta, "empty", True):
-        return None
-    return Span(file=file, line=meta.line, column=meta.column, end_line=meta.end_line, end_column=meta.end_column)
-
-
-def _token_span(file: str, tok: Token) -> Span:
-    return Span(file=file, line=tok.line, column=tok.column, end_line=tok.end_line or tok.line,
-                end_column=tok.end_column or tok.column + 1)
+# The terminals a rule's method reads; the parser keeps every token (keep_all_tokens) so that a node's span
+# runs from its first token to its last, keywords and brackets included, and the walk drops the others.
+READ_TERMINALS = frozenset({"NAME", "NUMBER", "STRING"})
+READS_EVERY_TOKEN = frozenset({"argname"})  # `component = other`: the keyword is the argument's name
 
 
 def _binop(op: str):
@@ -26,19 +20,49 @@ def _binop(op: str):
 
 
 class ToAst:
-    """Rule name = AST class: one method per grammar rule, called with the rule's meta (its span) and its
-    children already converted, bottom up (lark's Transformer does the same walk with a wrapper per call,
-    which cost a third of the parse)."""
+    """Rule name = AST class: one method per grammar rule, called with the rule's extent (its first and last
+    token) and its children already converted, bottom up.
+
+    The walk finds extents itself, as lark's propagate_positions would (a node runs from the start of its first
+    token to the end of its last, a bracketed expression's brackets counted by the node around it but not by
+    the expression): lark's way wraps every reduction of the parse and cost a third of it."""
 
     def __init__(self, file: str):
         self.file = file
 
     def transform(self, tree: Tree):
-        children = [self.transform(child) if isinstance(child, Tree) else child for child in tree.children]
-        return getattr(self, tree.data)(tree.meta, children)
+        return self._walk(tree)[0]
 
-    def _s(self, meta):
-        return _span(self.file, meta)
+    def _walk(self, tree: Tree) -> tuple:
+        """(the rule's value, its first position, its last): positions are (line, column) pairs, None for a rule
+        that matched no text."""
+        children, first, last = [], None, None
+        every = tree.data in READS_EVERY_TOKEN
+        for child in tree.children:
+            if child is None:  # an optional part left out (maybe_placeholders)
+                children.append(None)
+                continue
+            if type(child) is Token:
+                start, end = (child.line, child.column), (child.end_line, child.end_column)
+                if every or child.type in READ_TERMINALS:
+                    children.append(child)
+            else:
+                value, start, end = self._walk(child)
+                children.append(value)
+            if start is not None:
+                first = first or start
+                last = end
+        return getattr(self, tree.data)((first, last), children), first, last
+
+    def _s(self, extent):
+        first, last = extent
+        if first is None:
+            return None
+        return Span(file=self.file, line=first[0], column=first[1], end_line=last[0], end_column=last[1])
+
+    def atom(self, extent, children):
+        """`( expr )`: the expression, its span its own; the brackets count in the extent of what holds it."""
+        return children[0]
 
     # expressions
     def number(self, meta, children):
@@ -116,13 +140,15 @@ class ToAst:
         condition, message = children
         return ast.Require(condition=condition, message=str(message)[1:-1], span=self._s(meta))
 
+    # an optional part left out leaves a placeholder for each of its tokens: `["as" NAME]` two, so the
+    # methods below read the part from its end
     def repeat(self, meta, children):
-        count, label, body = children
-        return ast.Repeat(count=count, label=_opt(label), body=body, span=self._s(meta))
+        count, *label, body = children
+        return ast.Repeat(count=count, label=_opt(label[-1]), body=body, span=self._s(meta))
 
     def if_stmt(self, meta, children):
-        condition, body, orelse = children
-        return ast.If(condition=condition, body=body, orelse=orelse or [], span=self._s(meta))
+        condition, body, *orelse = children
+        return ast.If(condition=condition, body=body, orelse=orelse[-1] or [], span=self._s(meta))
 
     def block_call(self, meta, children):
         name, *args, label = children
