@@ -70,3 +70,18 @@ def test_grammar_programs_round_trip_and_never_crash_long(text):
 
 def test_keywords_come_from_the_grammar():
     assert {"use", "model", "block", "repeat", "precision", "component", "if", "else", "as"} <= KEYWORDS
+
+
+def test_a_span_runs_from_its_first_token_to_its_last():
+    """Keywords and brackets count in the span of the node that holds them (lark's propagate_positions
+    convention, which the error carets were written against); a bracketed expression keeps its own span."""
+    block = parse("block b(d) {\n  x = (d + 1) * 2\n  repeat 2 { y = d }\n}\n").blocks[0]
+    binding, repeat = block.body
+
+    def where(node):
+        return node.span.line, node.span.column, node.span.end_line, node.span.end_column
+    assert where(block) == (1, 1, 4, 2)            # `block` … `}`
+    assert where(binding) == (2, 3, 2, 18)
+    assert where(binding.value) == (2, 7, 2, 18)   # `(d + 1) * 2`: from its bracket
+    assert where(binding.value.left) == (2, 8, 2, 13)  # `d + 1`, without its brackets
+    assert where(repeat) == (3, 3, 3, 21)          # `repeat` … `}`
