@@ -17,6 +17,7 @@ from ..terms.scenario import Scenario
 from ..terms.symbols import H, S
 
 FFN = ("dense_ffn", "routed_experts")
+EXPERT_FIGURES = "experts"  # the rows the MoE op adds to a report (ops/experts.py, ExpertUse)
 
 
 class CompiledView:
@@ -56,7 +57,7 @@ def architecture_facts(compiled: Compiled, reads: tuple[str, ...] | None = None)
     clusters = compiled.ir.clusters
     layers, attention = _composition(_outermost(clusters, ("attention",)), clusters, compiled.graph)
     _, ffn = _composition(_outermost(clusters, FFN), clusters, compiled.graph)
-    routed = report_data(compiled, "decode", Scenario(), reads)["experts"]
+    routed = report_data(compiled, "decode", Scenario(), reads)[EXPERT_FIGURES]
     first = routed[0] if routed else None
     depth = sorted({c.block for c in clusters.values() if c.block in ("attn_res", "mhc")}) or ["residual"]
     return {
