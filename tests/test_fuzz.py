@@ -18,18 +18,17 @@ SAMPLE, LONG = 150, 4_000  # mutations: the default run's bounded sample, and th
 
 
 fuzz = load_tool("fuzz")
-SEEDS = fuzz.seeds()
 
 
 def test_every_spec_and_stdlib_block_is_a_seed():
-    names = {name.split(":")[0] for name, _ in SEEDS}
+    names = {name.split(":")[0] for name, _ in fuzz.seeds()}
     assert {p.name for p in (ROOT / "specs").glob("*.arch")} <= names
     assert "moe.arch" in names and "dsv4.arch" in names
 
 
 def test_unmutated_seeds_compile_and_evaluate():
     """A seed the harness rejects would make every mutation of it trivially `rejected`."""
-    for name, text in SEEDS:
+    for name, text in fuzz.seeds():
         assert fuzz.run_one(text) == fuzz.ACCEPTED, name
 
 
@@ -87,8 +86,11 @@ def _shrinking(seed, rng):
 
 
 def shrinking(examples: int):
+    # the seeds are drawn from when the test runs (st.deferred), not when the file is collected: every
+    # worker of the suite collects every file, and the seeds cost seconds of probe compiles
     return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])(
-        given(seed=st.sampled_from(SEEDS), rng=st.randoms(use_true_random=False))(_shrinking))
+        given(seed=st.deferred(lambda: st.sampled_from(fuzz.seeds())),
+              rng=st.randoms(use_true_random=False))(_shrinking))
 
 
 test_mutations_never_escape_shrinking = shrinking(50)

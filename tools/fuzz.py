@@ -35,7 +35,8 @@ WEIRD = ["0", "-1", "-0", "1.5", "0.5", "10^40", "10^12", "9" * 45, "2^300", "x"
          "floor(0)", "min()", "window(0)", "top(512, 0)", "1 / 0", "use", "model", "block", "from", "on"]
 
 
-def seeds() -> list[tuple[str, str]]:
+@functools.cache  # a few seconds of probe compiles; a campaign's forked workers inherit them, read only
+def seeds() -> tuple[tuple[str, str], ...]:
     """(name, text) of every spec, and of every stdlib block wrapped in a model that calls it."""
     from archcost.compiler.pipeline import compile_text, probe_that_compiles
     from archcost.dsl.parser import parse
@@ -47,7 +48,7 @@ def seeds() -> list[tuple[str, str]]:
             probe = probe_that_compiles(block, lambda probe, name, text=text: compile_text(
                 text + "\n" + probe, name=name, base=ROOT / "specs"))
             found.append((f"{path.name}:{block.name}", text + "\n" + probe))
-    return found
+    return tuple(found)
 
 
 NUMBER = re.compile(r"\d[\d_]*(?:\.\d+)?")
