@@ -135,7 +135,7 @@ def test_a_spec_that_runs_past_the_limit_stops_the_compiler_not_the_server():
 
     slow = "use std.embedding\nuse std.ffn.swiglu\nmodel \"slow\" {\n  d = 64\n  embedding(1000, d)\n" + \
         "".join(f"  swiglu(d, f = {64 + i}) as f{i}\n" for i in range(1500)) + "}\n"
-    with serving(Library.of([]), limit=3.0) as client:
+    with serving(Library.of([]), limit=1.0) as client:
         answers = []
         working = threading.Thread(target=lambda: answers.append(post(client, "compile", {"spec": {"text": slow}})))
         working.start()
