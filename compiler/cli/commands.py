@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 
 from .common import Command
 
@@ -23,7 +24,14 @@ MODULES = (
 
 
 def parser(commands_wanted: list[Command] | None = None, kind=argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The program's flags and its commands (all of them, or those given)."""
+    """The program's flags and its commands (all of them, or those given): built once per process and kind,
+    and only read after (parse_args keeps its results in the namespace it makes); an API user, the tests and
+    the fuzzer's flag target call the program many times in one process."""
+    return _built(None if commands_wanted is None else tuple(commands_wanted), kind)
+
+
+@functools.cache
+def _built(commands_wanted: tuple[Command, ...] | None, kind) -> argparse.ArgumentParser:
     top = kind(prog="archcost", description=DESCRIPTION)
     top.add_argument("--allow-use-outside", action="store_true",
                      help="let `use \"PATH\"` reach files outside the spec's own folder")

@@ -15,7 +15,7 @@ FIGURES = ("state", "flops", "step", "roofline", "capacity")
 
 def state_arguments(parser) -> None:
     parser.add_argument("specs", nargs="+", metavar="SPEC")
-    parser.add_argument("--H", type=whole(1, name="H"), nargs="+", default=[8192, 32768, 131072, 1048576], metavar="N",
+    parser.add_argument("--H", type=whole(1, name="H"), nargs="+", default=(8192, 32768, 131072, 1048576), metavar="N",
                         help="context lengths to evaluate (default 8K, 32K, 128K, 1M)")
     parser.add_argument("--budget", type=byte_size, default=None, metavar="BYTES",
                         help="find the longest context whose state fits, e.g. 256MiB or 24GB")
