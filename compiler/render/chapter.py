@@ -97,8 +97,8 @@ CHAPTER_TABLES = {"architecture": architecture_table, "params": None, "prefill":
                   "long-context": long_context_table, "stages": stages_table, "request": request_table}
 
 
-# What each table reads of a model's reports (`stages` reads the graph op by op); the architecture facts
-# read the decode report's `experts`, so a view reads them whatever it prints (views.CompiledView)
+# What each table reads of a model's reports (`stages` reads the graph op by op); the architecture facts,
+# which `compare` also keeps in the formula cache, read the decode report's `experts`: reads_of adds them
 READS = {"architecture": ("params", "params_active", "params_active_no_embedding", "params_active_no_vocabulary"),
          "params": ("params", "params_by_component"), "prefill": ("flops_matrix", "selected_expert_bytes"),
          "long-context": ("context_flops", "state_bytes"), "stages": (), "request": ("flops_matrix",)}
