@@ -8,13 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-from helpers import compiled
+from helpers import compiled, facts_file
 
 from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
 from archcost.compiler.terms.scenario import Scenario
 
-FACTS = yaml.safe_load((Path(__file__).parent / "calculator_facts.yaml").read_text())["facts"]
+FACTS = facts_file(Path(__file__).parent / "calculator_facts.yaml")["facts"]
 GROUPS = {"params_embedding_head": "embedding_output", "params_attention_projection": "attention",
           "params_dense_shared_ffn": "dense_ffn", "params_routed_experts": "routed_experts",
           "params_engram": "engram", "params_other": "other"}

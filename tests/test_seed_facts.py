@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
-import yaml
-from helpers import compiled
+from helpers import compiled, facts_file
 
 from archcost.compiler.front.hardware import device
 from archcost.compiler.graph import costs
@@ -18,7 +17,7 @@ from archcost.compiler.terms import symbols
 from archcost.compiler.terms.letters import LEDGERS
 from archcost.compiler.terms.scenario import Conventions, Scenario, call_form
 
-FACTS = yaml.safe_load((Path(__file__).parent / "seed_facts.yaml").read_text())
+FACTS = facts_file(Path(__file__).parent / "seed_facts.yaml")
 
 
 def sheet(q: dict):
