@@ -81,8 +81,10 @@ def check(text: str, walked, built, kv_bits: int) -> list[str]:
                             options=Conventions(attention="rectangle", paths=walked.paths))
     model = meta.runnable(built)
     keeps_cache = meta.keeps_cache(model)
+    shapes = meta.check_shapes(keeps_cache, model)
+    counted = meta.run_shapes(model, shapes)
     compared = [_parameters(compiled, walked.params),
-                *(_flops(compiled, model, shape) for shape in meta.check_shapes(keeps_cache, model)),
+                *(_flops(compiled, shape, counted[shape]) for shape in shapes),
                 _cache(compiled, model, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
     if walked.model_class in meta.HANDED_CACHE:
         compared.append((meta.HANDED_CACHE[walked.model_class], None))
@@ -109,10 +111,9 @@ def _parameters(compiled, theirs: int) -> tuple[str, str | None]:
             None if ours == theirs else f"parameters: the spec {ours:,}, transformers {theirs:,}")
 
 
-def _flops(compiled, model, shape: tuple[int, int, int]) -> tuple[str, str | None]:
+def _flops(compiled, shape: tuple[int, int, int], theirs: int) -> tuple[str, str | None]:
     batch, cached, new = shape
     phase = "decode" if cached else "prefill"
-    theirs = meta.run_flops(model, batch, cached, new)
     mine = evaluate(compiled, phase, Scenario(B=batch, S=cached, P=new)).flops_matrix
     shown = f"{phase} B={batch} S={cached} P={new}"
     return (f"{shown}: matrix FLOPs {mine:,} = FlopCounterMode's {theirs:,}",

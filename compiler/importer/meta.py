@@ -173,6 +173,46 @@ def run_flops(model, batch: int, cached: int, new: int) -> int:
         return counted_flops(model, batch, cached, new)
 
 
+def run_shapes(model, shapes) -> dict[tuple[int, int, int], int]:
+    """FlopCounterMode's total for each (batch, cached, new) shape, as counted_flops counts it, with a model that
+    cannot run on the meta device said as an error (E505). A decode step follows the counted prefill of its
+    cached positions when that prefill is one of the shapes (CHECK_SHAPES: the decode at B = 1 after 5
+    positions follows the B = 1, P = 5 prefill), so that forward runs once, not twice."""
+    torch, _ = libraries()
+    from torch.utils.flop_counter import FlopCounterMode
+
+    device = next(model.parameters()).device
+    prefills: dict[tuple[int, int], int] = {}
+    states: dict[tuple[int, int], tuple] = {}  # a counted prefill's output and handed cache, for one decode
+
+    def prefill(batch: int, positions: int, counted: bool):
+        handed = handed_cache(model)
+        ids = torch.zeros(batch, positions, dtype=torch.long, device=device)
+        with FlopCounterMode(display=False) if counted else contextlib.nullcontext() as counter:
+            out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
+        return (counter.get_total_flops() if counted else None), out, handed
+
+    totals = {}
+    with _running(model), warnings.catch_warnings(), _quiet():
+        warnings.simplefilter("ignore")
+        for batch, cached, new in shapes:  # the prefills first: a decode takes its prefill's state
+            if not cached:
+                prefills[batch, new], *state = prefill(batch, new, counted=True)
+                states[batch, new] = tuple(state)
+        for shape in shapes:
+            batch, cached, new = shape
+            if not cached:
+                totals[shape] = prefills[batch, new]
+                continue
+            # a step changes the cache it reads: a prefill's state serves one decode, a second runs it again
+            out, handed = states.pop((batch, cached), None) or prefill(batch, cached, counted=False)[1:]
+            step = torch.zeros(batch, new, dtype=torch.long, device=device)
+            with FlopCounterMode(display=False) as counter:
+                model(input_ids=step, logits_to_keep=1, use_cache=True, **(handed or cached_state(model, out)))
+            totals[shape] = counter.get_total_flops()
+    return totals
+
+
 @contextlib.contextmanager
 def _running(model):
     """The model's own forward on the meta device: any exception it raises is its own, said as E505."""
