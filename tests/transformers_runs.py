@@ -291,7 +291,8 @@ def small_config(case: str):
 
 
 def _counted(model, shapes, params) -> dict:
-    return {"params": params(model), "flops": {shape_id(shape): counted_flops(model, *shape) for shape in shapes}}
+    counted = counted_flops(model, shapes)
+    return {"params": params(model), "flops": {shape_id(shape): counted[shape] for shape in shapes}}
 
 
 def text_params(model) -> int:

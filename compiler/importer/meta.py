@@ -115,7 +115,7 @@ def runnable(built: Built):
     real values (DBRX's router takes torch.nonzero of its choices, Moshi's depth decoder calls .item()) built
     again on the CPU, where FlopCounterMode counts the same shapes; otherwise E505 with the op that failed."""
     try:
-        run_flops(built.model, 1, 0, 2)
+        run_shapes(built.model, ((1, 0, 2),))
         return built.model
     except ArchError:
         if sum(p.numel() for p in built.model.parameters()) > MAX_CPU_PARAMS:
@@ -167,50 +167,10 @@ def check_shapes(keeps_cache: bool, model=None) -> tuple[tuple[int, int, int], .
     return CHECK_SHAPES
 
 
-def run_flops(model, batch: int, cached: int, new: int) -> int:
+def run_shapes(model, shapes) -> dict[tuple[int, int, int], int]:
     """counted_flops, with a model that cannot run on the meta device said as an error (E505)."""
     with _running(model):
-        return counted_flops(model, batch, cached, new)
-
-
-def run_shapes(model, shapes) -> dict[tuple[int, int, int], int]:
-    """FlopCounterMode's total for each (batch, cached, new) shape, as counted_flops counts it, with a model that
-    cannot run on the meta device said as an error (E505). A decode step follows the counted prefill of its
-    cached positions when that prefill is one of the shapes (CHECK_SHAPES: the decode at B = 1 after 5
-    positions follows the B = 1, P = 5 prefill), so that forward runs once, not twice."""
-    torch, _ = libraries()
-    from torch.utils.flop_counter import FlopCounterMode
-
-    device = next(model.parameters()).device
-    prefills: dict[tuple[int, int], int] = {}
-    states: dict[tuple[int, int], tuple] = {}  # a counted prefill's output and handed cache, for one decode
-
-    def prefill(batch: int, positions: int, counted: bool):
-        handed = handed_cache(model)
-        ids = torch.zeros(batch, positions, dtype=torch.long, device=device)
-        with FlopCounterMode(display=False) if counted else contextlib.nullcontext() as counter:
-            out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
-        return (counter.get_total_flops() if counted else None), out, handed
-
-    totals = {}
-    with _running(model), warnings.catch_warnings(), _quiet():
-        warnings.simplefilter("ignore")
-        for batch, cached, new in shapes:  # the prefills first: a decode takes its prefill's state
-            if not cached:
-                prefills[batch, new], *state = prefill(batch, new, counted=True)
-                states[batch, new] = tuple(state)
-        for shape in shapes:
-            batch, cached, new = shape
-            if not cached:
-                totals[shape] = prefills[batch, new]
-                continue
-            # a step changes the cache it reads: a prefill's state serves one decode, a second runs it again
-            out, handed = states.pop((batch, cached), None) or prefill(batch, cached, counted=False)[1:]
-            step = torch.zeros(batch, new, dtype=torch.long, device=device)
-            with FlopCounterMode(display=False) as counter:
-                model(input_ids=step, logits_to_keep=1, use_cache=True, **(handed or cached_state(model, out)))
-            totals[shape] = counter.get_total_flops()
-    return totals
+        return counted_flops(model, shapes)
 
 
 @contextlib.contextmanager
@@ -224,25 +184,38 @@ def _running(model):
                         ) from None
 
 
-def counted_flops(model, batch: int, cached: int, new: int) -> int:
-    """FlopCounterMode's total for a prefill of `new` positions (logits for the last one), or, with `cached`
-    positions, for the decode step that follows a prefill of them."""
+def counted_flops(model, shapes) -> dict[tuple[int, int, int], int]:
+    """FlopCounterMode's total for each (batch, cached, new) shape: a prefill of `new` positions (logits for the
+    last one), or, with `cached` positions, the decode step that follows a prefill of them. That prefill is the
+    counted one when it is among the shapes (CHECK_SHAPES' decode after 5 positions at B = 1 follows their
+    B = 1, P = 5 prefill): the same forward runs once."""
     torch, _ = libraries()
     from torch.utils.flop_counter import FlopCounterMode
 
     device = next(model.parameters()).device
-    ids = torch.zeros(batch, cached or new, dtype=torch.long, device=device)
-    handed = handed_cache(model)
+
+    def run(batch: int, positions: int, **state):
+        ids = torch.zeros(batch, positions, dtype=torch.long, device=device)
+        with FlopCounterMode(display=False) as counter:
+            out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **state)
+        return counter.get_total_flops(), out
+
+    prefills: dict[tuple[int, int], tuple] = {}  # (batch, positions) → (flops, output, handed cache)
+    totals = {}
     with warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
-        with FlopCounterMode(display=False) as counter:
-            out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
-        if not cached:
-            return counter.get_total_flops()
-        step = torch.zeros(batch, new, dtype=torch.long, device=device)
-        with FlopCounterMode(display=False) as counter:
-            model(input_ids=step, logits_to_keep=1, use_cache=True, **(handed or cached_state(model, out)))
-        return counter.get_total_flops()
+        for batch, _, new in (shape for shape in shapes if not shape[1]):  # prefills first: decodes follow them
+            handed = handed_cache(model)
+            prefills[batch, new] = (*run(batch, new, **handed), handed)
+        for batch, cached, new in shapes:
+            if not cached:
+                totals[batch, cached, new] = prefills[batch, new][0]
+                continue
+            # a step changes the cache it reads: a prefill's state serves one decode; another runs it again
+            handed = handed_cache(model)
+            _, out, handed = prefills.pop((batch, cached), None) or (*run(batch, cached, **handed), handed)
+            totals[batch, cached, new] = run(batch, new, **(handed or cached_state(model, out)))[0]
+    return totals
 
 
 def cache_values(model, new: int) -> int:
