@@ -78,7 +78,10 @@ def test_the_chapter_tables_read_only_their_quantities_and_print_what_full_repor
     assert main(["compare", "--table", "chapter", CHAPTER[1]]) == 0
     capsys.readouterr()
     assert served(["eval", CHAPTER[1], "--phase", "decode"]) is None  # only the tables' quantities are kept
-    assert served(["compare", "--table", "prefill", CHAPTER[1]]) is None  # kept under the chapter's selection
+    assert served(["compare", "--table", "prefill", CHAPTER[1]]) == 0  # from the chapter's larger selection
+    warm = capsys.readouterr().out
+    assert main(["compare", "--table", "prefill", CHAPTER[1], "--no-cache"]) == 0
+    assert capsys.readouterr().out == warm
 
 
 @pytest.mark.parametrize("name,phase", [("qwen3-8b", "decode"), ("deepseek-v4.1-flash", "prefill"),

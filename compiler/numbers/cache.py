@@ -125,9 +125,7 @@ def report(entry: dict, phase: str, scenario: dict, reads: tuple[str, ...] | Non
     """The report data of `phase` at `scenario`, as JSON shows it (of every quantity, or at least of those `reads`
     names), or None when the entry lacks the phase or a number is not vouched for (the compiler then runs and says
     why)."""
-    phases = entry["phases"]
-    phase_forms = phases.get(phase_key(phase, reads)) if reads is not None else None
-    phase_forms = phase_forms or phases.get(phase)  # every quantity serves a reader of some
+    phase_forms = _forms_holding(entry["phases"], phase, reads)
     if phase_forms is None:
         return None
     try:
@@ -136,6 +134,19 @@ def report(entry: dict, phase: str, scenario: dict, reads: tuple[str, ...] | Non
     except Exception:  # noqa: BLE001  (any surprise: the compiler's path decides, and explains)
         return None
     return dumped(data, excluded_of(phase_forms["plan"]))
+
+
+def _forms_holding(phases: dict, phase: str, reads: tuple[str, ...] | None) -> dict | None:
+    """The forms of `phase` kept for these `reads` (None: every quantity), or any kept for more: those of every
+    quantity, or of a larger selection (`compare --table prefill` after `--table chapter`)."""
+    if reads is None or phase_key(phase, reads) in phases:
+        return phases.get(phase_key(phase, reads))
+    wanted = set(reads)
+    for key in (phase, *sorted(phases)):
+        name, _, held = key.partition(":")
+        if key in phases and name == phase and (not held or wanted <= set(held.split(","))):
+            return phases[key]
+    return None
 
 
 class CachedView:
