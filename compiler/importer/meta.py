@@ -200,22 +200,19 @@ def counted_flops(model, shapes) -> dict[tuple[int, int, int], int]:
             out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **state)
         return counter.get_total_flops(), out
 
-    prefills: dict[tuple[int, int], tuple] = {}  # (batch, positions) → (flops, output, handed cache)
-    totals = {}
+    totals, states = {}, {}  # states: (batch, positions) → a counted prefill's output and handed cache
     with warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore")
         for batch, _, new in (shape for shape in shapes if not shape[1]):  # prefills first: decodes follow them
             handed = handed_cache(model)
-            prefills[batch, new] = (*run(batch, new, **handed), handed)
-        for batch, cached, new in shapes:
-            if not cached:
-                totals[batch, cached, new] = prefills[batch, new][0]
-                continue
+            totals[batch, 0, new], out = run(batch, new, **handed)
+            states[batch, new] = out, handed
+        for batch, cached, new in (shape for shape in shapes if shape[1]):
             # a step changes the cache it reads: a prefill's state serves one decode; another runs it again
             handed = handed_cache(model)
-            _, out, handed = prefills.pop((batch, cached), None) or (*run(batch, cached, **handed), handed)
+            out, handed = states.pop((batch, cached), None) or (run(batch, cached, **handed)[1], handed)
             totals[batch, cached, new] = run(batch, new, **(handed or cached_state(model, out)))[0]
-    return totals
+    return {shape: totals[shape] for shape in shapes}
 
 
 def cache_values(model, new: int) -> int:
