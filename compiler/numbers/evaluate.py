@@ -27,9 +27,9 @@ def evaluate(compiled: Compiled, phase: str, scenario: Scenario) -> Report:
     return report_model()(**report_data(compiled, phase, scenario))
 
 
-def report_read(compiled: Compiled, phase: str, scenario: Scenario, reads: tuple[str, ...]) -> dict:
-    """The report as JSON shows it (Report.model_dump(exclude_none=True)), of only the quantities and figures
-    `reads` names: what a table prints, without the leaves of everything else."""
+def report_read(compiled: Compiled, phase: str, scenario: Scenario, reads: tuple[str, ...] | None = None) -> dict:
+    """The report as JSON shows it (Report.model_dump(exclude_none=True), as the formula cache gives it), of every
+    quantity or of only those `reads` names: what a table prints, without the leaves of everything else."""
     _check(scenario)
     data = report_data(compiled, phase, scenario, reads)
     return dumped(data, excluded_of(leaves(compiled, phase, reads).plan))

@@ -6,7 +6,7 @@ compiled models (views.CompiledView) or the formula cache (warm.CachedView) alik
 
 from __future__ import annotations
 
-from ..serving.views import view_of
+from ..serving.views import EXPERT_FIGURES, view_of
 from ..terms.quantities import reading
 from .tables import Table, option_notes, params_table
 
@@ -106,7 +106,7 @@ READS = {"architecture": ("params", "params_active", "params_active_no_embedding
 
 def reads_of(names) -> tuple[str, ...]:
     """What printing these tables reads of each model (quantities.reading), the facts' experts with it."""
-    return reading(["experts", *(quantity for name in names for quantity in READS[name])])
+    return reading([EXPERT_FIGURES, *(quantity for name in names for quantity in READS[name])])
 
 
 def chapter_table(name: str, models: list, across: str | None = None) -> Table:

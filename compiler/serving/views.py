@@ -10,7 +10,7 @@ from ..graph.compiled import Compiled
 from ..graph.ir import Cluster
 from ..numbers import forms
 from ..numbers.building import from_sympy
-from ..numbers.evaluate import evaluate, report_data, report_read, state_bytes_at
+from ..numbers.evaluate import report_data, report_read, state_bytes_at
 from ..numbers.leaves import NAMES
 from ..ops import REGISTRY
 from ..terms.scenario import Scenario
@@ -33,11 +33,7 @@ class CompiledView:
 
     def report(self, phase: str, **shape) -> dict:
         self.phases.add(phase)
-        if self.reads is None:
-            data = evaluate(self.compiled, phase, Scenario(**shape)).model_dump(exclude_none=True)
-        else:
-            data = report_read(self.compiled, phase, Scenario(**shape), self.reads)
-        return {**data, "model": self.name}
+        return {**report_read(self.compiled, phase, Scenario(**shape), self.reads), "model": self.name}
 
     def state_at(self, history: int):
         """M(H): the state a decode leaves when it brings the history to `history` — the decode report's
