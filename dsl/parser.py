@@ -3,6 +3,8 @@ becomes `dsl.ast` nodes in tree.py)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from functools import lru_cache
 from importlib import resources
@@ -27,31 +29,75 @@ _TERMINAL_TEXT = {
 OPTIONS = dict(parser="lalr", keep_all_tokens=True, maybe_placeholders=True)
 
 
+TABLES = "grammar_tables.json"  # the parser's LALR tables, generated from grammar.lark (write_tables) and shipped
+
+
 def grammar() -> Lark:
     """The grammar as a whole, for tools that read its rules (hypothesis draws programs from it); parsing
-    uses `_parser`, whose tables come from lark's cache."""
-    text = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
-    return Lark(text, **OPTIONS)
+    uses `_parser`, whose tables are shipped with the package."""
+    return Lark(_grammar_text(), **OPTIONS)
+
+
+def _grammar_text() -> str:
+    return resources.files("archcost.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
-    """The LALR parser; its tables are built once and kept in lark's own cache in the user's cache folder
-    (keyed by the grammar and lark's version), or built again when that folder cannot be written."""
-    grammar = resources.files("archcost.dsl").joinpath("grammar.lark").read_text()
-    return Lark(grammar, cache=_cache_file(grammar) or False, **OPTIONS)
+    """The LALR parser, from the tables shipped beside the grammar when they were made from this grammar by this
+    lark, else built from the grammar. Nothing is read from a writable folder and nothing read is unpickled:
+    the tables are JSON, and lark rebuilds its objects from them (Lark._load_from_dict, what lark's own
+    standalone parsers load)."""
+    text = _grammar_text()
+    try:
+        shipped = json.loads(resources.files("archcost.dsl").joinpath(TABLES).read_text(encoding="utf-8"))
+        if shipped.get("key") == tables_key(text):
+            return Lark._load_from_dict(_decoded(shipped["data"]), _decoded(shipped["memo"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # tables of another grammar or lark, or none: build them (a tenth of a second)
+    return Lark(text, **OPTIONS)
 
 
-def _cache_file(grammar: str) -> str | None:
-    import hashlib
-
+def tables_key(text: str) -> str:
     import lark
 
-    from .cachedir import cache_folder
+    return hashlib.sha256(f"{lark.__version__}\n{OPTIONS}\n{text}".encode()).hexdigest()
 
-    base = cache_folder("grammar")
-    key = hashlib.sha256(f"{lark.__version__}\n{grammar}".encode()).hexdigest()[:16]
-    return str(base / f"grammar-{key}.lark") if base is not None else None
+
+def tables() -> dict:
+    """The parser's tables as JSON data (tools/grammar_tables.py writes them to dsl/grammar_tables.json)."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    text = _grammar_text()
+    data, memo = Lark(text, **OPTIONS).memo_serialize([TerminalDef, Rule])
+    import lark
+
+    return {"key": tables_key(text), "lark": lark.__version__, "grammar": hashlib.sha256(text.encode()).hexdigest(),
+            "data": _encoded(data), "memo": _encoded(memo)}
+
+
+INT_KEYS = "#int"  # a dict keyed by numbers (parser states, the memo), which JSON would key by strings
+
+
+def _encoded(value):
+    if isinstance(value, dict):
+        if value and all(type(key) is int for key in value):
+            return {INT_KEYS: [[key, _encoded(item)] for key, item in value.items()]}
+        return {key: _encoded(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_encoded(item) for item in value]
+    return value
+
+
+def _decoded(value):
+    if isinstance(value, dict):
+        if len(value) == 1 and INT_KEYS in value:
+            return {key: _decoded(item) for key, item in value[INT_KEYS]}
+        return {key: _decoded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_decoded(item) for item in value]
+    return value
 
 
 def keywords() -> list[str]:

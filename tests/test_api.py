@@ -133,3 +133,18 @@ def test_layout_from_the_api():
                 dict(layout="tp=2", device="h100-sxm", link="nvlink4", memory="max")):
         with pytest.raises(ArchError):
             model.layout(**bad)
+
+
+def test_text_is_spec_text_even_when_it_names_a_file(tmp_path):
+    """Issue 45: `load` took text with no newline and no brace as a path; `text=` is always spec text."""
+    secret = tmp_path / "secret.arch"
+    secret.write_text('model "secret" {\n  d = 8\n  linear a: d -> d\n}\n')
+    assert archcost.load(str(secret)).name == "secret"   # a path, as before
+    with pytest.raises(archcost.ArchError) as caught:
+        archcost.load(text=str(secret))
+    assert caught.value.diagnostics[0].code == "E100"
+    assert "linear a" not in caught.value.render()   # the file's lines are never shown: it was never read
+    for wrong in ({}, {"source": "x", "text": "y"}, {"text": b"model"}):
+        with pytest.raises(archcost.ArchError) as caught:
+            archcost.load(**wrong)
+        assert caught.value.diagnostics[0].code == "E401"  # a bad value, as `checks` says it

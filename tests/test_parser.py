@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 from helpers import SPECS, STDLIB, load_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 
-from archcost.dsl.parser import grammar, keywords, parse
+from archcost.dsl.parser import OPTIONS, TABLES, _parser, grammar, keywords, parse, tables
 from archcost.dsl.printer import format_module
 
 fuzz = load_tool("fuzz")
@@ -85,3 +88,62 @@ def test_a_span_runs_from_its_first_token_to_its_last():
     assert where(binding.value) == (2, 7, 2, 18)   # `(d + 1) * 2`: from its bracket
     assert where(binding.value.left) == (2, 8, 2, 13)  # `d + 1`, without its brackets
     assert where(repeat) == (3, 3, 3, 21)          # `repeat` … `}`
+
+
+def test_the_shipped_parser_tables_are_those_of_this_grammar():
+    """dsl/grammar_tables.json is what tools/grammar_tables.py writes from grammar.lark and the lark installed;
+    run the tool after changing either. (lark numbers its states in hash order, so the tables are compared by
+    what they were made from and by what they parse, below, not byte for byte.)"""
+    import hashlib
+    from importlib import resources
+
+    import lark
+
+    shipped = json.loads(resources.files("archcost.dsl").joinpath(TABLES).read_text(encoding="utf-8"))
+    assert shipped["grammar"] == hashlib.sha256(grammar_text().encode()).hexdigest(), "run tools/grammar_tables.py"
+    if shipped["lark"] == lark.__version__:  # another lark builds its own tables (a tenth of a second)
+        assert shipped["key"] == tables()["key"]
+        assert _parser().source_path == "<deserialized>", "the shipped tables were not loaded"
+
+
+def test_the_shipped_tables_parse_every_file_as_the_grammar_does():
+    from lark import Lark
+
+    built = Lark(grammar_text(), **OPTIONS)
+    for path in FILES:
+        text = path.read_text()
+        assert _parser().parse(text) == built.parse(text), path
+
+
+def test_nothing_in_the_cache_folder_is_unpickled(tmp_path):
+    """Issue 45: lark's grammar cache was a pickle in the user's cache folder, unpickled before any hash was
+    checked; a file planted there ran code on the next command, even with --no-cache. A planted pickle under
+    every name the old cache used, and in every cache folder, is never read."""
+    import pickle
+    import subprocess
+    import sys
+
+    marker = tmp_path / "ran"
+
+    class Planted:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    cache = tmp_path / "cache" / "archcost"
+    for folder in ("grammar", "forms", "devices"):
+        (cache / folder).mkdir(parents=True)
+        for name in ("grammar-0123456789abcdef.lark", "x.json", "grammar.lark"):
+            (cache / folder / name).write_bytes(pickle.dumps(Planted()))
+    cache.chmod(0o700)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for flags in ([], ["--no-cache"]):
+        done = subprocess.run([sys.executable, "-m", "archcost.compiler.cli", "eval", str(SPECS / "qwen3-8b.arch"),
+                               "--phase", "decode", *flags], capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert not marker.exists()
+
+
+def grammar_text() -> str:
+    from importlib import resources
+
+    return resources.files("archcost.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")

@@ -99,6 +99,57 @@ def test_a_spec_named_by_path_is_refused(client):
         assert response.status_code == 404 and response.json()["problem"]["diagnostics"][0]["code"] == "E112"
 
 
+def test_editor_text_that_names_a_file_is_text_not_the_file(client, tmp_path):
+    """Issue 45: `{"spec": {"text": "/etc/passwd"}}` answered with the file's first line inside an E100 error. The
+    page's text is spec text, whatever it looks like: the file it names is never opened."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the first line of a private file\n")
+    for text in (str(secret), "/etc/passwd"):
+        answer = post(client, "compile", {"spec": {"text": text}}).json()
+        assert "problem" in answer and answer["problem"]["diagnostics"][0]["code"] == "E100", answer
+        shown = json.dumps(answer)
+        assert "private file" not in shown and "root:" not in shown
+        assert answer["problem"]["diagnostics"][0]["span"]["file"] == "untitled.arch"
+
+
+def test_new_text_stands_for_untitled_arch_as_the_docs_say(client):
+    answer = post(client, "compile", {"spec": {"text": TINY, "source": "untitled.arch"}}).json()
+    assert answer["ok"]["params"] == 64 * 1000 * 2 + 3 * 64 * 256 + 64
+
+
+@pytest.mark.parametrize(("method", "payload", "field"), [
+    ("compare", {"specs": []}, "specs"),
+    ("node", {"spec": {"text": TINY}, "node": 5}, "node"),
+    ("plots", {"spec": {"text": TINY}, "device": 5}, "device"),
+    ("layout", {"spec": {"text": TINY}, "device": 5}, "device"),
+    ("diagram", {"spec": {"text": TINY}, "blocks": "yes"}, "blocks"),
+    ("evaluate", {"spec": {"text": TINY}, "scenario": {"B": "8"}}, "scenario.B"),
+    ("evaluate", {"spec": {"text": TINY}, "scenario": {"B": True}}, "scenario.B"),
+    ("evaluate", {"spec": {"text": 7}}, "spec.text"),
+    ("evaluate", {"spec": {"text": TINY}, "conventions": {"options": {"a": 1}}}, "conventions.options.a"),
+    ("evaluate", {"spec": {"text": TINY}, "table": "x"}, "table"),
+    ("evaluate", {}, "spec"),
+    ("import", {"config": {"model_type": "llama"}}, "config"),
+])
+def test_every_request_field_is_checked(client, method, payload, field):
+    """Issue 45: `compare` with `specs: []`, `node: 5` and `device: 5` answered 500. Each field of the wrong type,
+    missing, or not the method's is an E111 that names it, answered 200 with the problem."""
+    response = post(client, method, payload)
+    assert response.status_code == 200, response.text
+    first = response.json()["problem"]["diagnostics"][0]
+    assert first["code"] == "E111" and f"`{field}" in first["message"], first
+
+
+def test_deep_json_is_refused_before_it_is_parsed(client):
+    """Issue 45: a body nested 200,000 deep raised RecursionError (a 500, a traceback in the log)."""
+    for body in (b"[" * 200_000 + b"]" * 200_000, b'{"spec": ' + b"[" * 40 + b"]" * 40 + b"}"):
+        response = client.post("/api/compile", content=body, headers=JSON)
+        first = response.json()["problem"]["diagnostics"][0]
+        assert response.status_code == 400 and first["code"] == "E111" and "nests more than" in first["message"]
+    inside_a_string = {"spec": {"text": "# " + "[" * 5000 + "\n" + TINY}}
+    assert post(client, "compile", inside_a_string).json()["ok"]["name"] == "tiny"
+
+
 def test_requests_from_other_sites_are_refused(client):
     """A form of another site posts text/plain without a preflight; a rebound DNS name is not ours."""
     plain = client.post("/api/compile", content=json.dumps({"spec": {"text": TINY}}), headers={"Content-Type":

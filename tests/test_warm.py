@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from archcost.compiler.cli import main
 from archcost.compiler.cli.cached import served
+from archcost.dsl.cachedir import sealed, unsealed
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "specs").glob("*.arch"))
@@ -142,20 +144,40 @@ def test_a_changed_source_is_compiled_again(tmp_path, capsys):
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "code", "foreign"])
 def test_a_corrupt_or_forged_entry_is_ignored(damage, cache, capsys):
+    """Damage under the entry's own checksum is caught by the checksum; a forgery sealed anew (its checksum
+    recomputed, as someone who knows the format would) is caught by the check of every form."""
     argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "prefill", "--P", "8192", "--json"]
     cold, _ = cold_then_warm(argv, capsys)
     (entry,) = cache.glob("*.json")
     text = entry.read_text()
-    data = json.loads(text)
+    data = unsealed(text)
     leaves = data["phases"]["prefill"]["leaves"]
     forged = {"garbage": "\x00not json", "truncated": text[: len(text) // 2],
-              "code": text.replace('"leaves":{', '"leaves":{"x":"__import__(\'os\').system(\'false\')",', 1),
-              "foreign": json.dumps({**data, "phases": {"prefill": {**data["phases"]["prefill"], "leaves": {
+              "code": sealed(json.loads(json.dumps(data).replace(
+                  '"leaves": {', '"leaves": {"x": "__import__(\'os\').system(\'false\')", ', 1))),
+              "foreign": sealed({**data, "phases": {"prefill": {**data["phases"]["prefill"], "leaves": {
                   **leaves, "total:params": ["exec", 1]}}}})}[damage]
     entry.write_text(forged)
     assert served(argv) is None
     assert main(argv) == 0 and capsys.readouterr().out == cold   # compiled again, and the entry rebuilt
     assert served(argv) == 0 and capsys.readouterr().out == cold
+
+
+def test_an_entry_with_one_coefficient_changed_is_not_served(cache, capsys):
+    """Issue 45: one coefficient of a cached form changed moved context_flops from 1,376,649,216 to 1,376,651,550
+    with no notice. The entry's checksum no longer holds: it is compiled again and prints the true figure."""
+    argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "decode", "--S", "4096", "--json"]
+    cold, _ = cold_then_warm(argv, capsys)
+    (entry,) = cache.glob("*.json")
+    text = entry.read_text()
+    head, _, body = text.partition("\n")
+    digits = re.search(r"(?<=[\[,])(\d{3,})(?=[,\]])", body)
+    assert digits, "a coefficient to change"
+    changed = body[:digits.start()] + str(int(digits.group()) + 1) + body[digits.end():]
+    entry.write_text(f"{head}\n{changed}")
+    assert served(argv) is None
+    assert main(argv) == 0 and capsys.readouterr().out == cold
+    assert unsealed(entry.read_text()) is not None   # rebuilt, sealed again
 
 
 def test_no_cache_keeps_nothing_and_the_variable_turns_it_off(cache, monkeypatch, capsys):
@@ -202,3 +224,33 @@ def test_the_api_evaluates_a_cached_spec_without_sympy(tmp_path):
     assert warm_data == cold == json.loads(subprocess.run(
         [sys.executable, "-m", "archcost.compiler.cli", "eval", spec, "--phase", "decode", "--S", "8192", "--json"],
         env=env, capture_output=True, text=True, check=True).stdout)
+
+
+def test_the_cache_folder_is_made_private(cache, capsys):
+    assert main(["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "decode"]) == 0
+    for folder in (cache, cache.parent):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+    assert all(entry.stat().st_mode & 0o777 == 0o600 for entry in cache.glob("*.json"))
+
+
+@pytest.mark.parametrize("how", ["others_write", "another_owner", "link"])
+def test_a_cache_folder_others_could_plant_in_is_not_used(how, cache, tmp_path, capsys):
+    """A folder another user owns, one that a group or anyone may write, or a symbolic link to elsewhere, is not
+    read from or written to: the run compiles, says why once on stderr, and prints the same figures."""
+    argv = ["eval", str(ROOT / "specs" / "qwen3-8b.arch"), "--phase", "decode", "--json"]
+    cold, _ = cold_then_warm(argv, capsys)
+    if how == "others_write":
+        cache.chmod(0o777)
+    elif how == "another_owner":
+        if os.getuid() != 0:
+            pytest.skip("only root can give a folder to another user")
+        os.chown(cache, 4242, 4242)
+    else:
+        elsewhere = tmp_path / "elsewhere"
+        shutil.copytree(cache, elsewhere)
+        shutil.rmtree(cache)
+        cache.symlink_to(elsewhere)
+    assert served(argv) is None
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert out == cold and f"not using the cache folder {cache}" in err

@@ -19,13 +19,15 @@ __all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"
 QUANTITIES = ("M", "F", "R")
 
 
-def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter", logits: str = "last",
+def load(source: str | Path | None = None, *, text: str | None = None, name: str | None = None,
+         ledger: str = "chapter", logits: str = "last",
          attention: str | None = None, vector_params: str | None = None, routing: str = "uniform",
          weights: str | None = None, options: dict[str, str] | None = None,
          allow_use_outside: bool = False, file: str | Path | None = None, scales: str = "logical") -> Model:
     """A model from a spec file, spec text, or a Hugging Face config.json (imported on the way).
 
-    `source` is a path when it names a file, else spec text when it holds a `{`. The keyword arguments are
+    `source` is a path when it names a file, else spec text when it holds a `{`; `text=` is always spec text,
+    never a path (what a server passes on: a buffer must not open the file it names). The keyword arguments are
     the counting conventions of the CLI's flags (`--ledger`, `--logits`, `--attention`, ...); `options`
     chooses the spec's own execution paths, e.g. {"mla_cache": "expanded"}; `file` is the path spec text
     stands for (an editor's buffer): its `use` lines are read from that file's folder and its errors name
@@ -38,7 +40,7 @@ def load(source: str | Path, *, name: str | None = None, ledger: str = "chapter"
                       scales=checks.word("scales", scales, CONVENTIONS["scales"]),
                       weights=_optional_text("weights", weights),
                       paths=tuple(sorted(checks.words_by_name("options", options).items())))
-    text, path = _source(source, _optional_text("name", name))
+    text, path = _source(source, text, _optional_text("name", name))
     stands_for = None if file is None or text is None else checks.path("file", file)
     return Model(_Source(text=text, path=path, allow_outside=bool(allow_use_outside), stands_for=stands_for), chosen)
 
@@ -54,7 +56,13 @@ def _optional_text(name: str, value) -> str | None:
     return value
 
 
-def _source(source: str | Path, name: str | None) -> tuple[str | None, Path | None]:
+def _source(source: str | Path | None, text: str | None, name: str | None) -> tuple[str | None, Path | None]:
+    if (source is None) == (text is None):
+        raise checks.bad_value("give `load` either a source (a path or spec text) or `text=`, one of the two")
+    if text is not None:
+        if not isinstance(text, str):
+            raise checks.bad_value(f"`text` takes spec text, not {type(text).__name__}")
+        return text, None
     text, path = checks.source(source)
     if text is not None:
         return text, None

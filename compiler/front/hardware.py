@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 from importlib import resources
 
 from pydantic import BaseModel, ValidationError
@@ -56,19 +54,17 @@ class Link(BaseModel):
 def devices() -> dict[str, Device]:
     """Every device of the stdlib's hardware sheets, by name (`rtx_4090`): read from the cache while the
     sheets are unchanged, else compiled (and kept)."""
-    from archcost.dsl.cachedir import cache_folder
+    from archcost.dsl.cachedir import cache_folder, read_entry, write_entry
 
     sheets = resources.files("archcost.stdlib").joinpath("hardware.arch").read_bytes()
     folder = cache_folder("devices")
     kept = folder / f"{hashlib.sha256(sheets).hexdigest()[:32]}.json" if folder is not None else None
     try:
-        return {name: Device(**values) for name, values in json.loads(kept.read_text()).items()}
-    except (AttributeError, OSError, ValueError, TypeError, ValidationError):
+        return {name: Device(**values) for name, values in read_entry(kept, 2**20).items()}
+    except (AttributeError, TypeError, ValidationError):
         pass  # none kept yet, or not a sheet: compile them
     found = _compiled_devices()
-    if kept is not None:
-        with contextlib.suppress(OSError):  # a cache folder that says no is no error
-            kept.write_text(json.dumps({name: sheet.model_dump() for name, sheet in found.items()}))
+    write_entry(kept, {name: sheet.model_dump() for name, sheet in found.items()})
     return found
 
 

@@ -1,6 +1,7 @@
 """The compiled-formula cache: a spec's report forms on disk, so a later run on the same sources reads no sympy.
 
-An entry is JSON in the user cache folder, named by the hash of its key, which is data: the spec's resolved path,
+An entry is JSON in the user cache folder (sealed with its own checksum: dsl/cachedir.py), named by the hash of
+its key, which is data: the spec's resolved path,
 whether `use` may leave its folder, and the counting conventions (terms.conventions.Conventions) — the same key from the
 CLI's flags and from the API's keywords. It holds that key, the hash of every source file the compile read
 (stdlib included) and a fingerprint of archcost's own code, and is used only when all of those still match and
@@ -15,13 +16,13 @@ import json
 import os
 from pathlib import Path
 
-from archcost.dsl.cachedir import cache_folder
+from archcost.dsl.cachedir import cache_folder, read_entry, write_entry
 from archcost.dsl.files import source_file
 
 from . import forms
 from .assemble import Evaluator, Numbers, assemble, dumped, excluded_of, phase_key, plain
 
-FORMAT = 3
+FORMAT = 4  # 4: entries sealed with their checksum
 PACKAGE = Path(__file__).resolve().parent
 MAX_ENTRY_BYTES = 64 * 2**20
 
@@ -60,14 +61,11 @@ def digest(name: str) -> str:
 
 
 def load(key: dict) -> dict | None:
-    """The entry for this key, when it was written for this key and every source and archcost itself are as
-    they were."""
-    path = entry_path(key)
+    """The entry for this key, when its checksum holds, it was written for this key, and every source and
+    archcost itself are as they were."""
+    entry = read_entry(entry_path(key), MAX_ENTRY_BYTES)
     try:
-        if path is None or path.stat().st_size > MAX_ENTRY_BYTES:
-            return None
-        entry = json.loads(path.read_text(encoding="utf-8"))
-        if not _valid(entry) or entry["key"] != key or entry["fingerprint"] != fingerprint():
+        if entry is None or not _valid(entry) or entry["key"] != key or entry["fingerprint"] != fingerprint():
             return None
         if any(digest(name) != hashed for name, hashed in entry["sources"]):
             return None
@@ -91,14 +89,9 @@ def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], ex
                                      "links": [list(pair) for pair in links or []], "head": head, "phases": {}}
         entry["phases"].update(phases)
         entry.update(extras or {})
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        try:
-            temporary.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
-            os.replace(temporary, path)
-        finally:
-            temporary.unlink(missing_ok=True)
     except OSError:
         return
+    write_entry(path, entry)
 
 
 def remember(key: dict, compiled, phases: list[str], name: str | None = None, extras: dict | None = None,

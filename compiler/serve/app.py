@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from .session import problem
 from .worker import METHODS, Worker
 
 STATIC = Path(__file__).parent / "static"
+UNTITLED = "untitled.arch"  # what new text stands for (docs/playground.md): a file in an empty folder
 MAX_BODY = 8 * 1024 * 1024  # a request holds at most a spec (4 MiB) or a config, and their names
 
 
@@ -43,7 +45,7 @@ def _with_files(payload: dict, library: Library, scratch: Path) -> dict:
         if not isinstance(spec, dict):
             return spec
         name = spec.get("source")
-        file = library.path(name) if name else scratch / "untitled.arch"
+        file = library.path(name) if name and name != UNTITLED else scratch / UNTITLED
         return {"text": spec.get("text", ""), "file": str(file)}
 
     if "spec" in payload:
@@ -60,6 +62,8 @@ async def _payload(request: Request, library: Library, scratch: Path) -> dict | 
     body = await request.body()
     if len(body) > MAX_BODY:
         return refused("E106", f"a request is larger than {MAX_BODY:,} bytes", 413)
+    if _nesting(body) > MAX_JSON_DEPTH:
+        return refused("E111", f"the request's JSON nests more than {MAX_JSON_DEPTH} deep", 400)
     try:
         payload = json.loads(body or b"{}")
         if not isinstance(payload, dict):
@@ -69,6 +73,21 @@ async def _payload(request: Request, library: Library, scratch: Path) -> dict | 
         return refused("E112", str(error.args[0]), 404)
     except ValueError as error:
         return refused("E111", f"the request is not a JSON object: {error}"[:300], 400)
+
+
+MAX_JSON_DEPTH = 32  # the page's requests nest 3 deep; json.loads would recurse once per bracket
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(rb"[\[\]{}]")
+
+
+def _nesting(body: bytes) -> int:
+    """How deep the body's brackets nest, strings left out, counted without recursion (and so before json.loads
+    could recurse 200,000 deep)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRINGS.sub(b"", body)):
+        depth += 1 if bracket in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 LOOPBACK = ("127.0.0.1", "localhost")

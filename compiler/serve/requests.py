@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from archcost.dsl.loader import MAX_FILE_BYTES
 
@@ -15,8 +15,8 @@ class SpecText(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    text: str = Field(max_length=MAX_FILE_BYTES)
-    file: str | None = None  # a real path, set by the server from the name the page sent, never by the page
+    text: StrictStr = Field(max_length=MAX_FILE_BYTES)
+    file: StrictStr | None = None  # a real path, set by the server from the name the page sent, never by the page
 
     @property
     def shown(self) -> str:
@@ -33,14 +33,14 @@ class Conventions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    ledger: str = "chapter"
-    logits: str = "last"
-    attention: str | None = None
-    vector_params: str | None = None
-    routing: str = "uniform"
-    weights: str | None = None
-    scales: str = "logical"
-    options: dict[str, str] = {}
+    ledger: StrictStr = "chapter"
+    logits: StrictStr = "last"
+    attention: StrictStr | None = None
+    vector_params: StrictStr | None = None
+    routing: StrictStr = "uniform"
+    weights: StrictStr | None = None
+    scales: StrictStr = "logical"
+    options: dict[StrictStr, StrictStr] = Field(default={}, max_length=64)
 
     def load_arguments(self) -> dict:
         return self.model_dump()
@@ -51,13 +51,76 @@ class Scenario(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    phase: str = "prefill"
-    B: int = 1
-    S: int = 0
-    P: int | None = None
-    G: int = 1
+    phase: StrictStr = "prefill"
+    B: StrictInt = 1
+    S: StrictInt = 0
+    P: StrictInt | None = None
+    G: StrictInt = 1
 
     def shape(self) -> dict:
         """B, S, P, G as the API takes them; P left out is the API's default (1 for decode, else 8192)."""
         shape = {"B": self.B, "S": self.S, "P": self.P, "G": self.G}
         return shape if self.P is not None else {k: v for k, v in shape.items() if k != "P"}
+
+
+NAME = Field(default=None, max_length=200)  # a device, a link, a table, a layout, an op: short words
+
+
+class Request(BaseModel):
+    """One request of the page, every field typed: a field the method does not take, or one of the wrong type, is
+    refused (E111) before anything is compiled."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: SpecText | None = None
+    specs: list[SpecText] | None = Field(default=None, min_length=1, max_length=16)
+    conventions: Conventions = Conventions()
+    scenario: Scenario = Scenario()
+    table: StrictStr = Field(default="summary", max_length=200)
+    node: StrictStr | None = NAME
+    blocks: StrictBool = False
+    layout: StrictStr | None = NAME
+    degrees: StrictStr = Field(default="", max_length=200)
+    device: StrictStr | None = NAME
+    link: StrictStr | None = NAME
+    config: StrictStr | None = Field(default=None, max_length=MAX_FILE_BYTES)
+    file: StrictStr = Field(default="config.json", max_length=1000)
+
+
+# what each method needs and what it may be sent besides (the page's fields, docs/playground.md)
+FIELDS = {
+    "compile": ({"spec"}, {"conventions", "scenario"}),
+    "evaluate": ({"spec"}, {"conventions", "scenario"}),
+    "node": ({"spec", "node"}, {"conventions", "scenario"}),
+    "formulas": ({"spec"}, {"conventions", "scenario"}),
+    "diagram": ({"spec"}, {"conventions", "scenario", "blocks", "layout"}),
+    "layout": ({"spec"}, {"conventions", "scenario", "degrees", "device", "link"}),
+    "plots": ({"spec"}, {"conventions", "scenario", "device"}),
+    "compare": ({"specs"}, {"conventions", "scenario", "table"}),
+    "import": ({"config"}, {"file"}),
+}
+
+
+class Malformed(ValueError):
+    """A request that lacks a field its method needs, or sends one it does not take."""
+
+
+def request(method: str, payload: dict) -> Request:
+    """The payload of `method` as a Request, or Malformed (or pydantic's ValidationError) naming the first field
+    that is missing, not the
+    method's, or of the wrong type."""
+    needed, allowed = FIELDS[method]
+    missing = sorted(needed - set(payload))
+    if missing:
+        raise Malformed(f"`{method}` needs the field `{missing[0]}`")
+    stray = sorted(set(payload) - needed - allowed)
+    if stray:
+        raise Malformed(f"`{method}` takes no field `{stray[0]}`"[:200])
+    return Request(**payload)
+
+
+def described(error) -> str:
+    """A pydantic ValidationError as one line: the first field that is wrong, and what it should be."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the request"
+    return f"`{where}`: {first['msg']}"[:300]

@@ -45,7 +45,7 @@ class Workspace:
         if key in self._models:
             self._models.move_to_end(key)
             return self._models[key]
-        model = archcost.load(spec.text, file=spec.file, **conventions.load_arguments())
+        model = archcost.load(text=spec.text, file=spec.file, **conventions.load_arguments())
         self._models[key] = model
         while len(self._models) > MODELS_KEPT:
             self._models.popitem(last=False)

@@ -12,37 +12,29 @@ from pydantic import ValidationError
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from .requests import Conventions, Scenario, SpecText, shown
+from .requests import Malformed, Request, described, request, shown
 
 TIME_LIMIT = 60.0  # seconds one request may take: the largest spec in specs/ compiles cold in a few
 START_LIMIT = 120.0  # seconds a new compiler process may take to import what it needs, on a busy machine
 
 
-def _spec(payload: dict) -> SpecText:
-    return SpecText(**payload["spec"])
-
-
-def _answer(workspace, method: str, payload: dict) -> dict:
+def _answer(workspace, method: str, asked: Request) -> dict:
     """One request, answered by the workspace; the page's methods and their arguments."""
     from .session import import_config
 
-    conventions = Conventions(**payload.get("conventions", {}))
-    scenario = Scenario(**payload.get("scenario", {}))
+    conventions, scenario, spec = asked.conventions, asked.scenario, asked.spec
     if method == "import":
-        return import_config(payload["config"], payload.get("file", "config.json"))
+        return import_config(asked.config, asked.file)
     if method == "compare":
-        specs = [SpecText(**spec) for spec in payload["specs"]]
-        return workspace.compare(specs, conventions, payload.get("table", "summary"), scenario)
-    spec = _spec(payload)
+        return workspace.compare(list(asked.specs), conventions, asked.table, scenario)
     calls = {
         "compile": lambda: workspace.summary(spec, conventions),
         "evaluate": lambda: workspace.evaluate(spec, conventions, scenario),
-        "node": lambda: workspace.node(spec, conventions, scenario, payload["node"]),
+        "node": lambda: workspace.node(spec, conventions, scenario, asked.node),
         "formulas": lambda: workspace.formulas(spec, conventions, scenario.phase),
-        "diagram": lambda: workspace.diagram(spec, conventions, bool(payload.get("blocks")), payload.get("layout")),
-        "layout": lambda: workspace.layout(spec, conventions, scenario, payload.get("degrees", ""),
-                                           payload.get("device"), payload.get("link")),
-        "plots": lambda: workspace.plots(spec, conventions, payload.get("device", "h100_sxm"), scenario),
+        "diagram": lambda: workspace.diagram(spec, conventions, asked.blocks, asked.layout),
+        "layout": lambda: workspace.layout(spec, conventions, scenario, asked.degrees, asked.device, asked.link),
+        "plots": lambda: workspace.plots(spec, conventions, asked.device or "h100_sxm", scenario),
     }
     return calls[method]()
 
@@ -56,15 +48,24 @@ def answer(workspace, method: str, payload: dict) -> dict:
 
     file = payload["spec"].get("file") if isinstance(payload.get("spec"), dict) else None
     try:
-        return {"ok": _answer(workspace, method, payload)}
+        asked = request(method, payload)
+    except ValidationError as error:
+        return {"problem": _malformed(described(error))}
+    except Malformed as error:
+        return {"problem": _malformed(str(error))}
+    try:
+        return {"ok": _answer(workspace, method, asked)}
     except ArchError as error:
         return {"problem": problem(error, shown(file))}
-    except (ValidationError, KeyError, TypeError) as error:
-        return {"problem": problem(ArchError([Diagnostic(code="E111", message=f"a malformed request: {error}"[:300])]),
-                                   "")}
     except Exception as error:  # a bug of ours, said as the CLI says it, never a traceback
         return {"internal": f"archcost: internal error: {type(error).__name__}: {error}\n"
                             "this is a bug in archcost, not in your spec; please report it with the spec"}
+
+
+def _malformed(message: str) -> dict:
+    from .session import problem
+
+    return problem(ArchError([Diagnostic(code="E111", message=f"a malformed request: {message}")]), "")
 
 
 def _serve(connection) -> None:
