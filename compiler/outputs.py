@@ -20,12 +20,12 @@ def refused(path: Path, why: str, hint: str | None = None) -> ArchError:
     return ArchError([Diagnostic(code="E108", message=f"cannot write `{path}`: {why}", hint=hint)])
 
 
-def unknown_format(path, allowed: tuple[str, ...]) -> ArchError:
+def unknown_format(path, allowed: tuple[str, ...], verb: str = "draw") -> ArchError:
     """A file whose suffix names no format this output writes (E109)."""
     from archcost.dsl.errors import ArchError, Diagnostic
 
     choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
-    return ArchError([Diagnostic(code="E109", message=f"cannot draw `{path}`: use {choices}")])
+    return ArchError([Diagnostic(code="E109", message=f"cannot {verb} `{path}`: use {choices}")])
 
 
 def check_output(path: Path, inputs: Iterable[str | Path] = ()) -> Path:

@@ -167,6 +167,15 @@ CODES: dict[str, ErrorKind] = {
                       "The batch does not split into micro-batches on the data-parallel replicas, or the schedule "
                       "cannot run the layout (interleaving needs vp > 1 and micro-batches in groups of pp). "
                       "docs/training.md lists the words."),
+    "E410": ErrorKind("measured time below its bound",
+                      "A time given as measured (`--step-time`) is shorter than the lower bound archcost derives "
+                      "for it (the compute at the device's peak, or the traffic at the link's bandwidth), so it "
+                      "could not have been measured on this layout and device: check the time, the layout, "
+                      "the device and `--compute`."),
+    "E411": ErrorKind("flags that contradict each other",
+                      "Two flags ask for different answers to one question (a measured step time and an "
+                      "efficiency that predicts it), or one needs another that is missing. Give one of them, "
+                      "or the one it needs; the message says which."),
     "E500": ErrorKind("config is not a JSON object",
                       "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
                       "the JSON stops being valid (a trailing comma, a missing quote)."),

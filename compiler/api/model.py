@@ -145,6 +145,7 @@ class Model:
              ops: bool = False) -> Result:
         """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
         phase = checks.word("phase", phase, PHASES)
+        ops = _switch("ops", ops)
         P = checks.new_tokens(phase, P)
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))

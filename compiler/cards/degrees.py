@@ -117,6 +117,8 @@ def _word_value(name: str, value: str, part: str):
         return float(value)
     if re.fullmatch(r"[0-9]{1,6}", value):
         return int(value)
+    if re.fullmatch(r"[0-9]+", value):
+        raise refused(f"layout `{part}`: {int(value):,} is more than a degree may be (at most 999,999)")
     raise refused(f"layout `{part}`: give NAME=whole number, e.g. tp=8")
 
 
@@ -127,6 +129,13 @@ def parse_layout(text: str) -> Layout:
     for part in text.replace(",", " ").split():
         written, _, value = part.partition("=")
         name = WORDS.get(written, written)
+        if name not in Layout.model_fields:
+            from archcost.dsl.errors import did_you_mean
+
+            known = [*WORDS, *(w for w in Layout.model_fields if w not in WORDS.values())]
+            raise refused(f"layout `{part}`: `{written}` is not a degree" if written else
+                          f"layout `{part}`: a degree's name is missing before `=`",
+                          did_you_mean(written, known) or DEGREES_HINT)
         if name in values:  # `tp=2,tp=4`: which one was meant is not ours to guess
             raise refused(f"layout `{text}` gives `{written}` twice")
         values[name] = _word_value(name, value, part)
@@ -137,7 +146,9 @@ def parse_layout(text: str) -> Layout:
         where = ".".join(str(p) for p in first["loc"])
         text = str(first["msg"]).removeprefix("Value error, ")  # pydantic's prefix for a validator's refusal
         raise ArchError([Diagnostic(code="E405", message=f"layout {where + ': ' if where else ''}{text}",
-                                    hint="degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), "
-                                         "node (cards per server), limit (servers per token), dispatch (a format), "
-                                         "imb (expert load imbalance), redundant (expert copies), etp (expert "
-                                         "tensor parallel), first/last (layers of the end stages)")]) from None
+                                    hint=DEGREES_HINT)]) from None
+
+
+DEGREES_HINT = ("degrees: tp, ep, pp, dp, cp, vp; mb (micro-batches), sp (sequence parallel), node (cards per server), "
+                "limit (servers per token), dispatch (a format), imb (expert load imbalance), redundant (expert "
+                "copies), etp (expert tensor parallel), first/last (layers of the end stages)")

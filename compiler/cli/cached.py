@@ -115,11 +115,12 @@ def _swept(args) -> int | None:
     import math
     import sys
 
-    from ..serving.sweep import check_axes, check_size, grid, stdout_bytes, write_forms
+    from ..serving.sweep import check_axes, check_output_format, check_size, grid, stdout_bytes, write_forms
     from .common import output_file
 
     try:
         output_file(args.output, args.spec)
+        check_output_format(args.output)
         values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
         check_axes(values, args.phase)
         check_size(values)

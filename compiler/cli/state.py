@@ -88,10 +88,11 @@ def sweep_arguments(parser) -> None:
 
 
 def run_sweep(args) -> int:
-    from ..serving.sweep import check_axes, check_size, grid, write
+    from ..serving.sweep import check_axes, check_output_format, check_size, grid, write
     from .memory import remember
 
     output_file(args.output, args.spec)
+    check_output_format(args.output)
     values = {letter: grid(getattr(args, letter), letter) for letter in "BSPG"}
     check_axes(values, args.phase)
     check_size(values)

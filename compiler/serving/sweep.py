@@ -261,3 +261,15 @@ def write_forms(phase_forms: dict, phase: str, values: dict[str, list[int]], pat
                 stream(handle)
         atomic_write(path, fill)
     return total
+
+
+SUFFIXES = (".csv", ".json")
+
+
+def check_output_format(path) -> None:
+    """A sweep writes CSV or JSON, named by the file's suffix; any other name is refused (E109) rather than
+    written as CSV under a name that says otherwise."""
+    from archcost.compiler.outputs import unknown_format
+
+    if path is not None and path.suffix.lower() not in SUFFIXES:
+        raise unknown_format(path, SUFFIXES, verb="write")

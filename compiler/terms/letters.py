@@ -47,6 +47,13 @@ def rectangle_pairs(batch, cached, new):
     return batch * new * (cached + new)
 
 
+def contradiction(message: str, hint: str | None = None):
+    """Flags that ask for different answers to one question, or one without what it needs (E411)."""
+    from archcost.dsl.errors import ArchError, Diagnostic
+
+    return ArchError([Diagnostic(code="E411", message=message, hint=hint)])
+
+
 def bad_value(message: str, hint: str | None = None):
     """A value given for a flag or keyword that the run cannot take (E401)."""
     from archcost.dsl.errors import ArchError, Diagnostic

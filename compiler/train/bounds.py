@@ -49,6 +49,8 @@ def step_times(report, card, sheets, step_time: float | None, efficiency: float 
     no_overlap = (compute + model_parallel) * (1 + idle) + sync
     full_overlap = max(compute * (1 + idle), model_parallel + sync)
     if step_time is not None:
+        if step_time < full_overlap:
+            raise _below_bound(step_time, full_overlap, compute * (1 + idle), model_parallel + sync, device, fmt)
         used, source = step_time, "given"
     elif efficiency is not None:
         used, source = max(compute / efficiency * (1 + idle), model_parallel + sync), "predicted"
@@ -60,6 +62,18 @@ def step_times(report, card, sheets, step_time: float | None, efficiency: float 
                       full_overlap=full_overlap, step_time=used, step_time_from=source,
                       mfu=report.model_flops / all_peak, hfu=report.flops_matrix / all_peak,
                       fits=card.memory_bytes <= device.memory)
+
+
+def _below_bound(step_time: float, bound: float, compute: float, traffic: float, device, fmt: str):
+    """A measured step shorter than the step's lower bound: no run on this layout and device took it (E410)."""
+    from archcost.dsl.errors import ArchError, Diagnostic
+
+    what = (f"the compute at the {fmt} peak of {device.name} with the pipeline's bubble, {compute:.4g} s"
+            if compute >= traffic else f"the step's collectives at the link's bandwidth, {traffic:.4g} s")
+    return ArchError([Diagnostic(
+        code="E410", message=f"a measured step of {step_time:.4g} s is below the step's lower bound, {bound:.4g} s "
+                             f"({what}); at it the cards would run at {bound / step_time:.0%} of their peak",
+        hint="check --step-time, the layout (the bound is per busiest card), --device and --compute")])
 
 
 def _default_format(device) -> str:

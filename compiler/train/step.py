@@ -135,6 +135,14 @@ def check_setup(compiled, layout: Layout, setup: TrainSetup) -> None:
 def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_time: float | None = None,
                  efficiency: float | None = None, peak_format: str | None = None) -> TrainReport:
     """One step of `setup` on `layout`; with sheets (device, link, network) its bounds and MFU."""
+    from archcost.compiler.terms.letters import contradiction
+
+    if step_time is not None and efficiency is not None:
+        raise contradiction("a measured step time and an efficiency that predicts it answer one question: give "
+                            "one of them")
+    if sheets is None and (step_time is not None or efficiency is not None):
+        raise contradiction("a step time or an efficiency is read against a device's peak: give the device and "
+                            "the link with it")
     check_setup(compiled, layout, setup)
     count = micro_batches(layout, setup)
     degrees = layout.degrees(formats=compiled.ir.formats)
