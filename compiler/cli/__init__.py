@@ -12,6 +12,17 @@ from .commands import parser
 
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_TERMINATED = 143   # 128 + SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program stands so that every `finally` runs (a half-written file beside its
+    target is removed) before the process ends."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
 
 
 def entry() -> None:
@@ -19,15 +30,23 @@ def entry() -> None:
     then an exit that skips the interpreter's final sweep of every object."""
     import gc
     import os
+    import signal
 
     from .cached import served
 
     gc.disable()
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
+        code = main() if code is None else code
     except BrokenPipeError:  # the reader went away (`| head`): what it read is all it wanted
         os._exit(0)
-    code = main() if code is None else code
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; files being written were removed on the way out
+        print("archcost: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    except Terminated:
+        print("archcost: terminated", file=sys.stderr)
+        code = EXIT_TERMINATED
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -1,0 +1,38 @@
+"""Ctrl-C and SIGTERM while archcost writes a file (issue 45): one line and exit 130 (143 for SIGTERM), no
+traceback, no temporary file left beside the target, and a target that existed keeps its old bytes."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# a sweep of 9 million points: long enough to be stopped while it writes (about 10 s on these machines)
+SWEEP = ["sweep", str(ROOT / "specs" / "qwen3-8b.arch"), "--B", "1:9", "--S", "0:1000000:1", "--no-cache"]
+
+
+@pytest.mark.parametrize(("sent", "code", "line"), [(signal.SIGINT, 130, "archcost: interrupted"),
+                                                     (signal.SIGTERM, 143, "archcost: terminated")])
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_signal_while_writing_leaves_no_temporary_and_the_old_file(tmp_path, sent, code, line, existing):
+    target = tmp_path / "big.csv"
+    if existing:
+        target.write_text("the old sweep\n")
+    process = subprocess.Popen([sys.executable, "-m", "archcost.compiler.cli", *SWEEP, "-o", str(target)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".big.csv.*")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".big.csv.*")), "the sweep began writing"
+    process.send_signal(sent)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == code, err
+    assert err.strip().splitlines() == [line] and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["big.csv"] if existing else [])
+    if existing:
+        assert target.read_text() == "the old sweep\n"
