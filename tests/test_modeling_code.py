@@ -74,10 +74,13 @@ def test_a_type_without_a_schema_imports_from_its_modeling_code(model_type):
     """No schema: a plain import reads the modeling code; the spec it writes passed the check (its header
     and the returned lines say what was compared) and compiles."""
     imported = import_spec(parse_config(modeling_types.small_config(model_type), f"{model_type}.json"))
-    assert imported.checked[0].startswith("parameters ") and len(imported.checked) == 6
+    assert imported.checked[0].startswith("checked with --attention rectangle") and len(imported.checked) == 8
+    assert imported.checked[1].startswith("parameters ")
     assert all(re.fullmatch(r".*: matrix FLOPs ([\d,]+) = FlopCounterMode's \1", line)
-               for line in imported.checked[1:5])
-    assert re.fullmatch(r"keys and values per token: ([\d,]+) values = transformers' cache's \1", imported.checked[5])
+               for line in imported.checked[2:6])
+    assert re.fullmatch(r"keys and values per token: ([\d,]+) values = transformers' cache's \1", imported.checked[6])
+    assert re.fullmatch(r"fixed state: none|fixed state \(conv slots, recurrent matrices\): ([\d,]+) values = "
+                        r"transformers' \1", imported.checked[7])
     assert "Checked against that model" in imported.text
     assert evaluate(compile_text(imported.text), "decode", Scenario(S=100)).params > 0
 
@@ -132,7 +135,7 @@ def test_this_years_published_configs_import_from_their_modeling_code(path):
     values per token against the model transformers builds) passes."""
     config = parse_config(path.read_text(), path.name)
     imported = import_spec(config)
-    assert len(imported.checked) == 6 and "Checked against that model" in imported.text
+    assert len(imported.checked) == 8 and "Checked against that model" in imported.text
 
 
 @pytest.mark.long
@@ -149,3 +152,30 @@ def test_deepseek_v4_flash_import_leaves_out_only_the_router_bias_the_spec_count
 
 def test_every_filled_config_is_of_an_enumerated_type():
     assert set(modeling_types.FILLED) <= set(modeling_types.decoder_types())
+
+
+@pytest.mark.parametrize("window", [2, 3])
+def test_a_window_shorter_than_the_checks_prompts_is_checked_not_refused(window):
+    """Issue 45: a window shorter than the check's shapes was refused with "-128 values": transformers' sliding
+    cache keeps w − 1 positions, so the keys per token are measured on prompts the window still holds in full
+    (1 and 2 positions), and a window too short to hold two is said to be left out, not refused."""
+    config = {"model_type": "mistral", "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 500,
+              "torch_dtype": "bfloat16", "sliding_window": window}
+    imported = import_spec(parse_config(json.dumps(config), "mistral.json"), from_modeling_code=True)
+    last = next(line for line in imported.checked if line.startswith("keys and values per token"))
+    if window == 3:
+        assert last == "keys and values per token: 128 values = transformers' cache's 128"
+    else:
+        assert last.startswith("keys and values per token: not compared, a window or chunk of fewer than 3")
+
+
+@pytest.mark.parametrize("model_type", ["recurrent_gemma", "qwen3_next", "mamba2", "minimax", "rwkv"])
+def test_the_fixed_state_is_checked_against_the_models_cache(model_type):
+    """Issue 45: fixed state was never checked, and RecurrentGemma's spec kept 4 conv inputs a channel where
+    transformers keeps 3 (conv1d_state is (batch, hidden, conv1d_width − 1)). The check now compares the
+    convolution slots and recurrent matrices transformers holds after a prefill, in values."""
+    imported = import_spec(parse_config(modeling_types.small_config(model_type), f"{model_type}.json"),
+                           from_modeling_code=True)
+    fixed = next(line for line in imported.checked if line.startswith("fixed state"))
+    assert re.fullmatch(r"fixed state \(conv slots, recurrent matrices\): ([\d,]+) values = transformers' \1", fixed)

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 import transformers_runs as runs
-from transformers_runs import CASES, PATHS, PUBLISHED, PUBLISHED_PATHS, SHAPES, SPEC_MODELS
+from transformers_runs import CASES, PUBLISHED, SHAPES, SPEC_MODELS
 
 from archcost.compiler.importer import IMPORTERS, REMOTE, import_config, parse_config
+from archcost.compiler.importer.common import transformers_paths_of
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
@@ -51,7 +52,9 @@ def small_spec(case: str):
     it holds must be understood by the importer or known to change no cost."""
     config = FIGURES[f"small/{case}"]["config"]
     spec = import_config(parse_config(json.dumps(config, indent=2), f"{case}.json"), case)
-    options = Conventions(attention="rectangle", paths=PATHS.get(CASES[case][0], ()))
+    # transformers' eager paths, as the import's own check compiles the spec (issue 45: the defaults are the
+    # serving engines')
+    options = Conventions(attention="rectangle", paths=transformers_paths_of(spec))
     return compile_text(spec, options=options)
 
 
@@ -68,11 +71,9 @@ def test_flops_equal(case, shape):
 
 @cache
 def published_spec(path: Path, flops: bool):
-    options = Conventions()
-    if flops:
-        paths = PUBLISHED_PATHS.get(json.loads(path.read_text())["model_type"], ())
-        options = Conventions(attention="rectangle", paths=paths)
-    return compile_text(import_config(parse_config(path.read_text(), path.name)), options=options)
+    spec = import_config(parse_config(path.read_text(), path.name))
+    options = Conventions(attention="rectangle", paths=transformers_paths_of(spec)) if flops else Conventions()
+    return compile_text(spec, options=options)
 
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])

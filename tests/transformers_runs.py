@@ -105,8 +105,6 @@ CASES = {
     "phi3-partial": ("phi3", dict(SMALL, pad_token_id=None, partial_rotary_factor=0.75)),
     "smollm3": ("smollm3", dict(SMALL, pad_token_id=None, no_rope_layer_interval=2)),
 }
-PATHS = {"qwen3_next": (("linear_kernels", "torch"),), "llama4": (("experts", "dense"),),
-         "llama4_text": (("experts", "dense"),)}
 MULTIMODAL = ("llama4", "gemma3")  # the config wraps a text_config; the text model is what is costed
 # text models transformers builds only inside their vision-language wrapper (no CausalLM class of their own)
 WRAPPED = ("qwen3_vl", "qwen3_vl_moe")
@@ -203,7 +201,6 @@ PUBLISHED = published_configs()
 PUBLISHED_SHAPES = [(1, 0, 6), (1, 6, 1)]
 NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_path", "auto_map", "quantization_config")
 # the execution paths of a published config's spec that match how transformers runs it
-PUBLISHED_PATHS = {"llama4": (("experts", "dense"),), "qwen3_next": (("linear_kernels", "torch"),)}
 # hand-written specs' models whose default grouped_mm experts want bf16 (the meta run is fp32)
 BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa", "nemotron_h",
                    "minimax_m2", "gemma4_text", "mimo_v2_flash")

@@ -14,6 +14,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import NamedTuple
 
+from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from ..numbers.evaluate import evaluate
@@ -21,6 +22,7 @@ from ..pipeline import compile_text
 from ..terms.scenario import Conventions, Scenario
 from . import meta
 from .config import Config, spec_title
+from .mla import INDEX_RECORD, INDEX_RECORD_FORMAT
 from .modeling import configs, walk
 from .quantization import precision
 from .spec import render
@@ -65,18 +67,50 @@ def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked
               "meta device, and its modules were recognised as the blocks below."]
     if built.wrapper:
         header.append("The text model of a vision-language checkpoint; its vision tower is not counted.")
+    from . import remote_code_note
+
+    header += remote_code_note(config)
     formats = precision(text or top, top, walked.spec.components())
-    draft = render(walked.spec, title, source, formats, header)
     kv = next(s.format for s in formats.settings if s.role == "kv")
-    lines = check(draft, walked, built, KV_BITS[kv])
+    # the check runs as transformers holds the cache, every record in the model's dtype; the spec keeps what the
+    # serving engines keep (the indexer's keys in FP8)
+    draft = render(walked.spec, title, source, _with_index_record(walked.spec, formats, kv), header)
+    indexed = _with_index_record(walked.spec, formats, INDEX_RECORD_FORMAT)
+    # every role in fp32, 4 bytes a value: the fixed state compared in values
+    in_values = formats.model_copy(update={"settings": [ast.Setting(role=role, format="fp32") for role in
+                                                        ("weights", "kv", "act", "state")]})
+    values = render(walked.spec, title, source, _with_index_record(walked.spec, in_values, "fp32"), header)
+    lines = check(draft, walked, built, KV_BITS[kv], "" if indexed is formats else f" and {INDEX_RECORD} = {kv}",
+                  values)
+    formats = indexed
     cache = ("no cache to compare (the model keeps none)" if any(line.startswith("decode and cache") for line in lines)
              else "and the keys and values cached per token")
-    summary = (f"Checked against that model: {lines[0]}; matrix FLOPs equal at {len(meta.CHECK_SHAPES)} shapes "
-               f"(FlopCounterMode, eager attention), {cache}.")
+    summary = (f"Checked against that model {lines[0].removeprefix('checked ')}: {lines[1]}; matrix FLOPs equal at "
+               f"{len(meta.CHECK_SHAPES)} shapes (FlopCounterMode, eager attention), {cache}.")
+    if walked.paths:
+        summary += (" The options' first words, the defaults, are the serving engines' paths, as the stdlib's "
+                    "blocks and hand-written specs default to.")
     return Checked(render(walked.spec, title, source, formats, [*header, summary]), tuple(lines))
 
 
-def check(text: str, walked, built, kv_bits: int) -> list[str]:
+def _with_index_record(spec, formats, fmt: str):
+    """The precision line with the indexer keys' role, where the spec names it."""
+    named = f"{INDEX_RECORD} = {INDEX_RECORD}" in render(spec, "", "", formats, [])
+    if not named:
+        return formats
+    note = (f"{formats.note}; {INDEX_RECORD}: the indexer's keys in FP8 with a scale per 128 values, as DeepSeek's "
+            "inference code and the serving engines keep them (transformers keeps them in its dtype)"
+            if fmt == INDEX_RECORD_FORMAT else formats.note)
+    return formats.model_copy(update={"settings": [*formats.settings, ast.Setting(role=INDEX_RECORD, format=fmt)],
+                                      "note": note})
+
+
+def checked_with(paths: tuple[tuple[str, str], ...]) -> str:
+    """The flags under which the check met transformers: its attention convention and the options' words."""
+    return "with " + " ".join(["--attention rectangle", *(f"--option {name}={word}" for name, word in paths)])
+
+
+def check(text: str, walked, built, kv_bits: int, records: str = "", values: str | None = None) -> list[str]:
     compiled = compile_text(text, name="<imported spec>",
                             options=Conventions(attention="rectangle", paths=walked.paths))
     model = meta.runnable(built)
@@ -86,10 +120,13 @@ def check(text: str, walked, built, kv_bits: int) -> list[str]:
     compared = [_parameters(compiled, walked.params),
                 *(_flops(compiled, shape, counted[shape]) for shape in shapes),
                 _cache(compiled, model, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
+    if keeps_cache:
+        compared.append(_fixed_state(values or text, model, walked.paths))
     if walked.model_class in meta.HANDED_CACHE:
         compared.append((meta.HANDED_CACHE[walked.model_class], None))
     if walked.model_class in meta.BATCHED_STEP_BROKEN:
         compared.append((f"decode checked at B = 1: {meta.BATCHED_STEP_BROKEN[walked.model_class]}", None))
+    compared.insert(0, (f"checked {checked_with(walked.paths)}{records}", None))
     wrong = [difference for _, difference in compared if difference]
     if wrong:
         raise ArchError([Diagnostic(
@@ -121,24 +158,58 @@ def _flops(compiled, shape: tuple[int, int, int], theirs: int) -> tuple[str, str
 
 
 def _cache(compiled, model, kv_bits: int) -> tuple[str, str | None]:
-    ours, theirs = _kv_per_token(compiled) * 8 / kv_bits, _kv_per_token_of(model)
+    prompts = _cache_prompts(compiled)
+    if prompts is None:
+        return ("keys and values per token: not compared, a window or chunk of fewer than 3 positions holds "
+                "too few to measure growth", None)
+    ours, theirs = _kv_per_token(compiled, prompts) * 8 / kv_bits, _kv_per_token_of(model, prompts)
     return (f"keys and values per token: {_shown(ours)} values = transformers' cache's {_shown(theirs)}",
             None if ours == theirs else
             f"keys and values per token: the spec {_shown(ours)} values, transformers' cache {_shown(theirs)}")
+
+
+def _fixed_state(values_text: str, model, paths) -> tuple[str, str | None]:
+    """The state that does not grow, compared in values: the spec compiled with every format role in fp32, 4 bytes
+    a value, against the tensors transformers' cache holds after a prefill (issue 45: RecurrentGemma's spec kept
+    4 conv inputs a channel where transformers keeps 3)."""
+    short, _ = meta.CACHE_PROMPTS
+    values = compile_text(values_text, name="<imported spec>", options=Conventions(attention="rectangle", paths=paths))
+    held = evaluate(values, "prefill", Scenario(P=short)).state_by_kind
+    ours = (held.get("recurrent", 0) + held.get("conv", 0)) // 4
+    theirs = meta.fixed_values(model, short)
+    if theirs is None:
+        return (f"fixed state (conv slots, recurrent matrices): {ours:,} values; transformers keeps none where the "
+                "check looks" if ours else "fixed state: none", None)
+    return (f"fixed state (conv slots, recurrent matrices): {ours:,} values = transformers' {theirs:,}",
+            None if ours == theirs else f"fixed state: the spec {ours:,} values, transformers' cache {theirs:,}")
+
+
+def _cache_prompts(compiled) -> tuple[int, int] | None:
+    """Two prompt lengths whose positions every window and chunk of the spec still keeps in full (transformers'
+    sliding and chunked caches keep w − 1 positions between calls), so their difference is pure growth:
+    meta.CACHE_PROMPTS, or shorter ones for a short window (issue 45: a window of 3 was refused as "-128
+    values"); None when a window is too short to hold two."""
+    spans = [int(args[0]) for node in compiled.ir.nodes if node.kind == "cache"
+             for growth, args in [node.args.growth[0]] if growth in ("window", "chunk") and args]
+    kept = min(spans, default=None)
+    short, long = meta.CACHE_PROMPTS
+    if kept is None or kept - 1 >= long:
+        return short, long
+    return (1, 2) if kept - 1 >= 2 else None
 
 
 def _shown(bytes_per_token: Fraction) -> str:
     return f"{int(bytes_per_token):,}" if bytes_per_token.denominator == 1 else str(bytes_per_token)
 
 
-def _kv_per_token(compiled) -> Fraction:
-    short, long = meta.CACHE_PROMPTS
+def _kv_per_token(compiled, prompts: tuple[int, int]) -> Fraction:
+    short, long = prompts
     held = [evaluate(compiled, "prefill", Scenario(P=new)).state_bytes for new in (short, long)]
     return Fraction(held[1] - held[0], long - short)
 
 
-def _kv_per_token_of(model) -> Fraction:
-    short, long = meta.CACHE_PROMPTS
+def _kv_per_token_of(model, prompts: tuple[int, int]) -> Fraction:
+    short, long = prompts
     return Fraction(meta.cache_values(model, long) - meta.cache_values(model, short), long - short)
 
 

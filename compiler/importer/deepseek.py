@@ -76,15 +76,17 @@ def deepseek(cfg: DeepseekV3) -> Spec:
 
 
 def mla_cache_option() -> ast.Option:
-    """The spec's `mla_cache` option: transformers 5's path first (the check against it uses the default)."""
-    return option("mla_cache", "reexpand", "compressed", "expanded",
-                  note="reexpand: transformers 5 (the latent cached, K and V rebuilt each call); compressed: "
-                       "the up-projections absorbed (the chapter's count); expanded: per-head K and V cached")
+    """The spec's `mla_cache` option: the serving engines' absorbed path first, as std.attention.mla defaults to;
+    the check runs transformers 5's reexpand."""
+    return option("mla_cache", "compressed", "expanded", "reexpand",
+                  note="compressed: the up-projections absorbed (the serving engines and the chapter); expanded: "
+                       "per-head K and V cached; reexpand: transformers 5 (the latent cached, K and V rebuilt "
+                       "each call)")
 
 
 def index_kernel_option() -> ast.Option:
-    """The spec's `index_kernel` option: transformers' eager indexer first (the check against it uses the
-    default), DeepSeek's fused kernel beside it."""
-    return option("index_kernel", "eager", "fused",
-                  note="eager: transformers (every query scores every cached key, the heads summed by a matmul); "
-                       "fused: DeepSeek's kernel (the keys up to each query, the heads reduced in the kernel)")
+    """The spec's `index_kernel` option: DeepSeek's fused kernel first, as std.attention.mla defaults to;
+    the check runs transformers' eager indexer."""
+    return option("index_kernel", "fused", "eager",
+                  note="fused: DeepSeek's kernel (the keys up to each query, the heads reduced in the kernel); "
+                       "eager: transformers (every query scores every cached key, the heads summed by a matmul)")

@@ -16,10 +16,11 @@ WINDOW_OPTION = "window_record"
 
 
 def window_record_option() -> ast.Option:
-    """The spec's `window_record` option: transformers' cache first (the check against it uses the default)."""
-    return option(WINDOW_OPTION, "apart", "shared",
-                  note="apart: transformers (a sliding layer's cache holds the record as keys and again as values); "
-                       "shared: one record a position, as DeepSeek's inference code keeps it")
+    """The spec's `window_record` option: one record a position first, as std.attention.dsv4 defaults to; the
+    check runs transformers' cache."""
+    return option(WINDOW_OPTION, "shared", "apart",
+                  note="shared: one record a position, as DeepSeek's inference code keeps it; apart: transformers "
+                       "(a sliding layer's cache holds the record as keys and again as values)")
 COMPRESSOR = "compressor"  # the child of a CSA or HCA layer (None on the sliding layers)
 
 

@@ -19,10 +19,11 @@ COMB_OPTION = "hc_comb"
 
 
 def comb_option() -> ast.Option:
-    """The spec's `hc_comb` option: transformers' matrix product first (the check against it uses the default)."""
-    return option(COMB_OPTION, "matrix", "nonmatrix",
-                  note="matrix: transformers (the streams mixed by a matmul, which FlopCounterMode counts); "
-                       "nonmatrix: the chapter's weighted sums")
+    """The spec's `hc_comb` option: the weighted sums first, as std.depth's mhc defaults to; the check runs
+    transformers' matrix product."""
+    return option(COMB_OPTION, "nonmatrix", "matrix",
+                  note="nonmatrix: the chapter's weighted sums, as DeepSeek's kernels mix the streams; matrix: "
+                       "transformers (the streams mixed by a matmul, which FlopCounterMode counts)")
 
 
 def connection(module, d: int, config, label: str) -> ast.BlockCall | None:

@@ -70,4 +70,11 @@ def _indexer(module, d: int, q_width: int) -> dict | None:
             or any(linear(parts[name]) != shape for name, shape in expected.items()):
         return None
     return {"over": ast.Call(func="top", args=[number(module.index_topk)]), "index_heads": heads,
-            "index_dim": dim, "index_kernel": "index_kernel"}
+            "index_dim": dim, "index_record": INDEX_RECORD, "index_kernel": "index_kernel"}
+
+
+# The format role of the indexer's cached keys: FP8 with an FP32 scale per 128 values, as DeepSeek's inference
+# code keeps them (DeepSeek-V3.2-Exp inference/model.py: k_cache float8_e4m3fn, k_scale_cache float32 per 128)
+# and the serving engines after it; transformers keeps them in the model's dtype, which the check compiles with.
+INDEX_RECORD = "index_record"
+INDEX_RECORD_FORMAT = "fp8_b128"

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 
 from . import gemma3n, heads, hyper, meta, per_layer, zaya
-from .common import dense_experts_option
+from .common import dense_experts_option, transformers_paths
 from .config import Config
 from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
-from .differential import KERNEL, diff_kernel_option
+from .differential import diff_kernel_option
 from .dsv4 import window_record_option
 from .hybrid import linear_kernels_option, logit_softcap
 from .layer import EMBEDDING_NORMS, read_layer, refuse, unmapped
@@ -59,17 +59,27 @@ def walk(built: meta.Built) -> Walked:
     text -= {p for tower in towers.values() for p in parameters_of(tower)}
     header = [f"The text model: its {', '.join(towers)} (the image and audio encoders, run only on those inputs) "
               "is not counted."] if towers else []
+    header += _buffered_router_biases(model)
     spec = Spec(header=header, bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]),
                                      *_options([*stack, *(tuple(b.body) for b in defined)])],
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
                 note=f"{len(layers)} layers: {path}", defined=defined)
-    names = {s.name for st in stack for s in st}
-    paths = (("linear_kernels", "torch"),) if names & {"gated_deltanet", "kda"} else ()
-    paths += ((KERNEL, "two_calls"),) if "diff_attention" in names else ()
-    if any(_dense_moe(s) for st in stack for s in st):  # the spec's default stays routed, the serving cost
-        paths += (("experts", "dense"),)
+    paths = transformers_paths(spec.bindings)
     count = sum(p.numel() for p in {id(p): p for p in model.parameters() if id(p) in text}.values())
     return Walked(spec, type(model).__name__, paths, count)
+
+
+def _buffered_router_biases(model) -> list[str]:
+    """The header line for routers whose score-correction bias transformers registers as a buffer: not a
+    parameter there, so not one of this spec's (the check meets transformers' count), though the checkpoint
+    stores it and a spec written with `router_bias = true` counts it (issue 45: one model, one number, or the
+    difference said)."""
+    held = sum(b.numel() for name, b in model.named_buffers() if name.rsplit(".", 1)[-1] == "e_score_correction_bias")
+    if not held:
+        return []
+    return [f"The routers' score-correction biases (e_score_correction_bias, {held:,} values) are buffers in "
+            "transformers, not parameters: this spec leaves them out, as transformers counts; the checkpoint "
+            "stores them, and a spec that writes `router_bias = true` counts them."]
 
 
 def _nothing_outside(model, text: set[int]) -> None:

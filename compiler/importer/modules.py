@@ -160,8 +160,10 @@ class Where:
     temperature: bool = False   # the queries scaled by a position-dependent temperature (Llama 4's NoPE layers)
 
     def rotary(self, head_dim: int) -> int | None:
-        turned = head_dim * self.rotary_factor
-        return None if self.rotary_factor == 1 or not turned.is_integer() else int(turned)
+        """The channels RoPE turns, as transformers computes them (`int(head_dim * partial_rotary_factor)` in
+        _compute_default_rope_parameters): MiMo-V2-Flash's 0.334 of 192 turns 64."""
+        turned = int(head_dim * self.rotary_factor)
+        return None if turned == head_dim else turned
 
 
 def pick(parts: dict, names: tuple[str, ...]):

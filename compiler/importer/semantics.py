@@ -45,13 +45,18 @@ def where(config, d: int, index: int, attention, rotary_model: bool) -> Where:
     temperature = bool(getattr(attention, "attn_temperature_tuning", False)) \
         and not getattr(attention, "use_rope", True)
     return Where(d=d, config=config, window=int(window), chunk=int(chunk), rope=rope,
-                 rotary_factor=rotary_factor(config), softcap=getattr(config, "attn_logit_softcapping", None) or 0,
+                 rotary_factor=rotary_factor(config, kind),
+                 softcap=getattr(config, "attn_logit_softcapping", None) or 0,
                  temperature=temperature)
 
 
-def rotary_factor(config) -> float:
-    """The part of each head RoPE turns: `partial_rotary_factor`, at the top level or in `rope_parameters`."""
+def rotary_factor(config, kind: str | None = None) -> float:
+    """The part of each head RoPE turns: `partial_rotary_factor`, at the top level, in `rope_parameters`, or in
+    the layer kind's own entry of it (Gemma 4: `rope_parameters.full_attention.partial_rotary_factor`)."""
     factor = getattr(config, "partial_rotary_factor", None)
+    parameters = getattr(config, "rope_parameters", None) or {}
+    if factor is None and isinstance(parameters.get(kind), dict):
+        factor = parameters[kind].get("partial_rotary_factor")
     if factor is None:
-        factor = (getattr(config, "rope_parameters", None) or {}).get("partial_rotary_factor", 1.0)
+        factor = parameters.get("partial_rotary_factor", 1.0)
     return float(factor)
