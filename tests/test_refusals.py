@@ -69,3 +69,62 @@ def test_a_switch_of_the_api_takes_true_or_false_only(ops):
     with pytest.raises(archcost.ArchError) as caught:
         archcost.load(QWEN).evaluate("decode", ops=ops)
     assert caught.value.diagnostics[0].code == "E401" and "`ops`" in caught.value.render()
+
+
+def test_a_libraries_warning_stays_off_the_output(monkeypatch, capsys):
+    """Issue 45: a transformers FutureWarning leaked into the import's output."""
+    import warnings
+
+    from archcost.compiler.importer import config as config_module
+
+    reading = config_module.read_config
+
+    def read_with_a_warning(path):
+        warnings.warn("`torch_dtype` is deprecated! Use `dtype` instead!", FutureWarning, stacklevel=1)
+        return reading(path)
+
+    monkeypatch.setattr(config_module, "read_config", read_with_a_warning)
+    monkeypatch.setattr("archcost.compiler.importer.read_config", read_with_a_warning, raising=False)
+    monkeypatch.setattr("archcost.compiler.cli.importing.read_config", read_with_a_warning, raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        code, err = said(capsys, "import", str(ROOT / "tests" / "configs" / "qwen3-8b.json"))
+    assert code == 0 and "Warning" not in err and "deprecated" not in err
+
+
+def test_a_null_sliding_window_is_no_window(tmp_path, capsys):
+    """Issue 45: Jamba-1.5-Mini's published config carries `"sliding_window": null` and was refused (E502). These
+    are its architecture fields as specs/jamba-1.5-mini.arch reads them, with that null: the import costs the
+    model as the hand-written spec does; a window given there is refused, not guessed."""
+    import json
+
+    fields = {"model_type": "jamba", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "num_experts": 16, "num_experts_per_tok": 2,
+              "expert_layer_offset": 1, "expert_layer_period": 2, "attn_layer_offset": 4, "attn_layer_period": 8,
+              "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": 256,
+              "mamba_conv_bias": True, "mamba_proj_bias": False, "vocab_size": 65536, "tie_word_embeddings": False,
+              "torch_dtype": "bfloat16", "sliding_window": None}
+    config = tmp_path / "jamba.json"
+    config.write_text(json.dumps(fields))
+    assert main(["import", str(config), "-o", str(tmp_path / "jamba.arch")]) == 0
+    figures = [archcost.load(str(path)).evaluate("decode", B=4, S=1000).data
+               for path in (tmp_path / "jamba.arch", ROOT / "specs" / "jamba-1.5-mini.arch")]
+    assert [(f["params"], f["flops"], f["state_bytes"]) for f in figures][0] == \
+        [(f["params"], f["flops"], f["state_bytes"]) for f in figures][1]
+    config.write_text(json.dumps({**fields, "sliding_window": 4096}))
+    code, err = said(capsys, "import", str(config))
+    assert code == 2 and "error[E503]" in err and "sliding_window" in err
+
+
+def test_a_stock_type_with_an_auto_map_says_whose_code_it_costs(tmp_path):
+    """Issue 45: `"model_type": "llama"` with an `auto_map` was costed as the stock class without a word."""
+    import json
+
+    from archcost.compiler.importer import import_config, read_config
+
+    fields = json.loads((ROOT / "tests" / "configs" / "llama-3.1-8b.json").read_text())
+    config = tmp_path / "custom.json"
+    config.write_text(json.dumps({**fields, "auto_map": {"AutoModelForCausalLM": "modeling_custom.CustomForCausalLM"}}))
+    text = import_config(read_config(config))
+    assert "modeling_custom.CustomForCausalLM), which archcost never runs" in text.replace("\n# ", " ")
+    assert "auto_map" not in import_config(read_config(ROOT / "tests" / "configs" / "llama-3.1-8b.json"))

@@ -56,6 +56,16 @@ def entry() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    with warnings.catch_warnings():
+        # the libraries' own warnings (transformers' and torch's FutureWarnings while a config is imported,
+        # matplotlib's) are not the user's to act on: the output is archcost's, and its notes are said as notes
+        warnings.simplefilter("ignore")
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     from archcost.dsl.errors import ArchError, Diagnostic
 
     try:

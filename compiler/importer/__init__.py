@@ -106,7 +106,21 @@ def import_spec(config: Config, name: str | None = None, from_modeling_code: boo
     title = spec_title(config, name, model_type)
     header = [f"Passed over, as no code of transformers reads them for this model type: {', '.join(passed_over)}."
               ] if passed_over else []
+    header += [] if model_type in REMOTE else remote_code_note(config)
     return Imported(render(spec, title, source, precision(text, config, spec.components()), header), passed_over)
+
+
+def remote_code_note(config: Config) -> list[str]:
+    """The header line for a config whose `auto_map` names the checkpoint's own code while its model_type is one
+    transformers implements: archcost never runs that code and costs transformers' class instead, which the
+    reader must know (issue 45: a "llama" with an auto_map was costed as the stock class without a word)."""
+    auto_map = config.values.get("auto_map")
+    if not isinstance(auto_map, dict) or not auto_map:
+        return []
+    named = ", ".join(sorted({str(v) if not isinstance(v, list) else str(v[0]) for v in auto_map.values()}))[:200]
+    model_type = config.values.get("model_type")
+    return [f"The checkpoint's auto_map names its own code ({named}), which archcost never runs: this spec costs "
+            f"transformers' own {model_type} model instead. Where that code computes something else, write it by hand."]
 
 
 def _transformers_knows(config: Config, model_type: str) -> bool:

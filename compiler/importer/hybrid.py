@@ -160,6 +160,9 @@ class Jamba(Decoder):
     mamba_conv_bias: bool = True
     mamba_proj_bias: bool = False
     num_logits_to_keep: Count | None = None   # how many logits a call returns: m_out, set per run
+    # Jamba-1.5-Mini publishes "sliding_window": null (no window, every attention layer global); a window
+    # would change the attention layers' cost, and no published Jamba sets one: refused, not guessed
+    sliding_window: None = None
 
 
 def jamba(cfg: Jamba) -> Spec:
