@@ -55,15 +55,44 @@ def test_a_decode_after_8k_reads_2048_keys():
     assert decode == LAYERS * (PER_SELECTED_KEY * 2048 + PER_SCORED_PAIR * 8193)
 
 
-def test_the_old_count_was_35_6_tflops_high_at_8k():
-    """The rectangle convention keeps the old count (each prompt query at min(k, S + P) keys): 35.6 TFLOPs
-    more than the causal selection at P = 8,192, the figure issue 25 measured."""
+def test_the_rectangle_scores_every_held_key_as_the_eager_kernel_does():
+    """`--attention rectangle` is transformers' eager kernel: every query scores all S + P keys it holds, then
+    masks all but the k best (issue 45; before, each query was counted at min(k, S + P) keys, 35.6 TFLOPs above
+    the causal selection at P = 8,192): 890.8 TFLOPs above it, every pair of the square less the selection."""
     causal = evaluate(v32(), "prefill", Scenario(P=8192)).flops_matrix
     rectangle = evaluate(v32("rectangle"), "prefill", Scenario(P=8192)).flops_matrix
-    assert round((rectangle - causal) / 1e12, 1) == 35.6
+    selected = sum(min(TOP_K, t) for t in range(1, 8193))
+    assert rectangle - causal == LAYERS * PER_SELECTED_KEY * (8192 * 8192 - selected)
+    assert round((rectangle - causal) / 1e12, 1) == 890.8
+    step = evaluate(v32("rectangle"), "decode", Scenario(S=2048)).flops_matrix
+    assert step - evaluate(v32(), "decode", Scenario(S=2048)).flops_matrix == LAYERS * PER_SELECTED_KEY  # 2,049
 
 
 def test_the_index_keys_are_cached_in_fp8_with_a_scale_per_128():
     """Per token and layer: the latent and the key branch in BF16, 2·(512 + 64) B, and the index key in FP8
     with one FP32 scale, 128 + 4 B (DeepSeek-V3.2-Exp's inference/model.py)."""
     assert evaluate(v32(), "decode", Scenario(S=1)).kv_bytes_per_token == LAYERS * (2 * 576 + 132)
+
+
+TOP_OR_CAUSAL = """use std.embedding
+use std.attention.gqa
+model "m" {{
+  embedding(100, 64)
+  gqa(64, q_heads = 4, kv_heads = 2, head_dim = 16, over = {over})
+}}
+"""
+
+
+@given(cached=st.integers(0, 40), new=st.integers(1, 40), batch=st.integers(1, 3))
+@settings(max_examples=40, deadline=None)
+def test_an_eager_kernel_scores_every_held_position_before_it_masks_the_top_k(cached, new, batch):
+    """Issue 45: under `--attention rectangle` (transformers' eager DeepseekV32 and GLM-5 attention, which
+    scores every key it holds and masks all but the k best) a decode at S = 2,048 counted top(2048) positions
+    where the kernel scores 2,049: V3.2 came out 4,997,120 FLOPs short. Oracle: the rectangle of a causal layer."""
+    from archcost.compiler.pipeline import compile_text
+
+    rectangle = Conventions(attention="rectangle")
+    phase = "decode" if new == 1 and cached else "prefill"
+    figures = [evaluate(compile_text(TOP_OR_CAUSAL.format(over=over), options=rectangle), phase,
+                        Scenario(B=batch, S=cached, P=new)).flops_matrix for over in ("top(8)", "causal")]
+    assert figures[0] == figures[1]

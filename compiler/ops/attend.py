@@ -88,9 +88,10 @@ def pairs_and_reads(term, override: str | None, S_w: sp.Expr = S):
             return m * Min(k, sp.floor(H / r)), Min(k, sp.floor(H / r))
         return B * (capped_floor_sum(S + P, r, k) - capped_floor_sum(S, r, k)), Min(k, sp.floor(H / r))
     (n,) = args
-    if name == "top" and override == "rectangle":  # a kernel that gives every new query the call's k best
-        seen = Min(n, H)
-        return m * seen, seen
+    if name == "top" and override == "rectangle":
+        # an eager kernel scores every position it holds and masks all but the k best (transformers'
+        # DeepseekV32 and GLM-5 attention: at S = 2,048 a decode scores 2,049 positions, not 2,048)
+        return m * H, H
     if name == "top":  # the i-th new query selects among the S + i positions up to itself: Σ min(k, t)
         return B * (window_sum(S + P, n) - window_sum(S, n)), Min(n, H)
     return m * n, n  # all(n): every query reads all n entries
