@@ -79,6 +79,22 @@ def test_flags_api_and_file_outputs_never_escape(target, count):
     assert not tally.escapes, "\n\n".join(f"{name}: {text}\n{failure}" for name, text, failure in tally.escapes[:3])
 
 
+@pytest.mark.parametrize("target,count,oracles", [
+    ("server", 400, {"answered", "no_leak"}), ("cache", 24, {"same_output", "nothing_ran"}),
+    ("signals", 4, {"clean_exit", "no_temporary", "target_whole"}),
+    pytest.param("server", 20_000, {"answered", "no_leak"}, marks=pytest.mark.long),
+    pytest.param("cache", 400, {"same_output", "nothing_ran"}, marks=pytest.mark.long),
+    pytest.param("signals", 40, {"clean_exit", "no_temporary", "target_whole"}, marks=pytest.mark.long)])
+def test_the_server_the_caches_and_signals_hold(target, count, oracles):
+    """Issue 45's targets: odd requests to the playground's API (never an internal error, never a line of a file
+    it does not serve), caches damaged or planted between a cold and a warm run (the same output, nothing run),
+    writers stopped by a signal (a clean end, no temporary file, the target old or whole)."""
+    tally = fuzz.campaign(seed=20261205, workers=2, count=count, target=target)
+    assert tally.done == count
+    assert not tally.escapes, "\n\n".join(f"{name}: {text}\n{failure}" for name, text, failure in tally.escapes[:3])
+    assert set(tally.oracles) == oracles and all(checked > 0 for checked, _ in tally.oracles.values())
+
+
 def _shrinking(seed, rng):
     """The same property under hypothesis, which shrinks a failure to the fewest edits."""
     outcome = fuzz.run_one(fuzz.mutate(seed[1], rng))

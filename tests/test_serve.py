@@ -129,6 +129,8 @@ def test_new_text_stands_for_untitled_arch_as_the_docs_say(client):
     ("evaluate", {"spec": {"text": TINY}, "conventions": {"options": {"a": 1}}}, "conventions.options.a"),
     ("evaluate", {"spec": {"text": TINY}, "table": "x"}, "table"),
     ("evaluate", {}, "spec"),
+    ("formulas", {"spec": None}, "spec"),                        # found by tools/fuzz.py --target server
+    ("node", {"spec": {"text": TINY}, "node": None}, "node"),
     ("import", {"config": {"model_type": "llama"}}, "config"),
 ])
 def test_every_request_field_is_checked(client, method, payload, field):

@@ -9,7 +9,9 @@ you like; inputs that escaped, and a sample of those that reached evaluation, la
 
 `flags` runs the CLI with odd flag values, `api` calls the Python API with odd argument types, `files` aims
 every writer at a symlink, a read-only file, a FIFO, a device node (mknod, in a temporary folder), a folder,
-a missing folder and the command's own input.
+a missing folder and the command's own input. `server` sends the playground's API odd requests (wrong types,
+paths as text, deep bodies), `cache` damages the formula and device caches between a cold and a warm run (and
+plants pickles), `signals` stops writers with SIGINT or SIGTERM at random moments.
 """
 
 from __future__ import annotations
@@ -523,10 +525,272 @@ def _damaged(folder: Path, kinds: dict[str, int], guarded: dict[str, bytes]) -> 
     return None
 
 
+# ------------------------------------------------------------------------------------ the server's API (issue 45)
+
+SECRET = "the first line of a file the server must never show\n"
+METHOD_FIELDS = {"compile": ["spec", "conventions", "scenario"], "evaluate": ["spec", "conventions", "scenario"],
+                 "node": ["spec", "node", "scenario"], "formulas": ["spec", "scenario"],
+                 "diagram": ["spec", "blocks", "layout"], "layout": ["spec", "degrees", "device", "link", "scenario"],
+                 "plots": ["spec", "device"], "compare": ["specs", "table", "scenario"], "import": ["config", "file"]}
+REQUEST_VALUES = [None, 0, -1, 5, 2.5, True, "", "x", "/etc/passwd", "SECRET", "../SECRET", "untitled.arch",
+                  "specs/qwen3-8b.arch", "h100_sxm", "tp=2", "=2", "tp=1000000000", "decode", "summary", [], [1],
+                  {}, {"text": "SECRET"}, {"text": 5}, {"text": "TINY"}, {"text": "TINY", "source": "SECRET"},
+                  {"text": "TINY", "source": "untitled.arch"}, {"text": "TINY", "extra": 1}, {"B": "8"},
+                  {"B": 10 ** 30}, {"phase": "decode", "S": 4}, {"options": {"a": 1}}, {"ledger": 5},
+                  [{"text": "TINY"}], "nested"]
+
+
+def server_seeds() -> list[tuple[str, str]]:
+    return [(method, json.dumps([method, {"spec": {"text": "TINY"}}])) for method in METHOD_FIELDS]
+
+
+def mutate_server(text: str, rng: random.Random) -> str:
+    """A request: the method's fields (and a stranger) set to odd values, and now and then a deep body."""
+    method, payload = json.loads(text)
+    fields = [*METHOD_FIELDS[method], "stranger"]
+    for _ in range(rng.randint(1, 3)):
+        payload[rng.choice(fields)] = REQUEST_VALUES[rng.randrange(len(REQUEST_VALUES))]
+    return json.dumps([method, payload])
+
+
+@functools.cache
+def _server():
+    """A workspace, the server's library and scratch folder, and a secret file: what one worker's requests use."""
+    import tempfile
+
+    from archcost.compiler.serve.library import Library
+    from archcost.compiler.serve.session import Workspace
+
+    folder = Path(tempfile.mkdtemp(prefix="archcost-fuzz-server-"))
+    (folder / "secret.txt").write_text(SECRET)
+    return Workspace(), Library.of([]), folder
+
+
+def _filled(value, secret: str):
+    if value == "SECRET":
+        return secret
+    if value == "../SECRET":
+        return "../" + secret
+    if value == "TINY":
+        return TINY
+    if value == "nested":
+        return json.loads("[" * 60 + "]" * 60)
+    if isinstance(value, dict):
+        return {k: _filled(v, secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_filled(v, secret) for v in value]
+    return value
+
+
+def run_server(text: str):
+    """A request through the server's own steps (the JSON depth check, names to files, the worker's answer):
+    it is answered or refused with a located problem, never an internal error, and no answer shows a line of a
+    file the server does not serve. Oracles: `answered` (ok or problem, nothing else) and `no_leak`."""
+    from archcost.compiler.serve.app import MAX_JSON_DEPTH, _nesting, _with_files
+    from archcost.compiler.serve.worker import METHODS, answer
+
+    workspace, library, folder = _server()
+    method, payload = json.loads(text)
+    payload = _filled(payload, str(folder / "secret.txt"))
+    body = json.dumps(payload).encode()
+    try:
+        if _nesting(body) > MAX_JSON_DEPTH:
+            return None  # refused before json.loads, as the app refuses it (400, E111)
+        try:
+            payload = _with_files(json.loads(body), library, folder)
+        except LookupError:
+            return None  # E112: a name the server does not serve
+        reply = answer(workspace, method, payload) if method in METHODS else {"problem": "E111"}
+    except Exception:  # noqa: BLE001
+        return traceback.format_exc()
+    shown = json.dumps(reply)
+    checks = {"answered": set(reply) not in ({"ok"}, {"problem"}), "no_leak": SECRET.strip() in shown}
+    if any(checks.values()):
+        return f"request {text}: answered {shown[:400]}", checks
+    return (ACCEPTED if "ok" in reply else None), checks
+
+
+# ------------------------------------------------------------------------ the caches, tampered with (issue 45)
+
+CACHE_DAMAGE = ["digit", "byte", "truncate", "pickle", "swap", "empty", "resealed_code", "others_write", "symlink",
+                "foreign_owner", "grammar_pickle", "devices"]
+CACHE_COMMANDS = [["eval", "spec.arch", "--phase", "decode", "--S", "100", "--json"],
+                  ["eval", "spec.arch", "--phase", "prefill", "--P", "64", "--json"],
+                  ["compare", "spec.arch", "--phase", "decode"], ["sweep", "spec.arch", "--B", "1,2", "--S", "0,9"],
+                  ["capacity", "spec.arch", "--device", "h100-sxm", "--context", "4096"]]
+
+
+def cache_seeds() -> list[tuple[str, str]]:
+    return [(" ".join(command), json.dumps(command)) for command in CACHE_COMMANDS]
+
+
+def mutate_cache(text: str, rng: random.Random) -> str:
+    return json.dumps([json.loads(text), rng.choice(CACHE_DAMAGE), rng.randrange(10 ** 6)])
+
+
+def run_cache(text: str):
+    """A command run cold, its cache entries damaged one way or another, then run warm: the warm output is the
+    cold one byte for byte (a damaged entry is rebuilt, never served), and nothing planted runs. Oracles:
+    `same_output` and `nothing_ran`."""
+    import contextlib
+    import io
+    import os
+    import pickle
+    import shutil
+    import tempfile
+
+    from archcost.compiler.cli import main
+    from archcost.compiler.cli.cached import served
+    from archcost.dsl.cachedir import sealed, unsealed
+
+    argv, damage, where = json.loads(text)
+    folder = Path(tempfile.mkdtemp(prefix="archcost-fuzz-cache-"))
+    marker = folder / "ran"
+    saved = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "ARCHCOST_NO_CACHE")}
+    cwd = os.getcwd()
+    try:
+        (folder / "spec.arch").write_text(TINY)
+        os.environ["XDG_CACHE_HOME"] = str(folder / "cache")
+        os.environ.pop("ARCHCOST_NO_CACHE", None)
+        os.chdir(folder)
+
+        def run(warm: bool) -> str:
+            with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+                code = (served(argv) if warm else None)
+                if code is None:
+                    code = main(argv)
+            return f"{code}\n{out.getvalue()}"
+
+        cold = run(False)
+        entries = sorted((folder / "cache" / "archcost").rglob("*.json"))
+        top = folder / "cache" / "archcost"
+
+        class Planted:
+            def __reduce__(self):
+                return (open, (str(marker), "w"))
+
+        if damage in ("others_write", "symlink", "foreign_owner", "grammar_pickle") or not entries:
+            if damage == "others_write":
+                top.chmod(0o777)
+            elif damage == "symlink":
+                shutil.move(str(top), str(folder / "elsewhere"))
+                top.symlink_to(folder / "elsewhere")
+            elif damage == "foreign_owner" and os.getuid() == 0:
+                os.chown(top, 4242, 4242)
+            (top / "grammar").mkdir(parents=True, exist_ok=True)
+            for name in ("grammar.lark", f"grammar-{where:016x}.lark"):
+                (top / "grammar" / name).write_bytes(pickle.dumps(Planted()))
+        else:
+            entry = entries[where % len(entries)]
+            if damage == "devices":  # the device sheets' entry, one digit changed
+                entry, damage = next((e for e in entries if e.parent.name == "devices"), entry), "digit"
+            raw = entry.read_text()
+            head, _, body = raw.partition("\n")
+            digits = [m.start() for m in re.finditer(r"\d", body)]
+            forged = {
+                "digit": lambda: head + "\n" + (body[:digits[where % len(digits)]] + str(
+                    (int(body[digits[where % len(digits)]]) + 1) % 10) + body[digits[where % len(digits)] + 1:]
+                    if digits else body + "0"),
+                "byte": lambda: raw[:where % len(raw)] + chr(33 + where % 90) + raw[where % len(raw) + 1:],
+                "truncate": lambda: raw[:where % len(raw)],
+                "pickle": lambda: pickle.dumps(Planted()).decode("latin-1"),
+                "swap": lambda: raw.replace(head, head[:-1] + ("0" if head[-1] != "0" else "1")),
+                "empty": lambda: "",
+                "resealed_code": lambda: sealed({**(unsealed(raw) or {}), "head": {"model": "__import__('os')"},
+                                                 "phases": {"decode": {"leaves": {"x": ["exec", 1]}}}}),
+            }[damage]()
+            entry.write_text(forged, encoding="latin-1" if damage == "pickle" else "utf-8")
+        warm = run(True)
+        checks = {"same_output": warm != cold, "nothing_ran": marker.exists()}
+        if any(checks.values()):
+            return f"{damage}: cold {cold[:300]!r} warm {warm[:300]!r}", checks
+        return ACCEPTED, checks
+    except Exception:  # noqa: BLE001
+        return traceback.format_exc()
+    finally:
+        os.chdir(cwd)
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# ------------------------------------------------------------------- signals while a file is written (issue 45)
+
+SIGNAL_WRITERS = [["sweep", "spec.arch", "--B", "1:9", "--S", "0:300000:1", "--no-cache", "-o", "out.csv"],
+                  ["sweep", "spec.arch", "--B", "1:4", "--S", "0:200000:1", "--no-cache", "-o", "out.json"],
+                  ["fmt", "--write", "spec.arch"], ["diagram", "spec.arch", "-o", "out.svg"]]
+
+
+def signal_seeds() -> list[tuple[str, str]]:
+    return [(" ".join(writer), json.dumps(writer)) for writer in SIGNAL_WRITERS]
+
+
+def mutate_signal(text: str, rng: random.Random) -> str:
+    return json.dumps([json.loads(text), rng.choice(["INT", "TERM"]), round(rng.uniform(0.0, 3.0), 2),
+                       rng.random() < 0.5])
+
+
+def run_signal(text: str):
+    """A writer in its own process, stopped by SIGINT or SIGTERM after a random delay: it ends with exit 0 (done
+    first), 130 or 143, one line and no traceback, leaves no temporary file, and a target that existed holds its
+    old bytes or the new whole. Oracles: `clean_exit`, `no_temporary`, `target_whole`."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    argv, name, delay, existing = json.loads(text)
+    folder = Path(tempfile.mkdtemp(prefix="archcost-fuzz-signal-"))
+    try:
+        (folder / "spec.arch").write_text(TINY)
+        target = folder / argv[argv.index("-o") + 1] if "-o" in argv else folder / "spec.arch"
+        if existing and target.name != "spec.arch":
+            target.write_text("old\n")
+        before = target.read_bytes() if target.exists() else None
+        env = {**os.environ, "ARCHCOST_NO_CACHE": "1"}
+        process = subprocess.Popen([sys.executable, "-m", "archcost.compiler.cli", *argv], cwd=folder, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(delay)
+        process.send_signal(getattr(signal, f"SIG{name}"))
+        _, err = process.communicate(timeout=120)
+        code = process.returncode
+        leftovers = [p.name for p in folder.iterdir() if p.name.startswith(".")]
+        after = target.read_bytes() if target.exists() else None
+        whole = after == before or (after is not None and _whole(target, after))
+        checks = {"clean_exit": code not in (0, 130, 143, -2, -15) or "Traceback" in err,
+                  "no_temporary": bool(leftovers), "target_whole": not whole}
+        if any(checks.values()):
+            return f"{text}: exit {code}, left {leftovers}, stderr {err[-400:]!r}", checks
+        return ACCEPTED, checks
+    except Exception:  # noqa: BLE001
+        return traceback.format_exc()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _whole(target: Path, data: bytes) -> bool:
+    """A file a writer finished: CSV with its header, JSON that parses, an SVG that closes, a spec that parses."""
+    if target.suffix == ".json":
+        try:
+            json.loads(data)
+            return True
+        except ValueError:
+            return False
+    if target.suffix == ".svg":
+        return data.rstrip().endswith(b"</svg>")
+    if target.suffix == ".csv":
+        return data.startswith(b"B,") and data.endswith(b"\n")
+    return bool(data.strip())
+
+
 TARGETS = {"specs": (seeds, mutate, run_one), "numbers": (seeds, mutate, run_numbers),
            "configs": (config_seeds, mutate_config, run_config),
            "flags": (flag_seeds, mutate_flags, run_flags), "api": (api_seeds, mutate_api, run_api),
-           "files": (file_seeds, mutate_files, run_files)}
+           "files": (file_seeds, mutate_files, run_files), "server": (server_seeds, mutate_server, run_server),
+           "cache": (cache_seeds, mutate_cache, run_cache), "signals": (signal_seeds, mutate_signal, run_signal)}
 
 
 class Tally(NamedTuple):
@@ -638,6 +902,8 @@ def _report(args, target: str, tally: Tally, minutes: float) -> int:
     if target in ("flags", "files"):  # whole CLI runs: a clean end is an answer or a located error alike
         print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.rejected:,} ended cleanly (exit 0, 1 or 2, "
               f"no input changed), {len(tally.escapes)} escapes")
+    elif target in ("cache", "signals"):  # each input checked by the oracles below
+        print(f"{tally.done:,} {target} in {minutes:g} minutes: {len(tally.escapes)} escapes")
     else:
         print(f"{tally.done:,} {target} in {minutes:g} minutes: {tally.accepted:,} compiled and evaluated, "
               f"{tally.rejected:,} rejected with a located error, {len(tally.escapes)} escapes")

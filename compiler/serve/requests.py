@@ -110,7 +110,7 @@ def request(method: str, payload: dict) -> Request:
     that is missing, not the
     method's, or of the wrong type."""
     needed, allowed = FIELDS[method]
-    missing = sorted(needed - set(payload))
+    missing = sorted(field for field in needed if payload.get(field) is None)
     if missing:
         raise Malformed(f"`{method}` needs the field `{missing[0]}`")
     stray = sorted(set(payload) - needed - allowed)
