@@ -118,7 +118,8 @@ def _modeling_code(schemas: set[str]) -> list[str]:
     about = ("`archcost import CONFIG.json --from-modeling-code` (and a plain import of a type no schema reads) "
              "builds the model with transformers on the meta device, recognises the stdlib's blocks in its modules, "
              "and checks the spec against that model before writing it: parameters exactly, the matrix FLOPs "
-             "of two prefills and two decode steps with FlopCounterMode, and the keys and values cached per token. "
+             "of two prefills and two decode steps with FlopCounterMode, the keys and values cached per token, and the "
+             "state that does not grow (convolution slots, recurrent matrices) after a prefill. "
              "It needs `pip install \"archcost[hf]\"`.")
     tally = (f"Of transformers {record['transformers']}'s {len(types)} decoder-only text model types (a CausalLM "
              "class, not also an encoder, an encoder-decoder or an audio model), "
@@ -126,12 +127,13 @@ def _modeling_code(schemas: set[str]) -> list[str]:
              "import by one path or the other (tools/modeling_coverage.py records it; `pytest -m long` checks the "
              "record).")
     paths = ("Where transformers runs a mechanism otherwise than a serving kernel or the chapter counts it, the "
-             "written spec gets a named option, and the check runs transformers' way. First in the spec, its "
-             "default: `mla_cache = reexpand` (the latent's K and V rebuilt every call), `index_kernel = eager` (a "
-             "sparse-attention indexer scoring every cached key), `hc_comb = matrix` (DeepSeek-V4's "
-             "hyper-connections mix their streams by a matmul) and `window_record = apart` (DeepSeek-V4's sliding "
-             "layers keep their record as keys and again as values). Set by the check, the spec's default left to "
-             "the serving kernels: `linear_kernels = torch` (the chunked linear-attention reference) and "
+             "written spec gets a named option whose first word, its default, is the serving engines' path, as the "
+             "stdlib's blocks and the hand-written specs default to (one model, one number); the check compiles "
+             "with transformers' word and names it in its lines and the spec's header: `mla_cache = reexpand` (the "
+             "latent's K and V rebuilt every call), `index_kernel = eager` (a sparse-attention indexer scoring every "
+             "cached key), `hc_comb = matrix` (DeepSeek-V4's hyper-connections mix their streams by a matmul), "
+             "`window_record = apart` (DeepSeek-V4's sliding layers keep their record as keys and again as values), "
+             "`linear_kernels = torch` (the chunked linear-attention reference), `diff_kernel = two_calls` and "
              "`experts = dense` (every expert on every token). `--option` switches any of them for a run.")
     out = ["", "## The import from the modeling code", "", *textwrap.wrap(about, 116), "", *textwrap.wrap(tally, 116),
            "", *textwrap.wrap(paths, 116), "", "## Not read from the modeling code yet", ""]

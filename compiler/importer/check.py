@@ -20,7 +20,7 @@ from archcost.dsl.errors import ArchError, Diagnostic
 from ..numbers.evaluate import evaluate
 from ..pipeline import compile_text
 from ..terms.scenario import Conventions, Scenario
-from . import meta
+from . import held, meta
 from .config import Config, spec_title
 from .mla import INDEX_RECORD, INDEX_RECORD_FORMAT
 from .modeling import configs, walk
@@ -72,14 +72,7 @@ def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked
     header += remote_code_note(config)
     formats = precision(text or top, top, walked.spec.components())
     kv = next(s.format for s in formats.settings if s.role == "kv")
-    # the check runs as transformers holds the cache, every record in the model's dtype; the spec keeps what the
-    # serving engines keep (the indexer's keys in FP8)
-    draft = render(walked.spec, title, source, _with_index_record(walked.spec, formats, kv), header)
-    indexed = _with_index_record(walked.spec, formats, INDEX_RECORD_FORMAT)
-    # every role in fp32, 4 bytes a value: the fixed state compared in values
-    in_values = formats.model_copy(update={"settings": [ast.Setting(role=role, format="fp32") for role in
-                                                        ("weights", "kv", "act", "state")]})
-    values = render(walked.spec, title, source, _with_index_record(walked.spec, in_values, "fp32"), header)
+    draft, values, indexed = _drafts(walked, title, source, formats, header, kv)
     lines = check(draft, walked, built, KV_BITS[kv], "" if indexed is formats else f" and {INDEX_RECORD} = {kv}",
                   values)
     formats = indexed
@@ -91,6 +84,17 @@ def _read(config: Config, name: str | None, schemas: tuple[str, ...]) -> Checked
         summary += (" The options' first words, the defaults, are the serving engines' paths, as the stdlib's "
                     "blocks and hand-written specs default to.")
     return Checked(render(walked.spec, title, source, formats, [*header, summary]), tuple(lines))
+
+
+def _drafts(walked, title: str, source: str, formats, header: list[str], kv: str):
+    """(the spec the check compiles, the same with every format role in fp32 for the fixed state in values, the
+    precision the written spec keeps): the check runs as transformers holds the cache, every record in the
+    model's dtype; the spec keeps what the serving engines keep (the indexer's keys in FP8)."""
+    draft = render(walked.spec, title, source, _with_index_record(walked.spec, formats, kv), header)
+    in_values = formats.model_copy(update={"settings": [ast.Setting(role=role, format="fp32") for role in
+                                                        ("weights", "kv", "act", "state")]})
+    values = render(walked.spec, title, source, _with_index_record(walked.spec, in_values, "fp32"), header)
+    return draft, values, _with_index_record(walked.spec, formats, INDEX_RECORD_FORMAT)
 
 
 def _with_index_record(spec, formats, fmt: str):
@@ -174,9 +178,9 @@ def _fixed_state(values_text: str, model, paths) -> tuple[str, str | None]:
     4 conv inputs a channel where transformers keeps 3)."""
     short, _ = meta.CACHE_PROMPTS
     values = compile_text(values_text, name="<imported spec>", options=Conventions(attention="rectangle", paths=paths))
-    held = evaluate(values, "prefill", Scenario(P=short)).state_by_kind
-    ours = (held.get("recurrent", 0) + held.get("conv", 0)) // 4
-    theirs = meta.fixed_values(model, short)
+    by_kind = evaluate(values, "prefill", Scenario(P=short)).state_by_kind
+    ours = (by_kind.get("recurrent", 0) + by_kind.get("conv", 0)) // 4
+    theirs = held.fixed_values(model, short)
     if theirs is None:
         return (f"fixed state (conv slots, recurrent matrices): {ours:,} values; transformers keeps none where the "
                 "check looks" if ours else "fixed state: none", None)
@@ -189,7 +193,7 @@ def _cache_prompts(compiled) -> tuple[int, int] | None:
     sliding and chunked caches keep w − 1 positions between calls), so their difference is pure growth:
     meta.CACHE_PROMPTS, or shorter ones for a short window (issue 45: a window of 3 was refused as "-128
     values"); None when a window is too short to hold two."""
-    spans = [int(args[0]) for node in compiled.ir.nodes if node.kind == "cache"
+    spans = [int(args[0]) for node in compiled.ir.nodes if hasattr(node.args, "growth")  # the caches
              for growth, args in [node.args.growth[0]] if growth in ("window", "chunk") and args]
     kept = min(spans, default=None)
     short, long = meta.CACHE_PROMPTS
@@ -210,7 +214,7 @@ def _kv_per_token(compiled, prompts: tuple[int, int]) -> Fraction:
 
 def _kv_per_token_of(model, prompts: tuple[int, int]) -> Fraction:
     short, long = prompts
-    return Fraction(meta.cache_values(model, long) - meta.cache_values(model, short), long - short)
+    return Fraction(held.cache_values(model, long) - held.cache_values(model, short), long - short)
 
 
 __all__ = ["Checked", "from_modeling_code"]

@@ -215,58 +215,6 @@ def counted_flops(model, shapes) -> dict[tuple[int, int, int], int]:
     return {shape: totals[shape] for shape in shapes}
 
 
-def cache_values(model, new: int) -> int:
-    """The keys and values the model's cache holds after a prefill of `new` positions (one request), as a count
-    of values (the meta model's own dtype is not the checkpoint's), the indexer's keys included; recurrent and
-    convolution states, which do not grow, are left out."""
-    torch, _ = libraries()
-    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
-    handed = handed_cache(model)
-    with _running(model), warnings.catch_warnings(), _quiet():
-        warnings.simplefilter("ignore")
-        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
-    # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
-    cache = handed.get(STATE_KEYWORD) or (getattr(out, "past_key_values", None) if RECURRENT_STATE not in out
-                                          else None)
-    # DeepSeek Sparse Attention's layers also hold the indexer's keys; DeepSeek-V4's CSA and HCA layers their
-    # compressed entries by name (the attention's, the indexer's: their pending rows are bounded, left out as
-    # a convolution's state is) and their values as their keys (one tensor, counted once)
-    layers = getattr(cache, "layers", ())
-    tensors = [getattr(layer, name, None) for layer in layers for name in ("keys", "values", "indexer_keys")]
-    tensors += [entries for layer in layers for entries in (getattr(layer, "compressed_kv", None) or {}).values()]
-    return sum(t.numel() for t in {id(t): t for t in tensors if isinstance(t, torch.Tensor)}.values())
-
-
-FIXED_STATE = ("conv_states", "recurrent_states")  # a linear-attention cache layer's slots and matrices
-MODULE_STATE = ("conv1d_state", "recurrent_states")  # RecurrentGemma's, kept in its modules between calls
-
-
-def fixed_values(model, new: int) -> int | None:
-    """The values of the state that does not grow (convolution slots, recurrent matrices) the model holds after a
-    prefill of `new` positions (one request): its cache layers' conv_states and recurrent_states, MiniMax's
-    linear_cache, RWKV's returned state, or RecurrentGemma's modules'; None when the model keeps it nowhere the
-    check knows."""
-    torch, _ = libraries()
-    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
-    handed = handed_cache(model)
-    with _running(model), warnings.catch_warnings(), _quiet():
-        warnings.simplefilter("ignore")
-        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
-    if RECURRENT_STATE in out:
-        return sum(t.numel() for t in getattr(out, RECURRENT_STATE) if isinstance(t, torch.Tensor))
-    cache = handed.get(STATE_KEYWORD) or getattr(out, "past_key_values", None)
-    found = []
-    for layer in getattr(cache, "layers", ()):
-        for name in FIXED_STATE:
-            held = getattr(layer, name, None)
-            found += list(held.values()) if isinstance(held, dict) else [held]
-    found += [t for kept in getattr(cache, "linear_cache", ()) for t in (kept if isinstance(kept, list) else [kept])]
-    if type(model).__name__ in HANDED_CACHE:
-        found += [getattr(module, name, None) for module in model.modules() for name in MODULE_STATE]
-    tensors = {id(t): t for t in found if isinstance(t, torch.Tensor)}
-    return sum(t.numel() for t in tensors.values()) if tensors else None
-
-
 def handed_cache(model) -> dict:
     """A fresh DynamicCache under the `cache` keyword for a model of HANDED_CACHE; none for the others."""
     if type(model).__name__ not in HANDED_CACHE:
