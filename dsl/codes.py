@@ -176,6 +176,11 @@ CODES: dict[str, ErrorKind] = {
                       "Two flags ask for different answers to one question (a measured step time and an "
                       "efficiency that predicts it), or one needs another that is missing. Give one of them, "
                       "or the one it needs; the message says which."),
+    "E412": ErrorKind("efficiency table refused",
+                      "A kernel efficiency table (`--efficiency-table`, stdlib/efficiency) has a point without its "
+                      "source, a field out of range or unknown, a point faster than the device's roofline, or is "
+                      "for another device. Fix the point at the line shown; every point names where it was "
+                      "measured."),
     "E500": ErrorKind("config is not a JSON object",
                       "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
                       "the JSON stops being valid (a trailing comma, a missing quote)."),

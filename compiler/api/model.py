@@ -200,7 +200,10 @@ class Model:
             raise checks.bad_value("time bounds need both `device` and `link`")
         memory = checks.word("memory", memory, ("reported", "nominal"))
         sheets = (device_sheet(device, memory), link_sheet(link)) if device is not None else (None, None)
-        return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets)
+        from archcost.compiler.timing.expected import table_for
+
+        table = table_for(sheets[0]) if sheets[0] is not None else None  # the CLI's expected step, beside the bounds
+        return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets, table=table)
 
     def train(self, layout: str = "tp=1", *, seq: int, global_batch: int, micro_batch: int = 1,
               recompute: str = "none", zero: int = 0, optimizer: str = "adamw", grad_format: str = "fp32",
@@ -237,8 +240,11 @@ class Model:
                       link_sheet(names[2]) if names[2] else wire)
         compiled = self.compiled if self.options.logits == "all" else self._source.build(
             self.options.model_copy(update={"logits": "all"}))  # a step's loss reads every position's logits
+        from archcost.compiler.timing.expected import table_for
+
         return train_report(compiled, parse_layout(layout), setup, sheets, _positive("step_time", step_time),
-                            _positive("efficiency", efficiency, 1.0), _optional_text("compute", compute))
+                            _positive("efficiency", efficiency, 1.0), _optional_text("compute", compute),
+                            table_for(sheets[0]) if sheets is not None else None)
 
     def diagram(self, blocks: bool = False, layout: str | None = None) -> Diagram:
         """The computation graph: blocks as clusters, stacks with their multiplicity; `blocks` draws each

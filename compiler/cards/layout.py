@@ -56,6 +56,11 @@ class Times(BaseModel):
     no_overlap: float           # the step: its stage times × (compute + memory + communication)
     full_overlap: float         # the step: its stage times × the largest of the three
     bubble: float               # the idle part of the step: (stage times − m) / stage times
+    # expected (compiler/timing): the card's compute-or-memory bound times the kernel mix's measured ratio, then
+    # the collectives at their measured bus bandwidth, one after the other (a layer waits for its all-reduce)
+    expected: float | None = None
+    expected_communication: float | None = None
+    efficiency_table: str | None = None
 
 
 class LayoutReport(BaseModel):
@@ -74,11 +79,11 @@ class LayoutReport(BaseModel):
 
 def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
                   link: Link | None = None, peak_format: str | None = None,
-                  network: Link | None = None) -> LayoutReport:
+                  network: Link | None = None, table=None) -> LayoutReport:
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds, at the
     device's peak for `peak_format` (default: compute_format)."""
-    found = layout_cards(compiled, layout, phase, scenario, device, link, peak_format, network)
+    found = layout_cards(compiled, layout, phase, scenario, device, link, peak_format, network, table)
     evaluate, degrees, placement = found.evaluate, found.degrees, found.placement
     whole = evaluate(compiled.total("params"), "params")
     every = _every_card_params(compiled, degrees, layout, evaluate, {card.stage: card.params for card in found.cards})
@@ -101,7 +106,7 @@ class LayoutCards(NamedTuple):
 
 def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
                  link: Link | None = None, peak_format: str | None = None,
-                 network: Link | None = None) -> LayoutCards:
+                 network: Link | None = None, table=None) -> LayoutCards:
     """layout_report's cards and time bounds, without the whole model's traffic and parameter totals."""
     _check_splits(layout, phase, scenario)
     degrees = layout.degrees(formats=compiled.ir.formats)
@@ -119,8 +124,11 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
         if micro.B != replica.B:  # one micro-batch's share of the replica's requests
             waits = []
             card = _card(compiled, placement, degrees, busiest.stage, PlainEvaluator(compiled, phase, micro), waits)
-        times = _times(card, waits, layout, device, link, network or link,
-                       peak_format or compute_format(compiled, device), steady=phase == "decode")
+        fmt = peak_format or compute_format(compiled, device)
+        times = _times(card, waits, layout, device, link, network or link, fmt, steady=phase == "decode")
+        if table is not None:
+            times = _expected(times, waits, layout, device, link, network or link, table,
+                              ratio(compiled, device, phase, micro, fmt, table), phase == "decode")
     return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
 
 
@@ -234,6 +242,25 @@ def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:
     for its own previous token to leave the last stage, so all m advance one token in max(m, p) stage times
     (Narayanan et al. 2021 §2.2's bubble is the fill and drain of one batch, not of every decode step)."""
     return max(micro_batches, pp) if steady else micro_batches + pp - 1
+
+
+def ratio(compiled, device, phase, scenario, fmt, table) -> float:
+    from ..timing.expected import kernel_ratio
+
+    return kernel_ratio(compiled, device, phase, scenario, fmt, table)
+
+
+def _expected(times: Times, uses: list[Use], layout: Layout, device: Device, link: Link, network: Link, table,
+              kernels: float, steady: bool) -> Times:
+    """The bounds with the expected step beside them: never below the full-overlap bound (kernels ≥ 1, each
+    collective at least its NCCL cost)."""
+    from .nccl import collective_seconds
+
+    communication = sum(collective_seconds(use, link, network, table, device) for use in uses)
+    slots = pipeline_slots(layout.micro_batches, layout.pp, steady)
+    step = max(slots * (max(times.compute, times.memory) * kernels + communication), times.full_overlap)
+    return times.model_copy(update={"expected": step, "expected_communication": communication,
+                                    "efficiency_table": table.file})
 
 
 def _times(card: Card, uses: list[Use], layout: Layout, device: Device, link: Link, network: Link,

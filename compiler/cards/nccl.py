@@ -33,7 +33,6 @@ HOP = {"nvlink": {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 28.0)},
        "net": {"ring": (2.7, 4.0, 14.0), "tree": (5.0, 8.5, 28.0)}}
 # NVLink SHARP: the NVSwitch of an NVLink 4 or 5 server reduces in the switch (NCCL's NVLS algorithm: one
 # 23 µs hop, the buffer at 5/6 of the bus as its algorithm bandwidth)
-NVLS_LINKS = ("nvlink4", "nvlink5")
 NVLS_HOP, NVLS_SHARE = 23.0, 5 / 6
 RING_STEPS = {"all_reduce": lambda n: 2 * (n - 1), "reduce_scatter": lambda n: n - 1, "all_gather": lambda n: n - 1}
 
@@ -64,7 +63,7 @@ def seconds(use: Use, link, network) -> float:
         one = min(_ring(use, link, network, p) for p in range(3))
         if use.kind == "all_reduce":
             one = min(one, *(_tree(use, link, network, p) for p in range(3)))
-        if use.servers == 1 and link.name in NVLS_LINKS:
+        if use.servers == 1 and link.nvls:
             one = min(one, _nvls(use, link))
     else:
         one = min(_pairwise(use, link, network, p) for p in range(3))
@@ -104,3 +103,27 @@ def _pairwise(use: Use, link, network, p: int) -> float:
     hop = HOP["net" if outside else link_class(link.name)]["ring"][p]
     share = (0.25 if outside else 1 / 3, 0.92, 1.0)[p]
     return hop * US + max((use.sent - outside) / (link.bandwidth * share), outside / (network.bandwidth * share))
+
+
+# a layout's collectives (cards/nccl.py's kinds) and the kernels of the efficiency tables that measure them
+COLLECTIVES = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter",
+               "all_to_all": "alltoall"}
+
+
+def collective_seconds(use, link, network, table, device) -> float:
+    """One collective's expected time: within one server, its bytes at the link's bandwidth over the fraction the
+    measured collectives of that kind and size reach (nccl-tests' bus bandwidth), never below NCCL's own cost
+    model (the bound); between servers, or with no measured point, that model alone."""
+    from ..timing import fractions
+
+    bound = seconds(use, link, network)
+    kind = COLLECTIVES.get(use.kind)
+    if table is None or kind is None or use.servers != 1 or use.cards == 1 or use.copies == 0:
+        return bound
+    steps = RING_STEPS.get(use.kind, lambda n: n - 1)(use.cards)
+    buffer = use.sent * use.cards / steps if steps else use.sent  # the sent bytes back to the buffer's size
+    shape = {"bytes": buffer, "ranks": use.cards}
+    found = fractions.fraction(table, kind, None, shape, device, link)
+    if found is None:
+        return bound
+    return max(bound, use.copies * fractions.roofline_seconds(kind, None, shape, device, link) / found[0])

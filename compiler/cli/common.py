@@ -71,6 +71,12 @@ def cache_flag(parser: argparse.ArgumentParser) -> None:
                         "holds it, and keep nothing (so does ARCHCOST_NO_CACHE=1)")
 
 
+def efficiency_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--efficiency-table", default=None, metavar="FILE.toml",
+                        help="kernel measurements of your own for the expected time (default: stdlib/efficiency's "
+                             "table of the device, where there is one)")
+
+
 def memory_flag(parser: argparse.ArgumentParser) -> None:
     """`--memory`, beside every `--device`: which of the sheet's capacities the command uses."""
     parser.add_argument("--memory", choices=("reported", "nominal"), default="reported",

@@ -11,6 +11,7 @@ from .common import (
     byte_size,
     compile_spec,
     counting_flags,
+    efficiency_flag,
     memory_flag,
     scenario,
     scenario_flags,
@@ -41,6 +42,7 @@ def layout_arguments(parser) -> None:
     parser.add_argument("--keep", default="", metavar="DEGREES",
                         help="print per-card formulas with these degrees left as letters, e.g. tp,ep")
     weights_flag(parser)
+    efficiency_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 
@@ -60,7 +62,11 @@ def run_layout(args) -> int:
     if (sheet is None) != (wire is None):
         raise bad_value("time bounds need both `--device` and `--link`")
     network = link(args.network) if args.network else None
-    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, args.compute, network=network)
+    from ..timing.expected import table_for
+
+    table = table_for(sheet, args.efficiency_table) if sheet is not None else None
+    report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, args.compute, network=network,
+                           table=table)
     held = None
     if sheet is not None:
         from ..cards.fleet import held_at

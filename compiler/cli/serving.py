@@ -12,6 +12,7 @@ from .common import (
     cache_flag,
     compile_spec,
     counting_flags,
+    efficiency_flag,
     memory_flag,
     print_result,
     real,
@@ -78,6 +79,7 @@ def roofline_arguments(parser) -> None:
     parser.add_argument("--activations", action="store_true", help="count activation traffic as moved bytes too")
     weights_flag(parser)
     parser.add_argument("--by-op", action="store_true", help="also place every op on the roofline")
+    efficiency_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 
@@ -85,10 +87,12 @@ def roofline_arguments(parser) -> None:
 def run_roofline(args) -> int:
     from ..front.hardware import device
     from ..serving.capacity import roofline, roofline_by_op
+    from ..timing.expected import table_for
 
     compiled, hardware = compile_spec(args.spec, args), device(args.device, args.memory)
-    result = roofline(compiled, hardware, args.phase, scenario(args), args.peak, args.activations)
-    ops = roofline_by_op(compiled, hardware, args.phase, scenario(args), args.peak) if args.by_op else None
+    table = table_for(hardware, args.efficiency_table)
+    result = roofline(compiled, hardware, args.phase, scenario(args), args.peak, args.activations, table)
+    ops = roofline_by_op(compiled, hardware, args.phase, scenario(args), args.peak, table) if args.by_op else None
     return print_result(args.json, result.model_dump(), tables.roofline_text(result),
                         ops, lambda: tables.roofline_ops_table(ops, result).text())
 

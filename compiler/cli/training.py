@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .common import Command, compile_spec, counting_flags, memory_flag, real, whole
+from .common import Command, compile_spec, counting_flags, efficiency_flag, memory_flag, real, whole
 from .layouts import LINKS_HELP
 
 
@@ -40,6 +40,7 @@ def train_arguments(parser) -> None:
                         metavar="SECONDS", help="a measured step time: MFU and HFU at it")
     parser.add_argument("--efficiency", type=real(0, 1, low_open=True, name="--efficiency"), default=None,
                         help="the fraction of the peak the products reach: predicts the step time")
+    efficiency_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
     parser.set_defaults(logits="all")  # a training step computes every position's logits
@@ -65,7 +66,10 @@ def run_train(args) -> int:
     setup = TrainSetup(seq=args.seq, global_batch=args.global_batch, micro_batch=args.micro_batch,
                        recompute=args.recompute, zero=args.zero, optimizer=args.optimizer,
                        grad_format=args.grad_format, dropout=args.dropout == "on", schedule=args.schedule)
-    report = train_report(compiled, layout, setup, sheets, args.step_time, args.efficiency, args.compute)
+    from ..timing.expected import table_for
+
+    table = table_for(sheets[0], args.efficiency_table) if sheets is not None else None
+    report = train_report(compiled, layout, setup, sheets, args.step_time, args.efficiency, args.compute, table)
     print(json.dumps(report.model_dump(), indent=2) if args.json else train_text(report), end="\n" if args.json
           else "")
     return 0

@@ -43,12 +43,21 @@ class Device(BaseModel):
         return self.peak[fmt]
 
 
+# links whose switches reduce in the network (NVLink SHARP, NCCL's NVLS algorithm): NVLink 4 and 5 switches
+NVLS_LINKS = ("nvlink4", "nvlink5")
+
+
 class Link(BaseModel):
     """An interconnect sheet: per card, each direction."""
 
     name: str
     bandwidth: float              # bytes per second
     latency: float                # the sheet's seconds per hop; collectives use NCCL's hops (cards/nccl.py)
+
+    @property
+    def nvls(self) -> bool:
+        """Whether its switches reduce in the network, so an all-reduce sends each card's buffer once."""
+        return self.name in NVLS_LINKS
 
 
 def devices() -> dict[str, Device]:

@@ -156,6 +156,14 @@ def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     return []
 
 
+def timing(a: SimpleNamespace, phase: str):
+    """A decode step reads the context (FlashAttention's decode kernels, FlashMLA): timed by the keys read, B·H;
+    a prefill or a chunk of new positions computes the scores: timed by the new positions P."""
+    if phase == "decode":
+        return "attention_decode", "bf16", {"kv_read": B * H, "head_dim": a.qk}
+    return "attention_prefill", "bf16", {"seq": P, "head_dim": a.qk}
+
+
 SPEC = OpSpec(
     kind="attend",
     shards=("replicated", "heads"),
@@ -182,4 +190,5 @@ SPEC = OpSpec(
     check=check,
     drawn_as="hexagon",
     formula="F = 2·heads·(qk + v)·pairs (+ 5·heads·pairs softmax); R = the entries of the caches it reads",
+    timing=timing,
 )

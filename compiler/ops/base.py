@@ -120,6 +120,10 @@ class OpSpec:
     formula: str = ""              # the cost rule in one line, for docs/language.md
     # what must hold between its arguments: (argument, message) for each violation a resolved call shows
     check: Callable[[SimpleNamespace], list[tuple[str, str]]] | None = None
+    # the kernel one call runs, for its expected time (compiler/timing): (kind of an efficiency table's points,
+    # the number format it computes in or None, its shape in the scenario's letters) at a phase; None: a
+    # memory-bound kernel, timed at the device's measured copy bandwidth
+    timing: Callable[[SimpleNamespace, str], tuple[str, str | None, dict[str, sp.Expr]]] | None = None
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)

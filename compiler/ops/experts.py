@@ -147,6 +147,13 @@ def shard(word: str, heads, tp, ep, args=None) -> Share:
     return share(word, heads, tp, ep)
 
 
+def timing(a: SimpleNamespace, phase: str):
+    """A grouped GEMM over the experts: the rows each expert receives on average, m·k / E."""
+    width_in, width_out = a.signature
+    return "grouped_gemm", a.dtype.name, {"tokens_per_expert": m * a.top / a.count, "hidden": width_in,
+                                          "inter": width_out}
+
+
 SPEC = OpSpec(
     kind="experts",
     shards=("replicated", "ep"),
@@ -183,4 +190,5 @@ SPEC = OpSpec(
                     "bytes read per layer"),
     formula="params = E·matrices·in·f; F = 2·m·k·matrices·in·f (Σ t_e = m·k); "
             "R = U·matrices·in·f·bytes, U the distinct experts the call touches",
+    timing=timing,
 )

@@ -67,6 +67,13 @@ def shard(word: str, heads, tp, ep, args=None) -> Share:
     return replace(given, needs="R") if word == "heads" else given
 
 
+def timing(a: SimpleNamespace, phase: str):
+    """A GEMM of rows × in × (count · out / groups): the count matrices side by side, as grouped kernels run them."""
+    width_in, width_out = a.signature
+    return "gemm", a.dtype.name, {"m": ZERO if a.idle else a.rows, "n": width_out * a.count / a.groups,
+                                  "k": width_in}
+
+
 SPEC = OpSpec(
     kind="linear",
     shards=("replicated", "column", "row", "heads", "vocab"),
@@ -91,4 +98,5 @@ SPEC = OpSpec(
     shape=shape,
     diagram_shape=diagram_shape,
     formula="params = count·in·out/groups (+ count·out bias); F = 2·rows·params",
+    timing=timing,
 )

@@ -31,6 +31,13 @@ def layout_text(report) -> str:
                    f"  the step ({report.layout.micro_batches} micro-batches through {report.layout.pp} stages)")
                   + f": no overlap {t.no_overlap * 1e3:,.4f} ms, full overlap {t.full_overlap * 1e3:,.4f} ms"
                   + (f", pipeline bubble {t.bubble:.1%}" if t.bubble else "")]
+        if t.expected is not None:
+            lines.append(f"  expected {t.expected * 1e3:,.4f} ms ({t.expected / t.full_overlap:,.2f} × the "
+                         f"full-overlap bound; collectives {t.expected_communication * 1e3:,.4f} ms; kernel "
+                         f"efficiencies measured on the device, {t.efficiency_table})")
+        elif t.efficiency_table is None:
+            lines.append("  expected — (no kernel measurements for this device in stdlib/efficiency; give "
+                         "--efficiency-table)")
     return "\n".join(lines) + "\n"
 
 

@@ -116,7 +116,11 @@ def roofline_text(r) -> str:
         + f"   ridge {r.ridge:,.2f}",
         f"  compute time         {r.compute_seconds * 1e3:,.4f} ms",
         f"  memory time          {r.memory_seconds * 1e3:,.4f} ms",
-        f"  step lower bound     {r.step_seconds * 1e3:,.4f} ms ({r.bound}-bound)"]) + "\n"
+        f"  step lower bound     {r.step_seconds * 1e3:,.4f} ms ({r.bound}-bound)",
+        f"  expected             {r.expected_seconds * 1e3:,.4f} ms ({r.expected_seconds / r.step_seconds:,.2f} × the "
+        f"bound; kernel efficiencies measured on the device, {r.efficiency_table})" if r.expected_seconds is not None
+        else "  expected             — (no kernel measurements for this device in stdlib/efficiency; give "
+             "--efficiency-table)"]) + "\n"
 
 
 def speculation_text(s) -> str:
@@ -141,8 +145,9 @@ def conversation_table(turns) -> Table:
 
 
 def roofline_ops_table(ops, call) -> Table:
-    header = ["op", "kind", "bound", "GFLOPs", "MB moved", "FLOP/byte", "µs at least"]
+    header = ["op", "kind", "bound", "GFLOPs", "MB moved", "FLOP/byte", "µs at least", "µs expected"]
     rows = [[o.op, o.kind, o.bound, f"{o.flops / 1e9:,.3f}", f"{o.bytes / 1e6:,.3f}",
-             "—" if o.intensity is None else f"{o.intensity:,.1f}", f"{o.seconds * 1e6:,.2f}"] for o in ops]
+             "—" if o.intensity is None else f"{o.intensity:,.1f}", f"{o.seconds * 1e6:,.2f}",
+             "—" if o.expected_seconds is None else f"{o.expected_seconds * 1e6:,.2f}"] for o in ops]
     return Table(f"Op by op on {call.device} (ridge {call.ridge:,.1f} FLOP/byte, all layers of each op)", header,
                  rows, [], text_columns=3)

@@ -56,4 +56,6 @@ def _times_lines(t) -> list[str]:
             f"{t.bubble:.1%} of the ideal",
             f"    step: no overlap {t.no_overlap:,.3f} s, full overlap {t.full_overlap:,.3f} s",
             f"    MFU {t.mfu:.1%}, HFU {t.hfu:.1%} {source}, {t.step_time:,.3f} s"
-            + ("" if t.fits else "; the busiest card does not fit in the device's memory")]
+            + ("" if t.fits else "; the busiest card does not fit in the device's memory"),
+            *([f"    expected step {t.expected:,.3f} s, MFU {t.expected_mfu:.1%} (kernel efficiencies measured on the "
+               f"device, {t.efficiency_table})"] if t.expected is not None else [])]

@@ -73,10 +73,15 @@ class Roofline(BaseModel):
     memory_seconds: float
     step_seconds: float
     bound: str
+    # the expected time (compiler/timing): the ops' bounds over the fractions their kernels reach on this device;
+    # None where no efficiency table covers the device
+    expected_seconds: float | None = None
+    efficiency_table: str | None = None
+    times: dict[str, float | None] = {}
 
 
 def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario, peak_format: str | None = None,
-             activations: bool = False) -> Roofline:
+             activations: bool = False, table=None) -> Roofline:
     """Matrix FLOPs against the bytes a call must move: weights, rows gathered, context read and written
     (activations only when asked: fused kernels keep most of them on chip)."""
     from ..numbers.evaluate import evaluate
@@ -85,10 +90,19 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
     fmt = peak_format or device.preferred_peak()
     moved = quantities.moved_bytes(quantities.report_fields(report), activations)
     compute, memory = report.flops_matrix / device.peak_for(fmt), moved / device.bandwidth
+    step = max(compute, memory)
+    expected = None
+    if table is not None:
+        from ..timing.expected import expected_call
+
+        # with --activations the bound counts bytes the ops' kernels keep on chip: the larger of the two stands
+        expected = max(expected_call(compiled, device, phase, scenario, fmt, table, step).expected_seconds, step)
     return Roofline(model=compiled.name, device=device.name, phase=phase, scenario=report.scenario, peak_format=fmt,
                     flops=report.flops_matrix, bytes=moved, intensity=report.flops_matrix / moved if moved else None,
                     ridge=device.ridge(fmt), compute_seconds=compute, memory_seconds=memory,
-                    step_seconds=max(compute, memory), bound="compute" if compute >= memory else "memory")
+                    step_seconds=step, bound="compute" if compute >= memory else "memory",
+                    expected_seconds=expected, efficiency_table=None if table is None else table.file,
+                    times={"bound": step, "expected": expected})
 
 
 class OpRoofline(BaseModel):
@@ -99,10 +113,12 @@ class OpRoofline(BaseModel):
     intensity: float | None
     seconds: float
     bound: str
+    expected_seconds: float | None = None
+    efficiency: float | None = None
 
 
 def roofline_by_op(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
-                   peak_format: str | None = None) -> list[OpRoofline]:
+                   peak_format: str | None = None, table=None) -> list[OpRoofline]:
     """Each op's FLOPs against its own bytes: which ops are memory-bound and which compute-bound."""
     from ..numbers.evaluate import by_op
 
@@ -116,6 +132,13 @@ def roofline_by_op(compiled: Compiled, device: Device, phase: str, scenario: Sce
         rows.append(OpRoofline(op=op.op, kind=op.kind, flops=flops, bytes=moved,
                                intensity=flops / moved if moved else None, seconds=max(compute, memory),
                                bound="compute" if compute >= memory else "memory"))
+    if table is not None:
+        from ..timing.expected import expected_call
+
+        timed = {t.op: t for t in expected_call(compiled, device, phase, scenario, fmt, table, 0.0).ops}
+        for row in rows:
+            if row.op in timed:
+                row.expected_seconds, row.efficiency = timed[row.op].expected_seconds, timed[row.op].efficiency
     return rows
 
 

@@ -34,10 +34,17 @@ class TrainTimes(BaseModel):
     mfu: float
     hfu: float
     fits: bool
+    # expected (compiler/timing): the compute at the kernel mix's measured ratio to its bound (the forward's
+    # kernels at the micro-batch's shape; the backward's GEMMs have the same sizes), the model-parallel
+    # collectives after it on the critical path, the pipeline's bubble; the data-parallel gradient sync
+    # overlapped with the backward (Megatron's overlap_grad_reduce). Never below the full-overlap bound.
+    expected: float | None = None
+    expected_mfu: float | None = None
+    efficiency_table: str | None = None
 
 
 def step_times(report, card, sheets, step_time: float | None, efficiency: float | None,
-               peak_format: str | None) -> TrainTimes:
+               peak_format: str | None, kernels: float | None = None, table: str | None = None) -> TrainTimes:
     device, link, network = sheets
 
     fmt = peak_format or _default_format(device)
@@ -57,11 +64,14 @@ def step_times(report, card, sheets, step_time: float | None, efficiency: float 
     else:
         used, source = full_overlap, "bound"
     all_peak = peak * report.layout.cards * used
+    expected = None if kernels is None else max((compute * kernels + model_parallel) * (1 + idle), full_overlap)
     return TrainTimes(device=device.name, link=link.name, compute_format=fmt, compute=compute,
                       communication=model_parallel + sync, bubble=idle, no_overlap=no_overlap,
                       full_overlap=full_overlap, step_time=used, step_time_from=source,
                       mfu=report.model_flops / all_peak, hfu=report.flops_matrix / all_peak,
-                      fits=card.memory_bytes <= device.memory)
+                      fits=card.memory_bytes <= device.memory, expected=expected,
+                      expected_mfu=None if expected is None else report.model_flops / (
+                          peak * report.layout.cards * expected), efficiency_table=table)
 
 
 def _below_bound(step_time: float, bound: float, compute: float, traffic: float, device, fmt: str):

@@ -133,7 +133,7 @@ def check_setup(compiled, layout: Layout, setup: TrainSetup) -> None:
 
 
 def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_time: float | None = None,
-                 efficiency: float | None = None, peak_format: str | None = None) -> TrainReport:
+                 efficiency: float | None = None, peak_format: str | None = None, table=None) -> TrainReport:
     """One step of `setup` on `layout`; with sheets (device, link, network) its bounds and MFU."""
     from archcost.compiler.terms.letters import contradiction
 
@@ -159,7 +159,15 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
                          tokens=setup.global_batch * setup.seq, model_flops=model_flops, flops_matrix=hardware,
                          cards=cards, busiest=busiest.stage)
     if sheets is not None:
-        report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format)
+        kernels = None
+        if table is not None:
+            from ..cards.layout import ratio
+            from .bounds import _default_format
+
+            fmt = peak_format or _default_format(sheets[0])
+            kernels = ratio(compiled, sheets[0], "prefill", Scenario(B=setup.micro_batch, S=0, P=setup.seq), fmt, table)
+        report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
+                                  None if table is None else table.file)
     return report
 
 

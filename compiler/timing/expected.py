@@ -1,0 +1,113 @@
+"""The expected time of one call on one card: each op's own bound, max(F / peak, R / bandwidth), divided by the
+fraction of that bound the kernel its op kind runs (OpSpec.timing) reaches at its shape on the device
+(fractions.py); ops in sequence, as a step's kernels run. An op whose kernel kind the table lacks, and every op
+without a kernel of its own (norms, activations, caches, lookups), is timed at the device's measured copy
+bandwidth. Bytes are the roofline's (weights, rows gathered, state read and written: fused kernels keep
+activations on chip), so the ops' bounds add up to at least the call's. Since each fraction is at most 1 and a
+sum of maxima is at least the maximum of the sums, the expected time is never below the call's bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from archcost.dsl.errors import ArchError, Diagnostic
+
+from . import fractions, tables
+
+
+class OpTime(BaseModel):
+    op: str
+    kind: str
+    kernel: str
+    bound_seconds: float
+    expected_seconds: float
+    efficiency: float
+    basis: str
+
+
+class Expected(BaseModel):
+    """A call's expected time beside its bound, and what each op contributes."""
+
+    device: str
+    table: str
+    peak_format: str
+    bound_seconds: float
+    expected_seconds: float
+    ops: list[OpTime]
+
+
+def table_for(device, given: str | Path | None = None) -> tables.Table | None:
+    """The user's table when given (it must be for this device), else the one archcost ships, else None."""
+    table = tables.shipped(device.name) if given is None else tables.read(Path(given))
+    if table is None:
+        return None
+    if table.device.replace("-", "_") != device.name:
+        raise ArchError([Diagnostic(code="E412", message=f"the efficiency table `{table.file}` is for "
+                                                         f"`{table.device}`, not `{device.name}`",
+                                    hint="give a table measured on the device the command costs")])
+    for point in table.points:  # every point at most its roofline (a collective's is checked with its link)
+        if point.kind not in fractions.BUS:
+            fractions.point_efficiency(point, table, device)
+    return table
+
+
+def copy_fraction(table: tables.Table, device) -> tuple[float, str]:
+    """The fraction of the sheet's bandwidth a memory-bound kernel reaches: the measured copy bandwidth, or where a
+    table has none, that of its largest one-row GEMM (which only streams its weights)."""
+    found = fractions.fraction(table, "memcopy", None, {}, device)
+    streaming = [p for p in table.of("gemm") if p.shape["m"] == 1]
+    if found is None and streaming:
+        widest = max(streaming, key=lambda p: (p.shape["n"] * p.shape["k"], p.format or ""))
+        return (fractions.point_efficiency(widest, table, device),
+                f"{table.file}: no copy measured; a one-row {widest.format} GEMM of {widest.shape['k']:,} × "
+                f"{widest.shape['n']:,} (its weights streamed)")
+    if found is None:
+        raise ArchError([Diagnostic(code="E412", message=f"the efficiency table `{table.file}` holds no memcopy "
+                                                         "point: the time of memory-bound kernels is unknown",
+                                    hint="add a [[memcopy]] point (a measured copy bandwidth, with its source)")])
+    return found
+
+
+def expected_call(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
+                  bound_seconds: float) -> Expected:
+    """Every op of the compiled model at this call, timed; `bound_seconds` is the call's own bound (roofline)."""
+    from archcost.compiler.numbers.plain import PlainEvaluator
+    from archcost.compiler.ops import REGISTRY
+    from archcost.compiler.terms.quantities import MOVED
+
+    value = PlainEvaluator(compiled, phase, scenario)
+    peak = device.peak_for(peak_format)
+    copy, copy_basis = copy_fraction(table, device)
+    rows = []
+    for node_id, data in compiled.graph.nodes(data=True):
+        op, cost = data["op"], data["cost"]
+        layers = value(op.multiplicity, "params")
+        flops = layers * value(cost.flops_matrix, "flops_matrix")
+        moved = layers * sum(value(getattr(cost, f), f) for f in MOVED)
+        if not flops and not moved:
+            continue
+        bound = max(flops / peak, moved / device.bandwidth)
+        spec = REGISTRY[op.kind]
+        kernel, efficiency, basis = "memory", copy, copy_basis
+        if spec.timing is not None:
+            kind, fmt, shape = spec.timing(op.args, phase)
+            numbers = {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()}
+            found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
+            if found is not None:
+                kernel, (efficiency, basis) = kind, found
+        rows.append(OpTime(op=node_id, kind=op.kind, kernel=kernel, bound_seconds=bound,
+                           expected_seconds=bound / efficiency, efficiency=efficiency, basis=basis))
+    total = max(sum(r.expected_seconds for r in rows), bound_seconds)
+    return Expected(device=device.name, table=table.file, peak_format=peak_format, bound_seconds=bound_seconds,
+                    expected_seconds=total, ops=rows)
+
+
+
+def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table) -> float:
+    """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
+    kernels of a call runs (at least 1), which a card of a layout applies to its own bound."""
+    timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0).ops
+    bound = sum(t.bound_seconds for t in timed)
+    return max(1.0, sum(t.expected_seconds for t in timed) / bound) if bound else 1.0

@@ -1,0 +1,165 @@
+"""Expected times (issue 46): kernel efficiencies are data with their sources, never end-to-end runs; an expected
+time is never below its bound; a one-op spec at a measured kernel's shape takes that kernel's measured time; the
+interpolation predicts measured points it was not given; a user's table is checked point by point (E412)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import ROOT, compiled
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archcost.compiler.cards.degrees import parse_layout
+from archcost.compiler.cards.layout import layout_report
+from archcost.compiler.cli import main
+from archcost.compiler.front.hardware import device, link
+from archcost.compiler.pipeline import compile_text
+from archcost.compiler.serving.capacity import roofline
+from archcost.compiler.terms.scenario import Scenario
+from archcost.compiler.timing import fractions, tables
+from archcost.compiler.timing.expected import expected_call, table_for
+from archcost.dsl.errors import ArchError
+
+SHIPPED = sorted((ROOT / "stdlib" / "efficiency").glob("*.toml"))
+LINKS = {"h100_sxm": "nvlink4", "h200": "nvlink4", "b200": "nvlink5", "a100": "nvlink3"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_point_names_its_source_and_is_a_kernel_not_a_run(path):
+    """A point names the repository and commit, file and row (or the paper's table) it was read from, and none
+    comes from the published end-to-end runs, which only validate (docs/research/measured-runs.yaml)."""
+    table = tables.read(path)
+    run_files = _run_files()
+    assert table.device == path.stem and table.points
+    for point in table.points:
+        assert "@" in point.source or "Table" in point.source or "Fig" in point.source, point.source
+        assert not any(file in point.source for file in run_files), point.source
+
+
+@functools.cache
+def _run_files() -> frozenset[str]:
+    runs = yaml.load((ROOT / "docs" / "research" / "measured-runs.yaml").read_text(), Loader=yaml.CSafeLoader)["runs"]
+    return frozenset(run["source_ref"].get("path") for run in runs if isinstance(run.get("source_ref"), dict)) - {None}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_every_shipped_point_is_within_its_devices_roofline(path):
+    sheet, wire = device(path.stem), link(LINKS[path.stem])
+    table = table_for(sheet)
+    for point in table.points:
+        assert 0 < fractions.point_efficiency(point, table, sheet, wire) <= 1, point
+
+
+def test_a_gemm_at_a_measured_shape_takes_the_measured_time():
+    """One linear op of n × k at m rows: its expected time is the measured kernel's latency (the op's bytes and
+    FLOPs are the ones the point's efficiency was derived with)."""
+    table, sheet = tables.shipped("h100_sxm"), device("h100_sxm")
+    for point in [p for p in table.of("gemm") if p.format == "bf16"][::9]:
+        m, n, k = point.shape["m"], point.shape["n"], point.shape["k"]
+        spec = f'model "one gemm" {{\n  lookup embed: 16 -> {k}\n  linear up: {k} -> {n}\n}}\n'
+        timed = expected_call(compile_text(spec), sheet, "prefill", Scenario(P=m), "bf16", table, 0.0).ops
+        (up,) = [t for t in timed if t.op.endswith("up")]
+        assert math.isclose(up.expected_seconds, point.measured["latency_us"] * 1e-6, rel_tol=1e-9), point
+
+
+@pytest.mark.parametrize("device_name", ["h100_sxm", "a100"])
+def test_the_interpolation_predicts_measured_points_it_was_not_given(device_name):
+    """Each interior GEMM point left out and predicted from the others of its n × k: half are within 5 % of the
+    measurement, nine in ten within 25 % (the measured kernels' own steps between tile sizes are the rest)."""
+    table, sheet = tables.shipped(device_name), device(device_name)
+    groups = defaultdict(list)
+    for point in table.of("gemm"):
+        groups[(point.format, point.shape["n"], point.shape["k"])].append(point)
+    errors = []
+    for group in groups.values():
+        group.sort(key=lambda p: p.shape["m"])
+        for i in range(1, len(group) - 1):
+            rest = group[:i] + group[i + 1:]
+            predicted = fractions._interpolate([math.log(p.shape["m"]) for p in rest],
+                                               [fractions.point_efficiency(p, table, sheet) for p in rest],
+                                               math.log(group[i].shape["m"]))
+            actual = fractions.point_efficiency(group[i], table, sheet)
+            errors.append(abs(predicted - actual) / actual)
+    assert len(errors) > 50
+    assert statistics.median(errors) <= 0.05 and sorted(errors)[int(0.9 * len(errors))] <= 0.25
+
+
+SPECS = ["qwen3-8b", "deepseek-v3", "qwen3.6-35b-a3b", "gemma-3-27b", "jamba-1.5-mini"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(spec=st.sampled_from(SPECS), name=st.sampled_from(["h100_sxm", "a100", "b200", "h200"]),
+       batch=st.integers(1, 256), cached=st.integers(0, 65_536), new=st.sampled_from([1, 1, 7, 512, 4096]))
+def test_an_expected_time_is_never_below_its_bound(spec, name, batch, cached, new):
+    sheet = device(name)
+    phase = "decode" if new == 1 and cached else "prefill"
+    call = roofline(compiled(spec), sheet, phase, Scenario(B=batch, S=cached, P=new), table=table_for(sheet))
+    assert call.expected_seconds >= call.step_seconds > 0
+
+
+@pytest.mark.parametrize("words", ["tp=8", "tp=2,pp=2,mb=2", "tp=4,ep=4"])
+def test_a_layouts_expected_step_is_never_below_its_bound(words):
+    sheet = device("h100_sxm")
+    report = layout_report(compiled("qwen3-30b-a3b"), parse_layout(words), "decode", Scenario(B=64, S=4096), sheet,
+                           link("nvlink4"), table=table_for(sheet))
+    times = report.times
+    assert times.expected >= times.full_overlap and times.expected_communication >= 0
+
+
+def test_the_commands_print_expected_beside_the_bound(capsys):
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    assert main(["roofline", spec, "--device", "h100-sxm", "--B", "8", "--S", "4096", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["times"]["expected"] >= data["times"]["bound"] == data["step_seconds"]
+    assert main(["roofline", spec, "--device", "l40s"]) == 0
+    assert "expected             — (no kernel measurements for this device" in capsys.readouterr().out
+    assert main(["train", spec, "--seq", "4096", "--global-batch", "8", "--device", "h100-sxm", "--link",
+                 "nvlink4", "--json"]) == 0
+    times = json.loads(capsys.readouterr().out)["times"]
+    assert times["expected"] >= times["full_overlap"] and times["expected_mfu"] <= times["mfu"]
+    assert main(["layout", spec, "--layout", "tp=2", "--device", "h100-sxm", "--link", "nvlink4", "--json"]) == 0
+    times = json.loads(capsys.readouterr().out)["times"]
+    assert times["expected"] >= times["full_overlap"]
+
+
+POINT = '[[gemm]]\nformat = "bf16"\nm = 128\nn = 4096\nk = 4096\nlatency_us = 40.0\nsource = "{source}"\n'
+COPY = '[[memcopy]]\ngbps = 2900.0\nsource = "Azure/AI-benchmarking-guide@8fd0c6e1 ND_H100_v5_results.md (Copy)"\n'
+
+
+@pytest.mark.parametrize(("text", "line", "says"), [
+    ('device = "h100_sxm"\n\n' + POINT.format(source=""), 3, "names no `source`"),
+    ('device = "h100_sxm"\n\n' + POINT.format(source="ok@1 a file (a row)").replace("m = 128", "m = -1"), 3,
+     "`m` of a `gemm` point is a positive whole number"),
+    ('device = "h100_sxm"\n\n[[gemv]]\nsource = "x"\n', 3, "`gemv` is not a kernel kind"),
+    ('device = "h100_sxm"\n\n' + POINT.format(source="ok@1 a file (a row)").replace("k = 4096", "k = 4096\nkk = 2"),
+     3, "takes no field `kk`"),
+    ('device = "h100_sxm"\n\n' + COPY + "\n" + POINT.format(source="ok@1 a file (a row)").replace("40.0", "0.4"), 7,
+     "faster than the roofline"),
+    ('device = "a100"\n\n' + COPY, 1, "is for `a100`, not `h100_sxm`"),
+])
+def test_a_users_table_is_refused_at_the_point_that_is_wrong(tmp_path, text, line, says):
+    path = tmp_path / "mine.toml"
+    path.write_text(text)
+    with pytest.raises(ArchError) as caught:
+        table_for(device("h100_sxm"), path)
+    first = caught.value.diagnostics[0]
+    assert first.code == "E412" and says in first.message
+    assert first.span is None or first.span.line == line
+
+
+def test_a_users_table_replaces_the_shipped_one(tmp_path, capsys):
+    """Half the shipped copy bandwidth: a memory-bound decode's expected time grows accordingly."""
+    path = tmp_path / "slow.toml"
+    path.write_text('device = "h100_sxm"\n\n' + COPY.replace("2900.0", "1450.0"))
+    sheet = device("h100_sxm")
+    slow = roofline(compiled("qwen3-8b"), sheet, "decode", Scenario(S=1024), table=table_for(sheet, Path(path)))
+    assert slow.efficiency_table.endswith("slow.toml")
+    assert math.isclose(slow.expected_seconds, slow.step_seconds * 3.35e12 / 1.45e12, rel_tol=1e-6)
