@@ -19,7 +19,7 @@ from .common import (
     whole,
 )
 
-LINKS_HELP = "nvlink3, nvlink4, nvlink5, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
+LINKS_HELP = "nvlink3, nvlink4, nvlink5, nvlink4_h800, nvlink_bridge, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
 
 
 MAX_CARDS = 4096  # the layouts searched grow with the divisors of the count: enough for any deployment
