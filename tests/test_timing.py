@@ -163,3 +163,14 @@ def test_a_users_table_replaces_the_shipped_one(tmp_path, capsys):
     slow = roofline(compiled("qwen3-8b"), sheet, "decode", Scenario(S=1024), table=table_for(sheet, Path(path)))
     assert slow.efficiency_table.endswith("slow.toml")
     assert math.isclose(slow.expected_seconds, slow.step_seconds * 3.35e12 / 1.45e12, rel_tol=1e-6)
+
+
+def test_the_validation_document_is_current(update_golden):
+    """docs/validation.md is what tools/validation.py writes: archcost's expected steps beside the published runs,
+    the error of each and their median (regenerate with the tool after a change that moves an expected time)."""
+    from helpers import check_golden, load_tool
+
+    validation = load_tool("validation")
+    found = validation.rows()
+    assert sum(row.error is not None for row in found) >= 30
+    check_golden(ROOT / "docs" / "validation.md", validation.render(found), update_golden)

@@ -1,0 +1,189 @@
+"""Write docs/validation.md: archcost's expected step times beside published measured training runs.
+
+The runs are docs/research/measured-runs.yaml's (each with its source and what it leaves unstated). They only
+validate: no figure here feeds an efficiency (those come from kernel-level measurements, stdlib/efficiency).
+A run is predicted when archcost has a spec of its model, an efficiency table of its device, and the figures
+to cost its step (layout, batch, sequence, number format, and a step time or a throughput to compare with);
+every other run is listed with what is missing. Assumptions the sources leave open are the same for every row
+and said in the document: sequence parallelism wherever tp > 1, Megatron's distributed optimizer (ZeRO 1)
+unless the run shards with FSDP (ZeRO 3), no recomputation unless stated, a micro-batch of 1 unless stated.
+
+    .venv/bin/python tools/validation.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "docs" / "research" / "measured-runs.yaml"
+OUTPUT = ROOT / "docs" / "validation.md"
+
+# model names as the sources print them → the spec of that architecture
+SPECS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3-8B": "llama-3.1-8b", "Llama3 8B": "llama-3.1-8b",
+         "Llama-3.1-8B": "llama-3.1-8b", "LLAMA3_70B": "deepseek-r1-distill-llama-70b",
+         "LLAMA3-70B": "deepseek-r1-distill-llama-70b", "Llama3 70B": "deepseek-r1-distill-llama-70b",
+         "Llama-3.1-70B": "deepseek-r1-distill-llama-70b", "LLAMA3.1_405B": "llama-3.1-405b",
+         "Llama-3.1-405B": "llama-3.1-405b", "GPT OSS 120B": "gpt-oss-120b", "GPT-OSS 120B": "gpt-oss-120b",
+         "GPT-OSS 20B": "gpt-oss-20b", "Qwen3_30B_a3B": "qwen3-30b-a3b", "Qwen3 MoE 30B": "qwen3-30b-a3b",
+         "Qwen3_235B_a22B": "qwen3-235b-a22b", "GPT3-175B": "gpt-3-175b", "GPT 175B (GPT-3)": "gpt-3-175b",
+         "GPT 22B": "megatron-22b", "GPT 530B (MT-NLG)": "mt-nlg-530b", "GPT 1T": "megatron-1t",
+         "DeepSeekV3": "deepseek-v3", "DeepSeek V3 671B": "deepseek-v3", "DeepSeekV3 (dropless)": "deepseek-v3",
+         "LLAMA2-7B": "llama-2-7b", "LLAMA2-70B": "llama-2-70b"}
+# device keys of the collection → (device sheet, link inside a server, network between servers)
+DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": ("a100", "nvlink3", "ib_hdr"),
+           "h200_sxm": ("h200", "nvlink4", "ib_ndr"), "b200": ("b200", "nvlink5", "ib_ndr")}
+FORMATS = {"bf16": "bf16", "fp8": "fp8", "fp8_current_scaling": "fp8", "fp8 tensorwise": "fp8",
+           "fp8 rowwise": "fp8", "mixed precision (fp16)": "fp16", "mixed precision": "bf16"}
+
+
+@dataclass
+class Row:
+    run: dict
+    spec: str | None = None
+    measured: float | None = None      # seconds per step
+    expected: float | None = None
+    bound: float | None = None
+    missing: str = ""
+    layout: str = ""
+
+    @property
+    def error(self) -> float | None:
+        return None if self.expected is None or not self.measured else self.expected / self.measured - 1
+
+
+def measured_step(run: dict) -> float | None:
+    """The measured step in seconds: printed, or a throughput's tokens over every card's tokens a second."""
+    measured, workload = run.get("measured") or {}, run.get("workload") or {}
+    if isinstance(measured.get("step_time_s"), (int, float)):
+        return float(measured["step_time_s"])
+    tokens = measured.get("tokens_per_s_per_gpu")
+    if isinstance(tokens, (int, float)) and run.get("gpus") and workload.get("global_batch") \
+            and workload.get("seq_len"):
+        return workload["global_batch"] * workload["seq_len"] / (tokens * run["gpus"])
+    return None
+
+
+def layout_of(run: dict) -> tuple[str, int]:
+    """(the layout words, the ZeRO stage) of a run as its source states them."""
+    given = run.get("layout") or {}
+    words = []
+    for name in ("tp", "pp", "cp", "ep", "dp", "vp"):
+        value = given.get(name)
+        if isinstance(value, int) and value > 1:
+            words.append(f"{name}={value}")
+    if isinstance(given.get("tp"), int) and given["tp"] > 1:
+        words.append("sp")
+    sharded = given.get("data_parallel_mode") == "fsdp" or (isinstance(given.get("fsdp"), int) and given["fsdp"] > 1)
+    return ",".join(words) or "tp=1", 3 if sharded else 1
+
+
+def predict(row: Row, models: dict) -> None:
+    from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.front.hardware import device, link
+    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.terms.scenario import Conventions
+    from archcost.compiler.timing.expected import table_for
+    from archcost.compiler.train.step import TrainSetup, train_report
+    from archcost.dsl.errors import ArchError
+
+    run = row.run
+    workload = run.get("workload") or {}
+    fmt = FORMATS.get(str(run.get("precision")))
+    sheets = DEVICES.get(run.get("device"))
+    row.spec, row.measured = SPECS.get(run.get("model")), measured_step(run)
+    task = workload.get("task")
+    reasons = [why for why, absent in (("no spec of this model", row.spec is None),
+                                       ("no efficiency table or sheet for this device", sheets is None),
+                                       (f"number format `{run.get('precision')}`", fmt is None),
+                                       ("no step time or tokens per second", row.measured is None),
+                                       (f"a {task} run", task not in (None, "pretrain")))
+               if absent]
+    if reasons:
+        row.missing = "; ".join(reasons)
+        return
+    words, zero = layout_of(run)
+    row.layout = words
+    try:
+        if row.spec not in models:
+            models[row.spec] = compile_file(ROOT / "specs" / f"{row.spec}.arch", Conventions(logits="all"))
+        recompute = workload.get("activation_recompute")
+        setup = TrainSetup(seq=workload["seq_len"], global_batch=workload["global_batch"],
+                           micro_batch=workload.get("micro_batch") or 1,
+                           recompute=recompute if recompute in ("full", "selective") else "none", zero=zero)
+        sheet = device(sheets[0])
+        report = train_report(models[row.spec], parse_layout(words), setup,
+                              (sheet, link(sheets[1]), link(sheets[2])), peak_format=fmt, table=table_for(sheet))
+    except ArchError as error:
+        row.missing = f"refused: {error.diagnostics[0].message}"[:160]
+        return
+    row.expected, row.bound = report.times.expected, report.times.full_overlap
+
+
+def rows() -> list[Row]:
+    sys.path.insert(0, str(ROOT))
+    runs = yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
+    found, models = [], {}
+    for run in runs:
+        if run["kind"] != "training":
+            continue
+        row = Row(run)
+        predict(row, models)
+        found.append(row)
+    return found
+
+
+def render(found: list[Row]) -> str:
+    predicted = [r for r in found if r.error is not None]
+    errors = sorted(abs(r.error) for r in predicted)
+    serving = [r for r in yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
+               if r["kind"] == "serving"]
+    out = ["# Validation: expected times against published measured runs", "",
+           "Written by `tools/validation.py` from docs/research/measured-runs.yaml (each run's source, what it "
+           "states and what it leaves unstated are there). These runs only validate: archcost's efficiencies come "
+           "from kernel-level measurements alone (stdlib/efficiency), and no figure below feeds them.", "",
+           "## Training steps", "",
+           f"{len(predicted)} of {len(found)} published training runs are predicted. Median |error| "
+           f"{statistics.median(errors):.1%}, quartiles {errors[len(errors) // 4]:.1%} and "
+           f"{errors[3 * len(errors) // 4]:.1%}, largest {errors[-1]:.1%}; {sum(r.error < 0 for r in predicted)} "
+           f"runs took longer than expected (a negative error: the expected step is short), "
+           f"{sum(r.error > 0 for r in predicted)} less."
+           if predicted else "No run is predicted yet.", "",
+           "Assumed where the sources are silent, the same for every row: sequence parallelism wherever tp > 1; "
+           "Megatron's distributed optimizer (ZeRO 1), ZeRO 3 where the run shards with FSDP; no activation "
+           "recomputation unless the run states it; a micro-batch of one where none is printed. The step is the "
+           "number printed, or the global batch's tokens over every card's measured tokens a second.", "",
+           "| run | model (spec) | device | layout | batch × seq | format | measured s | bound s | expected s | "
+           "error |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in predicted:
+        run, workload = r.run, r.run["workload"]
+        out.append(f"| {run['id']} | {run['model']} (`{r.spec}`) | {run['device']} ×{run['gpus']} | "
+                   f"`{layout_of(run)[0]}` | {workload['global_batch']:,} × {workload['seq_len']:,} | "
+                   f"{FORMATS[str(run['precision'])]} | {r.measured:.3f} | {r.bound:.3f} | {r.expected:.3f} | "
+                   f"{r.error:+.1%} |")
+    out += ["", "Where the model misses, and why (from the rows above): the expected step counts the matrix "
+            "products at their kernels' measured efficiency and the collectives at their measured bus bandwidth, "
+            "but not yet the elementwise kernels a training step runs between them (norms, activations, RoPE, "
+            "dropout, the optimizer step), the backward attention kernel's own efficiency (the forward's stands "
+            "in), MoE dispatch and load imbalance, or overlap of the data-parallel gradient sync beyond full; "
+            "runs shorter than expected point at kernels beyond the tables' measured range (attention past 16K "
+            "positions) or at a layout archcost costs otherwise than the run ran it.", "",
+            "### Not predicted yet", "", "| run | model | device | what is missing |", "|---|---|---|---|"]
+    out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in found
+            if r.error is None]
+    out += ["", "## Serving", "",
+            f"{len(serving)} published serving figures are collected (TensorRT-LLM's performance overview, SGLang's "
+            "and DeepSeek's deployments, vLLM). None is predicted yet: that needs the serving model (the batch an "
+            "engine reaches under its caps and KV budget, chunked prefill, time to first token and per output "
+            "token), which is issue 46's next part.", ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    OUTPUT.write_text(render(rows()))
+    print(f"wrote {OUTPUT.relative_to(ROOT)}")
