@@ -1,3 +1,3 @@
-"""Expected times: each op's bound on its card (its own F at the peak, its own R at the bandwidth) divided by the
-fraction of that bound kernels of its kind and shape achieve on the device, as published kernel-level measurements
-show (stdlib/efficiency/*.toml). The bound stays the bound; the expected time sits beside it."""
+"""Kernel efficiencies as data: the efficiency tables of published kernel-level measurements (tables.py) and the
+fraction of its own roofline a kernel reaches at a shape (fractions.py). Each op's expected time on a card is
+derived from them on the graph (cards/expected.py)."""
