@@ -94,6 +94,6 @@ def _inputs_read(node) -> int:
 
 
 def _compile(program: Program, options: Conventions, keep: frozenset[str]) -> Compiled:
-    ir = resolve(program, keep, options.paths, options.weights)
+    ir = resolve(program, keep, options.paths, options.weights, options.kv)
     graph = costs.annotate(lower(ir), options.cost_options(), ir.act_format)
     return Compiled(ir=ir, graph=graph, options=options, program=program, keep=keep)

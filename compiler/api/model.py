@@ -22,7 +22,7 @@ QUANTITIES = ("M", "F", "R")
 def load(source: str | Path | None = None, *, text: str | None = None, name: str | None = None,
          ledger: str = "chapter", logits: str = "last",
          attention: str | None = None, vector_params: str | None = None, routing: str = "uniform",
-         weights: str | None = None, options: dict[str, str] | None = None,
+         weights: str | None = None, kv: str | None = None, options: dict[str, str] | None = None,
          allow_use_outside: bool = False, file: str | Path | None = None, scales: str = "logical") -> Model:
     """A model from a spec file, spec text, or a Hugging Face config.json (imported on the way).
 
@@ -38,7 +38,7 @@ def load(source: str | Path | None = None, *, text: str | None = None, name: str
                       logits=checks.word("logits", logits, CONVENTIONS["logits"]),
                       routing=checks.word("routing", routing, CONVENTIONS["routing"]),
                       scales=checks.word("scales", scales, CONVENTIONS["scales"]),
-                      weights=_optional_text("weights", weights),
+                      weights=_optional_text("weights", weights), kv=_optional_text("kv", kv),
                       paths=tuple(sorted(checks.words_by_name("options", options).items())))
     text, path = _source(source, text, _optional_text("name", name))
     stands_for = None if file is None or text is None else checks.path("file", file)
@@ -200,7 +200,7 @@ class Model:
             raise checks.bad_value("time bounds need both `device` and `link`")
         memory = checks.word("memory", memory, ("reported", "nominal"))
         sheets = (device_sheet(device, memory), link_sheet(link)) if device is not None else (None, None)
-        from archcost.compiler.timing.expected import table_for
+        from archcost.compiler.cards.expected import table_for
 
         table = table_for(sheets[0]) if sheets[0] is not None else None  # the CLI's expected step, beside the bounds
         return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets, table=table)
@@ -240,7 +240,7 @@ class Model:
                       link_sheet(names[2]) if names[2] else wire)
         compiled = self.compiled if self.options.logits == "all" else self._source.build(
             self.options.model_copy(update={"logits": "all"}))  # a step's loss reads every position's logits
-        from archcost.compiler.timing.expected import table_for
+        from archcost.compiler.cards.expected import table_for
 
         return train_report(compiled, parse_layout(layout), setup, sheets, _positive("step_time", step_time),
                             _positive("efficiency", efficiency, 1.0), _optional_text("compute", compute),

@@ -87,6 +87,8 @@ def weights_flag(parser: argparse.ArgumentParser) -> None:
     """`--weights FORMAT`: the run's storage format for matrix weights (seed 002 §2.6.2's quantized weights)."""
     parser.add_argument("--weights", default=None, metavar="FORMAT",
                         help="store matrix weights (not embedding, head, norms) as e.g. int8_g128, int4_g128, fp8")
+    parser.add_argument("--kv", default=None, metavar="FORMAT",
+                        help="store the KV cache (the spec's `kv` format) as e.g. fp8, whatever the spec says")
 
 
 def counting_flags(parser: argparse.ArgumentParser) -> None:
@@ -122,6 +124,7 @@ def conventions_of(args) -> dict:
 
     return conventions(args.ledger, args.attention, args.vector_params, logits=args.logits, routing=args.routing,
                        paths=execution_paths(args.option), weights=getattr(args, "weights", None),
+                       kv=getattr(args, "kv", None),
                        scales=getattr(args, "scales", "logical"))
 
 

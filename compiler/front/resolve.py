@@ -35,13 +35,14 @@ class _Abandoned(Exception):
 
 
 def resolve(program: Program, keep: frozenset[str] = frozenset(),
-            paths: tuple[tuple[str, str], ...] = (), weights: str | None = None) -> ModelIR:
+            paths: tuple[tuple[str, str], ...] = (), weights: str | None = None, kv: str | None = None) -> ModelIR:
     """Resolve the entry module's model; raise ArchError with every problem found.
 
     `keep` leaves model-level dimensions symbolic; `paths` overrides the model's `option` choices;
-    `weights` stores the matrix weights outside embedding and head in that format.
+    `weights` stores the matrix weights outside embedding and head in that format; `kv` the KV cache (the
+    `kv` precision role, whatever the spec says).
     """
-    resolution = Resolution(program, keep, dict(paths), weights)
+    resolution = Resolution(program, keep, dict(paths), weights, kv)
     resolution.declarations = declare(program, resolution.problem, resolution.problems)
     if resolution.problems:  # a definition that is wrong makes every call of it an echo: report it alone
         raise ArchError(resolution.problems)
@@ -56,6 +57,7 @@ class Resolution:
     keep: frozenset[str]
     overrides: dict[str, str]   # `--option NAME=WORD`
     weights: str | None
+    kv: str | None = None       # `--kv FORMAT`: the run's format of the `kv` role
     declarations: Declarations | None = None
     paths: dict[str, str] = field(default_factory=dict)            # the `option` words chosen
     path_choices: dict[str, list[str]] = field(default_factory=dict)
@@ -138,11 +140,16 @@ class Resolution:
             raise ArchError([self.sources.diagnostic("E210", f"unknown weight format `{self.weights}`", None,
                                                      hint=did_you_mean(self.weights, self.formats)
                                                      or f"one of {', '.join(self.formats)}")])
+        if self.kv is not None and self.kv not in self.formats:
+            raise ArchError([self.sources.diagnostic("E210", f"unknown KV cache format `{self.kv}`", None,
+                                                     hint=did_you_mean(self.kv, self.formats)
+                                                     or f"one of {', '.join(self.formats)}")])
 
     def _model_scope(self) -> Scope:
         tokens = Tensor(None, symbols.m, None)
         return Scope(env=Env({}, self.problem, self.first_use, self.nearby), module=self.program.entry.path, path=(),
-                     multiplicity=sp.Integer(1), component="other", roles=dict(precision.DEFAULT_ROLES),
+                     multiplicity=sp.Integer(1), component="other",
+                     roles={**precision.DEFAULT_ROLES, **({"kv": self.kv} if self.kv else {})},
                      formats=self.formats, weight_format=self.weights, tensors={"tokens": tokens},
                      current=tokens, cluster=None)
 
@@ -228,7 +235,7 @@ class Resolution:
                 raise self.problem("E210", f"unknown number format `{setting.format}`", setting.span,
                                    hint=did_you_mean(setting.format, self.formats)
                                    or f"one of {', '.join(self.formats)}")
-            scope.roles[setting.role] = setting.format
+            scope.roles[setting.role] = self.kv if setting.role == "kv" and self.kv else setting.format
             self.roles_set.setdefault(setting.role, setting.span)
 
     def check_component(self, name: str, span) -> str:

@@ -38,9 +38,11 @@ class Compiled:
 
     def conventions(self) -> dict[str, str]:
         """The run-wide counting conventions these numbers were computed with (flags, API keywords)."""
-        named = self.options.model_dump(exclude={"paths", "weights", "scales"})
+        named = self.options.model_dump(exclude={"paths", "weights", "kv", "scales"})
         if self.options.weights:
             named["weights"] = self.options.weights
+        if self.options.kv:
+            named["kv"] = self.options.kv
         if self.options.scales != "logical":  # named only when chosen: every default report stays as it was
             named["scales"] = self.options.scales
         return named

@@ -39,6 +39,7 @@ class Conventions(BaseModel):
     vector_params: StrictStr | None = None
     routing: StrictStr = "uniform"
     weights: StrictStr | None = None
+    kv: StrictStr | None = None
     scales: StrictStr = "logical"
     options: dict[StrictStr, StrictStr] = Field(default={}, max_length=64)
 

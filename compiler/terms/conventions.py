@@ -27,6 +27,8 @@ class Conventions(BaseModel):
     routing: Literal["uniform", "concentrated", "random"] = "uniform"
     # a format for the matrix weights outside embedding and head (seed 002 §2.6.2), e.g. int4_g128
     weights: str | None = None
+    # a format for the KV cache (the spec's `kv` precision role), e.g. fp8: what serving engines run
+    kv: str | None = None
     # parameters as the model's values (logical), or as a checkpoint stores them, block scales counted too
     # (stored: a safetensors total, MiniMax-M2's 228,703,644,928)
     scales: Literal["logical", "stored"] = "logical"

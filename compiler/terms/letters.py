@@ -24,7 +24,8 @@ LEDGERS: dict[str, dict[str, str]] = {
 
 # The counting conventions a run selects and their defaults (terms.conventions.Conventions holds them as a model).
 CONVENTION_DEFAULTS = {"logits": "last", "attention": "as_written", "vector_params": "nonmatrix",
-                       "routing": "uniform", "weights": None, "scales": "logical", "paths": ()}
+                       "routing": "uniform", "weights": None, "kv": None, "scales": "logical",
+                       "paths": ()}
 
 
 def conventions(ledger: str = "chapter", attention: str | None = None, vector_params: str | None = None,
