@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import fractions, tables
+from ..timing import fractions, tables
 
 
 class OpTime(BaseModel):

@@ -245,7 +245,7 @@ def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:
 
 
 def ratio(compiled, device, phase, scenario, fmt, table) -> float:
-    from ..timing.expected import kernel_ratio
+    from .expected import kernel_ratio
 
     return kernel_ratio(compiled, device, phase, scenario, fmt, table)
 

@@ -62,7 +62,7 @@ def run_layout(args) -> int:
     if (sheet is None) != (wire is None):
         raise bad_value("time bounds need both `--device` and `--link`")
     network = link(args.network) if args.network else None
-    from ..timing.expected import table_for
+    from ..cards.expected import table_for
 
     table = table_for(sheet, args.efficiency_table) if sheet is not None else None
     report = layout_report(compiled, layout, args.phase, scenario(args), sheet, wire, args.compute, network=network,

@@ -66,7 +66,7 @@ def run_train(args) -> int:
     setup = TrainSetup(seq=args.seq, global_batch=args.global_batch, micro_batch=args.micro_batch,
                        recompute=args.recompute, zero=args.zero, optimizer=args.optimizer,
                        grad_format=args.grad_format, dropout=args.dropout == "on", schedule=args.schedule)
-    from ..timing.expected import table_for
+    from ..cards.expected import table_for
 
     table = table_for(sheets[0], args.efficiency_table) if sheets is not None else None
     report = train_report(compiled, layout, setup, sheets, args.step_time, args.efficiency, args.compute, table)

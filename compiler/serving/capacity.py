@@ -93,7 +93,7 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
     step = max(compute, memory)
     expected = None
     if table is not None:
-        from ..timing.expected import expected_call
+        from ..cards.expected import expected_call
 
         # with --activations the bound counts bytes the ops' kernels keep on chip: the larger of the two stands
         expected = max(expected_call(compiled, device, phase, scenario, fmt, table, step).expected_seconds, step)
@@ -133,7 +133,7 @@ def roofline_by_op(compiled: Compiled, device: Device, phase: str, scenario: Sce
                                intensity=flops / moved if moved else None, seconds=max(compute, memory),
                                bound="compute" if compute >= memory else "memory"))
     if table is not None:
-        from ..timing.expected import expected_call
+        from ..cards.expected import expected_call
 
         timed = {t.op: t for t in expected_call(compiled, device, phase, scenario, fmt, table, 0.0).ops}
         for row in rows:
