@@ -181,6 +181,11 @@ CODES: dict[str, ErrorKind] = {
                       "source, a field out of range or unknown, a point faster than the device's roofline, or is "
                       "for another device. Fix the point at the line shown; every point names where it was "
                       "measured."),
+    "E413": ErrorKind("serving steady state refused",
+                      "`archcost throughput` found no steady state: the engine leaves no KV room for one request "
+                      "(the weights and the peak step fill the card), the step's token budget cannot prefill a "
+                      "prompt beside the decodes, or no efficiency table covers the device. The message names "
+                      "the figures and the hint the nearest choice that runs."),
     "E500": ErrorKind("config is not a JSON object",
                       "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
                       "the JSON stops being valid (a trailing comma, a missing quote)."),

@@ -59,6 +59,14 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
                     batch_max=max(0, min(fits_batch)) * layout.dp, context_max=low if min(room) >= 0 else 0)
 
 
+def heaviest_card(compiled, layout: Layout):
+    """(the weight bytes of the card that holds most, its state as a function of (requests, positions each))."""
+    degrees = layout.degrees(formats=compiled.ir.formats)
+    weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp))
+    index = max(range(len(weights)), key=lambda i: weights[i])
+    return weights[index], states[index]
+
+
 def _stage_memory(compiled, degrees, stages) -> tuple[list, list]:
     """Each stage's card: its weight bytes, and its state as a function of (requests, positions each); from
     each op's numbers (figures.py), or from the symbolic card where a share is not a number."""

@@ -85,9 +85,9 @@ def roofline_arguments(parser) -> None:
 
 
 def run_roofline(args) -> int:
+    from ..cards.expected import table_for
     from ..front.hardware import device
     from ..serving.capacity import roofline, roofline_by_op
-    from ..timing.expected import table_for
 
     compiled, hardware = compile_spec(args.spec, args), device(args.device, args.memory)
     table = table_for(hardware, args.efficiency_table)
@@ -203,10 +203,58 @@ def run_speculate(args) -> int:
     return show(result, args, tables.speculation_text(result))
 
 
+def throughput_arguments(parser) -> None:
+    from ..serving.engines import ENGINES
+
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("--layout", default="tp=1", metavar="DEGREES", help="e.g. tp=8 or tp=4,dp=2")
+    parser.add_argument("--device", required=True)
+    memory_flag(parser)
+    parser.add_argument("--link", default=None, help="the link inside a server (default: the device's own)")
+    parser.add_argument("--network", default=None, help="the link between servers (default: --link)")
+    parser.add_argument("--isl", type=whole(1, name="--isl"), required=True, help="prompt tokens per request")
+    parser.add_argument("--osl", type=whole(1, name="--osl"), required=True, help="output tokens per request")
+    parser.add_argument("--concurrency", type=whole(1, name="--concurrency"), default=None,
+                        help="requests in flight (default: as many as the engine runs)")
+    parser.add_argument("--engine", choices=ENGINES, default="vllm", help="whose defaults: caps, KV budget, pages")
+    parser.add_argument("--max-batch", type=whole(1, name="--max-batch"), default=None)
+    parser.add_argument("--max-num-tokens", type=whole(1, name="--max-num-tokens"), default=None)
+    parser.add_argument("--cached-fraction", type=real(0, 1, high_open=True, name="--cached-fraction"), default=0.0,
+                        help="share of each prompt found in the prefix cache")
+    parser.add_argument("--price-per-hour", type=real(0, 1e6, low_open=True, name="--price-per-hour"), default=None,
+                        metavar="USD", help="a card's price an hour: the cost per million output tokens")
+    parser.add_argument("--compute", default=None, metavar="FORMAT", help="the peak the products run at")
+    weights_flag(parser)
+    efficiency_flag(parser)
+    parser.add_argument("--json", action="store_true")
+    counting_flags(parser)
+
+
+def run_throughput(args) -> int:
+    from ..cards.degrees import parse_layout
+    from ..cards.expected import table_for
+    from ..front.hardware import device, link, own_link
+    from ..serving.engines import preset
+    from ..serving.throughput import throughput
+
+    compiled, sheet = compile_spec(args.spec, args), device(args.device, args.memory)
+    layout = parse_layout(args.layout)
+    wire = link(args.link) if args.link else own_link(sheet.name)
+    engine = preset(args.engine, sheet.memory, sheet.name.startswith("a100"))
+    engine = engine.model_copy(update={k: v for k, v in (("max_batch", args.max_batch),
+                                                         ("max_num_tokens", args.max_num_tokens)) if v})
+    result = throughput(compiled, layout, sheet, wire, link(args.network) if args.network else wire, engine,
+                        args.isl, args.osl, args.concurrency, args.cached_fraction, args.price_per_hour,
+                        table_for(sheet, args.efficiency_table), args.compute)
+    return show(result, args, tables.throughput_text(result))
+
+
 COMMANDS = (
     Command("capacity", "how many requests fit on a device (B_max), N_max and B*", capacity_arguments, run_capacity),
     Command("roofline", "arithmetic intensity, ridge point and the step-time bound", roofline_arguments,
             run_roofline),
+    Command("throughput", "continuous batching's steady state: batch, TTFT, TPOT, tokens/s, cost", throughput_arguments,
+            run_throughput),
     Command("request", "one request (S, P, G), or a conversation of turns", request_arguments, run_request),
     Command("speculate", "speculative decoding: tokens per round, time per output", speculate_arguments,
             run_speculate),

@@ -43,6 +43,21 @@ class Device(BaseModel):
         return self.peak[fmt]
 
 
+# the link that joins a device's cards inside one server, where none is named (each sheet's comment in
+# stdlib/hardware.arch says which): NVLink of its generation, the H800's cut NVLink, PCIe where there is none
+OWN_LINK = {"a100": "nvlink3", "a100_40gb": "nvlink3", "h100_sxm": "nvlink4", "h200": "nvlink4", "h20": "nvlink4",
+            "h800": "nvlink4_h800", "h100_pcie": "nvlink_bridge", "b200": "nvlink5", "b300": "nvlink5",
+            "gb200": "nvlink5", "rtx_2080_ti": "pcie4", "rtx_4090": "pcie4", "rtx_6000_ada": "pcie4", "l40s": "pcie4"}
+
+
+def own_link(device_name: str) -> Link:
+    """The link inside one server of this device; E406 for a device whose link archcost has no sheet of."""
+    if device_name not in OWN_LINK:
+        raise ArchError([Diagnostic(code="E406", message=f"no link sheet joins `{device_name}` cards inside a server",
+                                    hint="name one with --link")])
+    return link(OWN_LINK[device_name])
+
+
 # links whose switches reduce in the network (NVLink SHARP, NCCL's NVLS algorithm): NVLink 4 and 5 switches
 NVLS_LINKS = ("nvlink4", "nvlink5")
 

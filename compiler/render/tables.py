@@ -123,6 +123,23 @@ def roofline_text(r) -> str:
              "--efficiency-table)"]) + "\n"
 
 
+def throughput_text(t) -> str:
+    cost = (f"\n  cost                 ${t.cost_per_million_output_tokens:,.3f} per million output tokens at "
+            f"${t.price_per_hour:,.2f} a card an hour" if t.cost_per_million_output_tokens is not None else "")
+    cached = f", {t.cached_fraction:.0%} of each prompt cached" if t.cached_fraction else ""
+    return "\n".join([
+        f"{t.model} served by {t.engine} on {t.layout} ({t.device}, {t.link}): ISL {t.isl:,}, OSL {t.osl:,}{cached}",
+        f"  batch                {t.batch:,} requests a replica ({t.batch_limit} binds; the KV cache holds "
+        f"{t.kv_requests_max:,}, {t.kv_budget_bytes / 2**30:,.2f} GiB a card)",
+        f"  prefill beside       {t.prefill_tokens_per_step:,.1f} prompt tokens a step",
+        f"  time per output      {t.tpot_seconds * 1e3:,.3f} ms expected (bound {t.step_bound_seconds * 1e3:,.3f} ms)",
+        f"  time to first token  {t.ttft_seconds * 1e3:,.3f} ms expected (no queueing)",
+        f"  throughput           {t.output_tokens_per_second:,.0f} output tokens/s, "
+        f"{t.output_tokens_per_second_per_card:,.0f} a card, {t.requests_per_second:,.2f} requests/s" + cost,
+        f"  engine defaults      {t.engine_source}",
+        f"  kernel efficiencies  {t.efficiency_table}"]) + "\n"
+
+
 def speculation_text(s) -> str:
     lines = [f"k = {s.k} drafted tokens, acceptance α = {s.alpha}",
              f"  tokens per round     {s.tokens_per_round:,.4f}   (1 − α^(k+1)) / (1 − α)"]

@@ -1,0 +1,81 @@
+"""`archcost throughput` (issue 46): continuous batching's steady state from the expected times, an engine's
+documented defaults, and refusals that name the nearest choice that runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import ROOT, compiled
+
+from archcost.compiler.cards.degrees import parse_layout
+from archcost.compiler.cards.expected import table_for
+from archcost.compiler.cli import main
+from archcost.compiler.front.hardware import device, own_link
+from archcost.compiler.serving.engines import preset
+from archcost.compiler.serving.throughput import _busiest_card, throughput
+
+SPEC = str(ROOT / "specs" / "llama-3.1-8b.arch")
+H100 = device("h100_sxm")
+
+
+def served(engine="vllm", layout="tp=1", concurrency=None, isl=1000, osl=1000, spec="llama-3.1-8b"):
+    wire = own_link(H100.name)
+    return throughput(compiled(spec), parse_layout(layout), H100, wire, wire, preset(engine, H100.memory, False),
+                      isl, osl, concurrency, table=table_for(H100))
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_the_steady_state_adds_up(engine):
+    result = served(engine)
+    assert result.tpot_seconds >= result.step_bound_seconds > 0
+    assert result.output_tokens_per_second == pytest.approx(result.batch / result.tpot_seconds)
+    assert result.batch <= result.kv_requests_max and result.batch_limit == "KV cache"
+    assert result.ttft_seconds >= result.tpot_seconds
+
+
+def test_the_kv_budget_is_the_engines_rule():
+    """vLLM: 0.9 of the card less weights and the peak step; TensorRT-LLM: 0.9 of what they leave."""
+    weights, state = _busiest_card(compiled("llama-3.1-8b"), parse_layout("tp=1"))
+    vllm, trtllm = served("vllm"), served("trtllm")
+    assert vllm.kv_budget_bytes == pytest.approx(0.9 * H100.memory - weights, rel=1e-3)
+    assert trtllm.kv_budget_bytes == pytest.approx(0.9 * (H100.memory - weights), rel=1e-3)
+    pages = -(-2000 // 16) * 16
+    assert vllm.kv_requests_max == int(vllm.kv_budget_bytes // state(1, pages))
+
+
+def test_concurrency_caps_the_batch_and_more_of_it_serves_more():
+    few, more = served(concurrency=8), served(concurrency=64)
+    assert (few.batch, few.batch_limit, more.batch) == (8, "concurrency", 64)
+    assert more.output_tokens_per_second > few.output_tokens_per_second
+    assert more.tpot_seconds >= few.tpot_seconds
+
+
+def test_the_command_prints_and_returns_the_same(capsys):
+    args = ["throughput", SPEC, "--device", "h100-sxm", "--isl", "1000", "--osl", "1000", "--engine", "trtllm",
+            "--weights", "fp8", "--kv", "fp8", "--compute", "fp8", "--price-per-hour", "2"]
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["times"]["expected"] >= data["times"]["bound"]
+    assert data["cost_per_million_output_tokens"] == pytest.approx(2 / 3600 / data["output_tokens_per_second"] * 1e6)
+    assert main(args) == 0
+    assert f"{data['output_tokens_per_second']:,.0f} output tokens/s" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("flags", "code", "says"), [
+    (["--concurrency", "0"], "E401", "at least 1"),
+    (["--device", "l40s"], "E413", "no kernel measurements for `l40s`"),
+    (["--cached-fraction", "1"], "E401", "--cached-fraction"),
+    (["--max-num-tokens", "100", "--isl", "100000"], "E413", "cannot prefill"),
+])
+def test_bad_input_is_a_located_refusal(flags, code, says, capsys):
+    argv = ["throughput", SPEC, "--device", "h100-sxm", "--isl", "1000", "--osl", "1000", *flags]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"error[{code}]" in err and says in err
+
+
+def test_an_unknown_engine_is_refused_with_the_choices(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["throughput", SPEC, "--device", "h100-sxm", "--isl", "8", "--osl", "8", "--engine", "tgi"])
+    assert stop.value.code == 2 and "choose from 'vllm', 'sglang', 'trtllm'" in capsys.readouterr().err
