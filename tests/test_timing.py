@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from archcost.compiler.cards.degrees import parse_layout
+from archcost.compiler.cards.expected import expected_call, table_for
 from archcost.compiler.cards.layout import layout_report
 from archcost.compiler.cli import main
 from archcost.compiler.front.hardware import device, link
@@ -25,7 +26,6 @@ from archcost.compiler.pipeline import compile_text
 from archcost.compiler.serving.capacity import roofline
 from archcost.compiler.terms.scenario import Scenario
 from archcost.compiler.timing import fractions, tables
-from archcost.compiler.timing.expected import expected_call, table_for
 from archcost.dsl.errors import ArchError
 
 SHIPPED = sorted((ROOT / "stdlib" / "efficiency").glob("*.toml"))
@@ -165,12 +165,16 @@ def test_a_users_table_replaces_the_shipped_one(tmp_path, capsys):
     assert math.isclose(slow.expected_seconds, slow.step_seconds * 3.35e12 / 1.45e12, rel_tol=1e-6)
 
 
+@pytest.mark.long
 def test_the_validation_document_is_current(update_golden):
-    """docs/validation.md is what tools/validation.py writes: archcost's expected steps beside the published runs,
-    the error of each and their median (regenerate with the tool after a change that moves an expected time)."""
+    """docs/validation.md is what tools/validation.py writes: archcost's expected steps and serving throughput
+    beside the published runs, the error of each and their spread (regenerate with the tool after a change that
+    moves an expected time). Issue 46's bar on its own rows: serving throughput within 25 % at the median."""
     from helpers import check_golden, load_tool
 
     validation = load_tool("validation")
-    found = validation.rows()
+    found, served = validation.rows(), validation.served_rows()
     assert sum(row.error is not None for row in found) >= 30
-    check_golden(ROOT / "docs" / "validation.md", validation.render(found), update_golden)
+    hit = [abs(row.error) for row in served if row.error is not None]
+    assert len(hit) >= 30 and statistics.median(hit) <= 0.25
+    check_golden(ROOT / "docs" / "validation.md", validation.render(found, served), update_golden)

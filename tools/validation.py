@@ -1,4 +1,4 @@
-"""Write docs/validation.md: archcost's expected step times beside published measured training runs.
+"""Write docs/validation.md: archcost's expected step times and serving throughput beside published measured runs.
 
 The runs are docs/research/measured-runs.yaml's (each with its source and what it leaves unstated). They only
 validate: no figure here feeds an efficiency (those come from kernel-level measurements, stdlib/efficiency).
@@ -85,10 +85,10 @@ def layout_of(run: dict) -> tuple[str, int]:
 
 def predict(row: Row, models: dict) -> None:
     from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.expected import table_for
     from archcost.compiler.front.hardware import device, link
     from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Conventions
-    from archcost.compiler.timing.expected import table_for
     from archcost.compiler.train.step import TrainSetup, train_report
     from archcost.dsl.errors import ArchError
 
@@ -138,7 +138,92 @@ def rows() -> list[Row]:
     return found
 
 
-def render(found: list[Row]) -> str:
+SERVED = {"LLaMA v3.1 8B": "llama-3.1-8b", "LLaMA 3.1 8B": "llama-3.1-8b", "Llama 3.1 8B": "llama-3.1-8b",
+          "LLaMA v3.1 70B": "deepseek-r1-distill-llama-70b", "LLaMA 3.1 70B": "deepseek-r1-distill-llama-70b",
+          "Llama 3.3 70B": "deepseek-r1-distill-llama-70b", "LLaMA v3.1 405B": "llama-3.1-405b",
+          "Llama 3.1 405B": "llama-3.1-405b", "Qwen3-235B-A22B": "qwen3-235b-a22b", "Qwen3-30B-A3B": "qwen3-30b-a3b"}
+
+
+@dataclass
+class Served:
+    run: dict
+    spec: str | None = None
+    measured: float | None = None      # output tokens a second, the whole layout
+    expected: float | None = None
+    batch: int | None = None
+    missing: str = ""
+    layout: str = ""
+
+    @property
+    def error(self) -> float | None:
+        return None if self.expected is None or not self.measured else self.expected / self.measured - 1
+
+
+def predict_served(row: Served, models: dict) -> None:
+    """An offline max-throughput run of TensorRT-LLM's performance tables: every request queued at once, so the
+    engine runs as many as its caps and KV budget allow; FP8 runs with FP8 weights, KV cache and products."""
+    from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.expected import table_for
+    from archcost.compiler.front.hardware import device, own_link
+    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.serving.engines import preset
+    from archcost.compiler.serving.throughput import throughput
+    from archcost.compiler.terms.scenario import Conventions
+    from archcost.dsl.errors import ArchError
+
+    run, workload = row.run, row.run.get("workload") or {}
+    measured = run.get("measured") or {}
+    row.measured = measured.get("output_tokens_per_s") or measured.get("token_throughput_tokens_per_s")
+    row.spec = SERVED.get(run.get("model"))
+    fmt = (run.get("precision") or {}).get("weights_compute")
+    sheets = DEVICES.get(run.get("device"))
+    offline = "offline" in str(workload.get("mode")) and workload.get("isl") and workload.get("osl")
+    reasons = [why for why, absent in (("no spec of this model", row.spec is None),
+                                       ("no efficiency table or sheet for this device", sheets is None),
+                                       (f"number format `{fmt}`", fmt not in ("fp8", "bf16", "fp16")),
+                                       ("not an offline max-throughput run", not offline),
+                                       ("no throughput printed", not isinstance(row.measured, (int, float))))
+               if absent]
+    if reasons:
+        row.missing = "; ".join(reasons)
+        return
+    given = run.get("layout") or {}
+    row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
+                          and given[k] > 1) or "tp=1"
+    options = Conventions(**({"weights": "fp8", "kv": "fp8"} if fmt == "fp8" else {}))
+    key = (row.spec, fmt)
+    try:
+        if key not in models:
+            models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
+        sheet = device(sheets[0])
+        result = throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
+                            preset("trtllm", sheet.memory, sheet.name.startswith("a100")), workload["isl"],
+                            workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None)
+    except ArchError as error:
+        row.missing = f"refused: {error.diagnostics[0].message}"[:160]
+        return
+    row.expected, row.batch = result.output_tokens_per_second, result.batch
+
+
+def served_rows() -> list[Served]:
+    sys.path.insert(0, str(ROOT))
+    runs = yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
+    found, models = [], {}
+    for run in runs:
+        if run["kind"] == "serving":
+            row = Served(run)
+            predict_served(row, models)
+            found.append(row)
+    return found
+
+
+def _spread(rows) -> str:
+    errors = sorted(abs(r.error) for r in rows)
+    return (f"median |error| {statistics.median(errors):.1%}, quartiles {errors[len(errors) // 4]:.1%} and "
+            f"{errors[3 * len(errors) // 4]:.1%}, largest {errors[-1]:.1%}")
+
+
+def render(found: list[Row], served: list[Served] | None = None) -> str:
     predicted = [r for r in found if r.error is not None]
     errors = sorted(abs(r.error) for r in predicted)
     serving = [r for r in yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
@@ -176,14 +261,32 @@ def render(found: list[Row]) -> str:
             "### Not predicted yet", "", "| run | model | device | what is missing |", "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in found
             if r.error is None]
+    served = served or []
+    hit = [r for r in served if r.error is not None]
     out += ["", "## Serving", "",
             f"{len(serving)} published serving figures are collected (TensorRT-LLM's performance overview, SGLang's "
-            "and DeepSeek's deployments, vLLM). None is predicted yet: that needs the serving model (the batch an "
-            "engine reaches under its caps and KV budget, chunked prefill, time to first token and per output "
-            "token), which is issue 46's next part.", ""]
-    return "\n".join(out)
+            f"and DeepSeek's deployments, vLLM); {len(hit)} are predicted by `archcost throughput` (TensorRT-LLM's "
+            "offline max-throughput tables: every request queued at once, so the engine runs as many as its caps "
+            "and KV budget allow)" + (f": {_spread(hit)}; {sum(r.error < 0 for r in hit)} runs faster than "
+                                      f"expected, {sum(r.error > 0 for r in hit)} slower." if hit else "."), "",
+            "Assumed where the tables are silent: TensorRT-LLM's documented defaults (max batch 2,048, 8,192 tokens "
+            "a step, 0.9 of the free memory for the KV cache in pages of 32; trtllm-bench may tune them), FP8 "
+            "weights, KV cache and products for the FP8 rows, each card's own NVLink, the tables' token "
+            "throughput taken as output tokens.", "",
+            "| run | model (spec) | device | layout | ISL / OSL | format | measured tok/s | batch | expected tok/s | "
+            "error |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in hit:
+        run, workload = r.run, r.run["workload"]
+        out.append(f"| {run['id']} | {run['model']} (`{r.spec}`) | {run['device']} ×{run['gpus']} | `{r.layout}` | "
+                   f"{workload['isl']:,} / {workload['osl']:,} | {run['precision']['weights_compute']} | "
+                   f"{r.measured:,.0f} | {r.batch:,} | {r.expected:,.0f} | {r.error:+.1%} |")
+    out += ["", "### Serving figures not predicted yet", "", "| run | model | device | what is missing |",
+            "|---|---|---|---|"]
+    out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in served
+            if r.error is None]
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
-    OUTPUT.write_text(render(rows()))
+    OUTPUT.write_text(render(rows(), served_rows()))
     print(f"wrote {OUTPUT.relative_to(ROOT)}")
