@@ -128,3 +128,23 @@ def test_a_stock_type_with_an_auto_map_says_whose_code_it_costs(tmp_path):
     text = import_config(read_config(config))
     assert "modeling_custom.CustomForCausalLM), which archcost never runs" in text.replace("\n# ", " ")
     assert "auto_map" not in import_config(read_config(ROOT / "tests" / "configs" / "llama-3.1-8b.json"))
+
+
+def test_the_import_from_the_modeling_code_raises_no_library_warning():
+    """The same trap through the API and the server: transformers' `rope_scaling` FutureWarning, raised while it
+    reads Llama 3.1's config, is kept inside the import (here any warning is an error)."""
+    import warnings
+
+    from archcost.compiler.importer import import_spec, read_config
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        imported = import_spec(read_config(ROOT / "tests" / "configs" / "llama-3.1-8b.json"), from_modeling_code=True)
+    assert imported.checked
+
+
+def test_a_null_expert_count_is_refused_at_its_field(capsys):
+    """Found by the long fuzz run of this round: Qwen3-235B-A22B's config with `"num_experts": null` raised a
+    TypeError inside the importer; it is a located refusal."""
+    code, err = said(capsys, "import", str(ROOT / "tests" / "fuzz_corpus" / "fixed-config-null-experts.json"))
+    assert code == 2 and "error[E503]" in err and "`num_experts` names no number of experts" in err

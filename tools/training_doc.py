@@ -71,10 +71,10 @@ def reports():
     """Each run's step, with its bounds, at its measured step time."""
     sys.path.insert(0, str(ROOT))
     from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.expected import table_for
     from archcost.compiler.front.hardware import device, link
     from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Conventions
-    from archcost.compiler.timing.expected import table_for
     from archcost.compiler.train.step import TrainSetup, train_report
 
     options = Conventions(logits="all", attention="rectangle")  # PaLM's MFU counts the full square of scores

@@ -79,8 +79,10 @@ def build(config: Config) -> Built:
     model_type = config.values["model_type"]
     fields = {k: v for k, v in config.values.items() if k not in NOT_FIELDS}
     try:
-        whole = transformers.AutoConfig.for_model(model_type, **fields)
-        inner = whole.get_text_config()
+        with warnings.catch_warnings():  # its deprecation notes (`rope_scaling`) are not the user's output
+            warnings.simplefilter("ignore")
+            whole = transformers.AutoConfig.for_model(model_type, **fields)
+            inner = whole.get_text_config()
         layers = inner.num_hidden_layers
     except Exception as refused:  # transformers' own validation: its message says which field
         raise config.error("E505", f"transformers cannot build this config: {_first_line(refused)}", "model_type",

@@ -18,6 +18,9 @@ MTP = {"num_nextn_predict_layers": "multi-token-prediction layers ship with the 
 def routing(cfg: Schema, experts_field: str, top_field: str = "num_experts_per_tok",
             default: int | None = None) -> dict[str, int]:
     experts, top = getattr(cfg, experts_field) or default, getattr(cfg, top_field)
+    if experts is None:  # `"num_experts": null` and no other field that names the count (found by tools/fuzz.py)
+        raise cfg.refuse(experts_field, f"`{experts_field}` names no number of experts for a mixture-of-experts "
+                                        "model")
     if top > experts:
         raise cfg.refuse(top_field, f"`{top_field}` = {top} routes each token to more experts than the {experts} "
                                     "there are")
