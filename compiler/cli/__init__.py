@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import sys
 
-from .commands import parser
-
 EXIT_USER_ERROR = 2
 EXIT_INTERNAL_ERROR = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
@@ -32,11 +30,11 @@ def entry() -> None:
     import os
     import signal
 
-    from .cached import served
-
+    signal.signal(signal.SIGTERM, _terminate)  # first: a signal during the imports below ends as cleanly
     gc.disable()
-    signal.signal(signal.SIGTERM, _terminate)
     try:
+        from .cached import served
+
         code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
         code = main() if code is None else code
     except BrokenPipeError:  # the reader went away (`| head`): what it read is all it wanted
@@ -63,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         # matplotlib's) are not the user's to act on: the output is archcost's, and its notes are said as notes
         warnings.simplefilter("ignore")
         return _main(argv)
+
+
+def parser():
+    """The program's argument parser (built once per process: commands.parser)."""
+    from .commands import parser as built
+
+    return built()
 
 
 def _main(argv: list[str] | None) -> int:

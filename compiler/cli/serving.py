@@ -231,6 +231,8 @@ def throughput_arguments(parser) -> None:
 
 
 def run_throughput(args) -> int:
+    from dataclasses import replace
+
     from ..cards.degrees import parse_layout
     from ..cards.expected import table_for
     from ..front.hardware import device, link, own_link
@@ -241,8 +243,8 @@ def run_throughput(args) -> int:
     layout = parse_layout(args.layout)
     wire = link(args.link) if args.link else own_link(sheet.name)
     engine = preset(args.engine, sheet.memory, sheet.name.startswith("a100"))
-    engine = engine.model_copy(update={k: v for k, v in (("max_batch", args.max_batch),
-                                                         ("max_num_tokens", args.max_num_tokens)) if v})
+    engine = replace(engine, **{k: v for k, v in (("max_batch", args.max_batch),
+                                                  ("max_num_tokens", args.max_num_tokens)) if v})
     result = throughput(compiled, layout, sheet, wire, link(args.network) if args.network else wire, engine,
                         args.isl, args.osl, args.concurrency, args.cached_fraction, args.price_per_hour,
                         table_for(sheet, args.efficiency_table), args.compute)

@@ -5,7 +5,7 @@ override each."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from dataclasses import dataclass
 
 GIB = 2**30
 
@@ -13,7 +13,10 @@ GIB = 2**30
 MIB = 2**20
 
 
-class Engine(BaseModel):
+@dataclass(frozen=True)
+class Engine:
+    """An engine's defaults (a dataclass: the CLI's argument parser reads ENGINES without importing pydantic)."""
+
     name: str
     max_batch: int                 # requests running at once
     max_num_tokens: int            # tokens one step takes: the decodes and a chunk of prefill beside them
