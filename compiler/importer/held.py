@@ -13,11 +13,7 @@ def cache_values(model, new: int) -> int:
     of values (the meta model's own dtype is not the checkpoint's), the indexer's keys included; recurrent and
     convolution states, which do not grow, are left out."""
     torch, _ = libraries()
-    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
-    handed = handed_cache(model)
-    with _running(model), warnings.catch_warnings(), _quiet():
-        warnings.simplefilter("ignore")
-        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
+    out, handed = _prefilled(model, new)
     # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
     cache = handed.get(STATE_KEYWORD) or (getattr(out, "past_key_values", None) if RECURRENT_STATE not in out
                                           else None)
@@ -40,11 +36,7 @@ def fixed_values(model, new: int) -> int | None:
     linear_cache, RWKV's returned state, or RecurrentGemma's modules'; None when the model keeps it nowhere the
     check knows."""
     torch, _ = libraries()
-    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
-    handed = handed_cache(model)
-    with _running(model), warnings.catch_warnings(), _quiet():
-        warnings.simplefilter("ignore")
-        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
+    out, handed = _prefilled(model, new)
     if RECURRENT_STATE in out:
         return sum(t.numel() for t in getattr(out, RECURRENT_STATE) if isinstance(t, torch.Tensor))
     cache = handed.get(STATE_KEYWORD) or getattr(out, "past_key_values", None)
@@ -58,3 +50,14 @@ def fixed_values(model, new: int) -> int | None:
         found += [getattr(module, name, None) for module in model.modules() for name in MODULE_STATE]
     tensors = {id(t): t for t in found if isinstance(t, torch.Tensor)}
     return sum(t.numel() for t in tensors.values()) if tensors else None
+
+
+def _prefilled(model, new: int):
+    """(the model's output after a prefill of `new` zero tokens for one request, the cache it was handed)."""
+    torch, _ = libraries()
+    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
+    handed = handed_cache(model)
+    with _running(model), warnings.catch_warnings(), _quiet():
+        warnings.simplefilter("ignore")
+        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
+    return out, handed
