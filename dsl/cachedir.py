@@ -1,10 +1,11 @@
 """Where archcost keeps what it can always rebuild: a folder under the user cache ($XDG_CACHE_HOME or ~/.cache),
 and the one way its entries are written and read back.
 
-Nothing read from this folder can run: entries are JSON, never pickle, and each carries the SHA-256 of its own
-payload, so an entry edited or cut short is ignored (and rebuilt), never served. The folder is made private
-(0700); one owned by another user, or that a group or anyone may write, is not used at all (everything is then
-built again each run, and archcost says why once): another user could otherwise plant what this one reads."""
+Nothing read from this folder can run: entries are JSON data (tests/test_design.py holds that no module of the
+package deserialises anything else), and each carries the SHA-256 of its own payload, so an entry edited or cut
+short is ignored (and rebuilt), never served. The folder is made private (0700); one owned by another user, or
+that a group or anyone may write, is not used at all (everything is then built again each run, and archcost says
+why once): another user could otherwise plant what this one reads."""
 
 from __future__ import annotations
 

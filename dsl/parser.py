@@ -45,9 +45,9 @@ def _grammar_text() -> str:
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     """The LALR parser, from the tables shipped beside the grammar when they were made from this grammar by this
-    lark, else built from the grammar. Nothing is read from a writable folder and nothing read is unpickled:
-    the tables are JSON, and lark rebuilds its objects from them (Lark._load_from_dict, what lark's own
-    standalone parsers load)."""
+    lark, else built from the grammar, never with lark's `cache` (a file it would write to and load from the user's
+    folder). The shipped tables are JSON data inside the package, and lark rebuilds its objects from that data
+    (Lark._load_from_dict, what lark's own standalone parsers load): nothing read from a writable folder runs."""
     text = _grammar_text()
     try:
         shipped = json.loads(resources.files("archcost.dsl").joinpath(TABLES).read_text(encoding="utf-8"))

@@ -56,6 +56,29 @@ def _names_an_op_kind(node: ast.AST, kinds: set[str]) -> bool:
     return False
 
 
+# modules whose loading of data can run code, and lark's own cache (Lark(..., cache=...) pickles its tables into a
+# file and loads them back)
+CODE_LOADERS = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib"}
+
+
+def test_nothing_the_package_reads_can_execute():
+    """Issue 45: lark's grammar cache was a pickle in the user's cache folder. No module of dsl/ or compiler/
+    imports a deserialiser that can run code, and no Lark is built with a cache; what the package keeps on disk is
+    JSON (dsl/cachedir.py), checked by tests/test_parser.py's planted pickles and tests/test_warm.py's forgeries."""
+    found = []
+    for package in ("compiler", "dsl"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                if any(name.split(".")[0] in CODE_LOADERS for name in names):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {names}")
+                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Lark" \
+                        and any(k.arg == "cache" for k in node.keywords):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} builds a Lark with a cache")
+    assert found == []
+
+
 def test_no_op_kind_is_named_outside_its_module():
     """Resolver, renderers, evaluator and docs ask the op definitions; none of them tests for a kind."""
     kinds = set(REGISTRY)
