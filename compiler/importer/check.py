@@ -90,17 +90,29 @@ def _drafts(walked, title: str, source: str, formats, header: list[str], kv: str
     """(the spec the check compiles, the same with every format role in fp32 for the fixed state in values, the
     precision the written spec keeps): the check runs as transformers holds the cache, every record in the
     model's dtype; the spec keeps what the serving engines keep (the indexer's keys in FP8)."""
-    draft = render(walked.spec, title, source, _with_index_record(walked.spec, formats, kv), header)
+    indexed = _passes_keyword(walked.spec, INDEX_RECORD)
+    draft = render(walked.spec, title, source, _with_index_record(indexed, formats, kv), header)
     in_values = formats.model_copy(update={"settings": [ast.Setting(role=role, format="fp32") for role in
                                                         ("weights", "kv", "act", "state")]})
-    values = render(walked.spec, title, source, _with_index_record(walked.spec, in_values, "fp32"), header)
-    return draft, values, _with_index_record(walked.spec, formats, INDEX_RECORD_FORMAT)
+    values = render(walked.spec, title, source, _with_index_record(indexed, in_values, "fp32"), header)
+    return draft, values, _with_index_record(indexed, formats, INDEX_RECORD_FORMAT)
 
 
-def _with_index_record(spec, formats, fmt: str):
-    """The precision line with the indexer keys' role, where the spec names it."""
-    named = f"{INDEX_RECORD} = {INDEX_RECORD}" in render(spec, "", "", formats, [])
-    if not named:
+def _passes_keyword(spec, name: str) -> bool:
+    """Whether any call of the spec (its layers, the blocks it defines, before and after the stack) passes `name`."""
+    def found(node) -> bool:
+        if isinstance(node, ast.Keyword) and node.name == name:
+            return True
+        if isinstance(node, (list, tuple)):
+            return any(found(item) for item in node)
+        return isinstance(node, ast.Node) and any(found(getattr(node, f)) for f in type(node).model_fields)
+
+    return found([*spec.before, *spec.after, *spec.defined, *(stmt for layer in spec.layers for stmt in layer.stmts)])
+
+
+def _with_index_record(indexed: bool, formats, fmt: str):
+    """The precision line with the indexer keys' role in `fmt`, where the spec's calls name that role."""
+    if not indexed:
         return formats
     note = (f"{formats.note}; {INDEX_RECORD}: the indexer's keys in FP8 with a scale per 128 values, as DeepSeek's "
             "inference code and the serving engines keep them (transformers keeps them in its dtype)"
