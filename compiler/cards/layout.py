@@ -12,9 +12,10 @@ from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout, refused
+from .expected import kernel_ratio
 from .figures import CARD_FIELDS, READS, WRITES, Symbolic, card_figures
 from .flows import Flow, Traffic, card_flows, exact, flow_figures, flow_uses, traffic
-from .nccl import Use, seconds
+from .nccl import Use, collective_seconds, seconds
 from .pipeline import layers_on_stage, stage_keys
 from .placement import Placement, SymbolicLayout, placed
 
@@ -128,7 +129,7 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
         times = _times(card, waits, layout, device, link, network or link, fmt, steady=phase == "decode")
         if table is not None:
             times = _expected(times, waits, layout, device, link, network or link, table,
-                              ratio(compiled, device, phase, micro, fmt, table), phase == "decode")
+                              kernel_ratio(compiled, device, phase, micro, fmt, table), phase == "decode")
     return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
 
 
@@ -244,18 +245,10 @@ def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:
     return max(micro_batches, pp) if steady else micro_batches + pp - 1
 
 
-def ratio(compiled, device, phase, scenario, fmt, table) -> float:
-    from .expected import kernel_ratio
-
-    return kernel_ratio(compiled, device, phase, scenario, fmt, table)
-
-
 def _expected(times: Times, uses: list[Use], layout: Layout, device: Device, link: Link, network: Link, table,
               kernels: float, steady: bool) -> Times:
     """The bounds with the expected step beside them: never below the full-overlap bound (kernels ≥ 1, each
     collective at least its NCCL cost)."""
-    from .nccl import collective_seconds
-
     communication = sum(collective_seconds(use, link, network, table, device) for use in uses)
     slots = pipeline_slots(layout.micro_batches, layout.pp, steady)
     step = max(slots * (max(times.compute, times.memory) * kernels + communication), times.full_overlap)

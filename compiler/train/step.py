@@ -161,11 +161,12 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
     if sheets is not None:
         kernels = None
         if table is not None:
-            from ..cards.layout import ratio
+            from ..cards.expected import kernel_ratio
             from .bounds import _default_format
 
             fmt = peak_format or _default_format(sheets[0])
-            kernels = ratio(compiled, sheets[0], "prefill", Scenario(B=setup.micro_batch, S=0, P=setup.seq), fmt, table)
+            forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
+            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table)
         report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report
