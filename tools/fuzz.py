@@ -605,9 +605,12 @@ def run_server(text: str):
         return traceback.format_exc()
     shown = json.dumps(reply)
     checks = {"answered": set(reply) not in ({"ok"}, {"problem"}), "no_leak": SECRET.strip() in shown}
-    if any(checks.values()):
-        return f"request {text}: answered {shown[:400]}", checks
-    return (ACCEPTED if "ok" in reply else None), checks
+    return _judged(checks, f"request {text}: answered {shown[:400]}", ACCEPTED if "ok" in reply else None)
+
+
+def _judged(checks: dict[str, bool], failure: str, passed: str | None = ACCEPTED):
+    """(the outcome, the oracles' verdicts): `failure` when an oracle failed, else `passed`."""
+    return (failure if any(checks.values()) else passed), checks
 
 
 # ------------------------------------------------------------------------ the caches, tampered with (issue 45)
@@ -702,9 +705,7 @@ def run_cache(text: str):
             entry.write_text(forged, encoding="latin-1" if damage == "pickle" else "utf-8")
         warm = run(True)
         checks = {"same_output": warm != cold, "nothing_ran": marker.exists()}
-        if any(checks.values()):
-            return f"{damage}: cold {cold[:300]!r} warm {warm[:300]!r}", checks
-        return ACCEPTED, checks
+        return _judged(checks, f"{damage}: cold {cold[:300]!r} warm {warm[:300]!r}")
     except Exception:  # noqa: BLE001
         return traceback.format_exc()
     finally:
@@ -763,9 +764,7 @@ def run_signal(text: str):
         whole = after == before or (after is not None and _whole(target, after))
         checks = {"clean_exit": code not in (0, 130, 143, -2, -15) or "Traceback" in err,
                   "no_temporary": bool(leftovers), "target_whole": not whole}
-        if any(checks.values()):
-            return f"{text}: exit {code}, left {leftovers}, stderr {err[-400:]!r}", checks
-        return ACCEPTED, checks
+        return _judged(checks, f"{text}: exit {code}, left {leftovers}, stderr {err[-400:]!r}")
     except Exception:  # noqa: BLE001
         return traceback.format_exc()
     finally:

@@ -43,18 +43,31 @@ FORMATS = {"bf16": "bf16", "fp8": "fp8", "fp8_current_scaling": "fp8", "fp8 tens
 
 
 @dataclass
-class Row:
+class Predicted:
+    """A published run and archcost's figure for it (or what is missing to have one)."""
+
     run: dict
     spec: str | None = None
-    measured: float | None = None      # seconds per step
+    measured: float | None = None
     expected: float | None = None
-    bound: float | None = None
     missing: str = ""
     layout: str = ""
 
     @property
     def error(self) -> float | None:
         return None if self.expected is None or not self.measured else self.expected / self.measured - 1
+
+
+@dataclass
+class Row(Predicted):
+    """A training run: `measured` and `expected` in seconds per step."""
+
+    bound: float | None = None
+
+
+def _missing(checks) -> str:
+    """What stops a prediction: the reason of each (reason, absent) pair that holds, or nothing."""
+    return "; ".join(why for why, absent in checks if absent)
 
 
 def measured_step(run: dict) -> float | None:
@@ -98,14 +111,12 @@ def predict(row: Row, models: dict) -> None:
     sheets = DEVICES.get(run.get("device"))
     row.spec, row.measured = SPECS.get(run.get("model")), measured_step(run)
     task = workload.get("task")
-    reasons = [why for why, absent in (("no spec of this model", row.spec is None),
-                                       ("no efficiency table or sheet for this device", sheets is None),
-                                       (f"number format `{run.get('precision')}`", fmt is None),
-                                       ("no step time or tokens per second", row.measured is None),
-                                       (f"a {task} run", task not in (None, "pretrain")))
-               if absent]
-    if reasons:
-        row.missing = "; ".join(reasons)
+    row.missing = _missing((("no spec of this model", row.spec is None),
+                            ("no efficiency table or sheet for this device", sheets is None),
+                            (f"number format `{run.get('precision')}`", fmt is None),
+                            ("no step time or tokens per second", row.measured is None),
+                            (f"a {task} run", task not in (None, "pretrain"))))
+    if row.missing:
         return
     words, zero = layout_of(run)
     row.layout = words
@@ -145,18 +156,10 @@ SERVED = {"LLaMA v3.1 8B": "llama-3.1-8b", "LLaMA 3.1 8B": "llama-3.1-8b", "Llam
 
 
 @dataclass
-class Served:
-    run: dict
-    spec: str | None = None
-    measured: float | None = None      # output tokens a second, the whole layout
-    expected: float | None = None
-    batch: int | None = None
-    missing: str = ""
-    layout: str = ""
+class Served(Predicted):
+    """A serving figure: `measured` and `expected` in output tokens a second of the whole layout."""
 
-    @property
-    def error(self) -> float | None:
-        return None if self.expected is None or not self.measured else self.expected / self.measured - 1
+    batch: int | None = None
 
 
 def predict_served(row: Served, models: dict) -> None:
@@ -178,14 +181,12 @@ def predict_served(row: Served, models: dict) -> None:
     fmt = (run.get("precision") or {}).get("weights_compute")
     sheets = DEVICES.get(run.get("device"))
     offline = "offline" in str(workload.get("mode")) and workload.get("isl") and workload.get("osl")
-    reasons = [why for why, absent in (("no spec of this model", row.spec is None),
-                                       ("no efficiency table or sheet for this device", sheets is None),
-                                       (f"number format `{fmt}`", fmt not in ("fp8", "bf16", "fp16")),
-                                       ("not an offline max-throughput run", not offline),
-                                       ("no throughput printed", not isinstance(row.measured, (int, float))))
-               if absent]
-    if reasons:
-        row.missing = "; ".join(reasons)
+    row.missing = _missing((("no spec of this model", row.spec is None),
+                            ("no efficiency table or sheet for this device", sheets is None),
+                            (f"number format `{fmt}`", fmt not in ("fp8", "bf16", "fp16")),
+                            ("not an offline max-throughput run", not offline),
+                            ("no throughput printed", not isinstance(row.measured, (int, float)))))
+    if row.missing:
         return
     given = run.get("layout") or {}
     row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
@@ -248,7 +249,7 @@ def render(found: list[Row], served: list[Served] | None = None) -> str:
     for r in predicted:
         run, workload = r.run, r.run["workload"]
         out.append(f"| {run['id']} | {run['model']} (`{r.spec}`) | {run['device']} ×{run['gpus']} | "
-                   f"`{layout_of(run)[0]}` | {workload['global_batch']:,} × {workload['seq_len']:,} | "
+                   f"`{r.layout}` | {workload['global_batch']:,} × {workload['seq_len']:,} | "
                    f"{FORMATS[str(run['precision'])]} | {r.measured:.3f} | {r.bound:.3f} | {r.expected:.3f} | "
                    f"{r.error:+.1%} |")
     out += ["", "Where the model misses, and why (from the rows above): the expected step counts the matrix "
