@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from .meta import HANDED_CACHE, RECURRENT_STATE, STATE_KEYWORD, _quiet, _running, handed_cache, libraries
+from .meta import HANDED_CACHE, RECURRENT_STATE, STATE_KEYWORD, handed_cache, libraries, quiet, running
 
 
 def cache_values(model, new: int) -> int:
@@ -57,7 +57,7 @@ def _prefilled(model, new: int):
     torch, _ = libraries()
     ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
     handed = handed_cache(model)
-    with _running(model), warnings.catch_warnings(), _quiet():
+    with running(model), warnings.catch_warnings(), quiet():
         warnings.simplefilter("ignore")
         out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
     return out, handed

@@ -101,7 +101,7 @@ def build(config: Config) -> Built:
 
 def _built(auto, built_from, device: str):
     torch, _ = libraries()
-    with warnings.catch_warnings(), torch.device(device), _quiet():
+    with warnings.catch_warnings(), torch.device(device), quiet():
         warnings.simplefilter("ignore")
         model = auto.from_config(built_from, attn_implementation="eager")
     if getattr(model, "_can_set_experts_implementation", lambda: False)():
@@ -171,12 +171,12 @@ def check_shapes(keeps_cache: bool, model=None) -> tuple[tuple[int, int, int], .
 
 def run_shapes(model, shapes) -> dict[tuple[int, int, int], int]:
     """counted_flops, with a model that cannot run on the meta device said as an error (E505)."""
-    with _running(model):
+    with running(model):
         return counted_flops(model, shapes)
 
 
 @contextlib.contextmanager
-def _running(model):
+def running(model):
     """The model's own forward on the meta device: any exception it raises is its own, said as E505."""
     try:
         yield
@@ -203,7 +203,7 @@ def counted_flops(model, shapes) -> dict[tuple[int, int, int], int]:
         return counter.get_total_flops(), out
 
     totals, states = {}, {}  # states: (batch, positions) → a counted prefill's output and handed cache
-    with warnings.catch_warnings(), _quiet():
+    with warnings.catch_warnings(), quiet():
         warnings.simplefilter("ignore")
         for batch, _, new in (shape for shape in shapes if not shape[1]):  # prefills first: decodes follow them
             handed = handed_cache(model)
@@ -247,7 +247,7 @@ def _first_line(error: Exception) -> str:
 
 
 @contextlib.contextmanager
-def _quiet():
+def quiet():
     """transformers prints advice on stdout and stderr while building; the import's own output is the spec."""
     import io
 
