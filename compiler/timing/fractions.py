@@ -92,7 +92,20 @@ def _shape_of(point: Point) -> dict:
 
 def fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
     """(the interpolated efficiency of a kernel of this kind and shape, what it was read from), or None when the
-    table holds no point of that kind."""
+    table holds no point of that kind. Kept on the table per device, link and shape: a layout search asks the
+    same shapes again and again."""
+    key = ("fraction", kind, fmt, tuple(sorted(shape.items())), _sheet_key(device), _sheet_key(link))
+    memo = table.memo()
+    if key not in memo:
+        memo[key] = _fraction(table, kind, fmt, shape, device, link)
+    return memo[key]
+
+
+def _sheet_key(sheet) -> tuple | None:
+    return None if sheet is None else (type(sheet).__name__, sheet.model_dump_json())
+
+
+def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
     points = table.of(kind)
     if fmt is not None:
         same = [p for p in points if p.format == fmt]
@@ -104,13 +117,11 @@ def fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link
         return sum(values) / len(values), f"{table.file}: memcopy, {len(values)} point(s)"
     axis, near = AXES[kind]
     wanted = {**shape}
-
-    def distance(point: Point) -> float:
-        own = _shape_of(point)
-        return sum(abs(math.log(own[f]) - math.log(max(wanted[f], 1))) for f in near if f in wanted)
-
-    best = min(distance(p) for p in points)
-    group = sorted((p for p in points if distance(p) == best), key=lambda p: _shape_of(p)[axis])
+    logs = [(p, {f: math.log(v) for f, v in _shape_of(p).items() if f in near and f in wanted}) for p in points]
+    targets = {f: math.log(max(wanted[f], 1)) for f in near if f in wanted}
+    distances = [(sum(abs(own[f] - targets[f]) for f in own), p) for p, own in logs]
+    best = min(d for d, _ in distances)
+    group = sorted((p for d, p in distances if d == best), key=lambda p: _shape_of(p)[axis])
     xs = [math.log(max(_shape_of(p)[axis], 1e-9)) for p in group]
     ys = [point_efficiency(p, table, device, link) for p in group]
     x = math.log(max(wanted[axis], 1e-9))

@@ -13,7 +13,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from archcost.dsl.errors import ArchError, Diagnostic, Span
 
@@ -50,8 +50,17 @@ class Table(BaseModel):
     file: str
     points: list[Point]
 
+    _memo: dict = PrivateAttr(default_factory=dict)
+
     def of(self, kind: str) -> list[Point]:
-        return [p for p in self.points if p.kind == kind]
+        key = ("of", kind)
+        if key not in self._memo:
+            self._memo[key] = [p for p in self.points if p.kind == kind]
+        return self._memo[key]
+
+    def memo(self) -> dict:
+        """What is found from this table once and asked again (fractions.py's interpolations)."""
+        return self._memo
 
 
 def shipped_file(device: str) -> Path | None:
