@@ -70,6 +70,45 @@ def test_a_gemm_at_a_measured_shape_takes_the_measured_time():
         assert math.isclose(up.expected_seconds, point.measured["latency_us"] * 1e-6, rel_tol=1e-9), point
 
 
+def test_products_run_in_the_compute_format_and_attention_in_its_own():
+    """FP8 training keeps BF16 weights and multiplies in FP8: its GEMMs are timed by FP8 points (a smaller share
+    of a doubled peak); FlashAttention runs in BF16, so under --compute fp8 an attention op takes at least its
+    FLOPs at the BF16 peak."""
+    sheet = device("h100_sxm")
+    model = compiled("llama-3.1-8b")
+    shape = Scenario(B=1, P=4096)
+    ops = expected_call(model, sheet, "prefill", shape, "fp8", table_for(sheet), 0.0).ops
+    gemms = [o for o in ops if o.kernel == "gemm"]
+    assert gemms and all(" fp8 " in o.basis for o in gemms)
+    attention = [o for o in ops if o.kernel == "attention_prefill"]
+    from archcost.compiler.numbers.evaluate import by_op
+
+    flops = {o.op: o.flops_matrix_all_layers for o in by_op(model, "prefill", shape)}
+    for op in attention:
+        assert op.expected_seconds >= flops[op.op] / sheet.peak_for("bf16") > op.bound_seconds
+
+
+def test_a_training_steps_unfused_kernels_move_their_activations():
+    """In a training step a norm reads and writes its activations (they cross memory for the backward): with
+    `activations` its expected time is at least those bytes at the bandwidth; without, only its weights."""
+    sheet = device("h100_sxm")
+    model = compiled("llama-3.1-8b")
+    shape = Scenario(B=1, P=4096)
+    plain, training = (expected_call(model, sheet, "prefill", shape, "bf16", table_for(sheet), 0.0, activations)
+                       for activations in (False, True))
+    from archcost.compiler.numbers.plain import PlainEvaluator
+
+    value = PlainEvaluator(model, "prefill", shape)
+    norms = {o.op: o for o in training.ops if o.kind == "elementwise" and o.op.endswith("norm.norm")}
+    assert norms
+    for name, op in norms.items():
+        data = model.graph.nodes[name]
+        traffic = value(data["op"].multiplicity, "params") * sum(
+            value(getattr(data["cost"], f), f) for f in ("read_activations", "write_activations"))
+        assert traffic > 0 and op.expected_seconds * op.efficiency >= traffic / sheet.bandwidth * (1 - 1e-9)
+    assert sum(o.expected_seconds for o in training.ops) > sum(o.expected_seconds for o in plain.ops)
+
+
 @pytest.mark.parametrize("device_name", ["h100_sxm", "a100"])
 def test_the_interpolation_predicts_measured_points_it_was_not_given(device_name):
     """Each interior GEMM point left out and predicted from the others of its n × k: half are within 5 % of the
@@ -173,8 +212,29 @@ def test_the_validation_document_is_current(update_golden):
     from helpers import check_golden, load_tool
 
     validation = load_tool("validation")
-    found, served = validation.rows(), validation.served_rows()
+    found, served, latency = validation.rows(), validation.served_rows(), validation.latency_rows()
     assert sum(row.error is not None for row in found) >= 30
     hit = [abs(row.error) for row in served if row.error is not None]
     assert len(hit) >= 30 and statistics.median(hit) <= 0.25
-    check_golden(ROOT / "docs" / "validation.md", validation.render(found, served), update_golden)
+    per_token = [abs(row.error) for row in latency if row.error is not None]
+    assert len(per_token) >= 8 and statistics.median(per_token) <= 0.25
+    check_golden(ROOT / "docs" / "validation.md", validation.render(found, served, latency), update_golden)
+
+
+@pytest.mark.long
+@pytest.mark.xfail(strict=True, reason="issue 46's bars not yet met: the expected TTFT leaves out the request's "
+                   "way through the server (HTTP, tokenisation, the scheduler), the expected training step the "
+                   "elementwise kernels between the products; docs/validation.md says how far each is")
+def test_the_validation_bars_of_issue_46():
+    """Issue 46 asks, on docs/validation.md's own runs: training step and TTFT within 15 % and 25 % at the
+    median."""
+    validation = load_tool_validation()
+    steps = [abs(row.error) for row in validation.rows() if row.error is not None]
+    first = [abs(row.ttft_error) for row in validation.latency_rows() if row.ttft_error is not None]
+    assert statistics.median(steps) <= 0.15 and statistics.median(first) <= 0.25
+
+
+def load_tool_validation():
+    from helpers import load_tool
+
+    return load_tool("validation")

@@ -70,12 +70,20 @@ def copy_fraction(table: tables.Table, device) -> tuple[float, str]:
     return found
 
 
+# Kernel kinds whose products run in the call's compute format (`--compute`), whatever the weights are stored in:
+# FP8 training keeps BF16 weights and multiplies in FP8 (Transformer Engine), a weight-only format multiplies in
+# the activations' format. Other kernels run in the format their timing hook names (attention: BF16, as
+# FlashAttention runs unless FP8 attention is asked for).
+COMPUTE_FORMAT_KINDS = ("gemm", "grouped_gemm")
+
+
 def expected_call(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                  bound_seconds: float) -> Expected:
-    """Every op of the compiled model at this call, timed; `bound_seconds` is the call's own bound (roofline)."""
+                  bound_seconds: float, activations: bool = False) -> Expected:
+    """Every op of the compiled model at this call, timed; `bound_seconds` is the call's own bound (roofline).
+    With `activations`, the ops without a kernel of their own (norms, activation functions, residual adds)
+    read and write their activations in memory, as a training step's unfused kernels do."""
     from archcost.compiler.numbers.plain import PlainEvaluator
-    from archcost.compiler.ops import REGISTRY
-    from archcost.compiler.terms.quantities import MOVED
+    from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
     value = PlainEvaluator(compiled, phase, scenario)
     peak = device.peak_for(peak_format)
@@ -86,28 +94,50 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
         layers = value(op.multiplicity, "params")
         flops = layers * value(cost.flops_matrix, "flops_matrix")
         moved = layers * sum(value(getattr(cost, f), f) for f in MOVED)
-        if not flops and not moved:
+        if not flops and not moved and not activations:
             continue
         bound = max(flops / peak, moved / device.bandwidth)
-        spec = REGISTRY[op.kind]
-        kernel, efficiency, basis = "memory", copy, copy_basis
-        if spec.timing is not None:
-            kind, fmt, shape = spec.timing(op.args, phase)
-            numbers = {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()}
-            found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
-            if found is not None:
-                kernel, (efficiency, basis) = kind, found
+        kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, flops, moved,
+                                                 (copy, copy_basis))
+        if kernel == "memory" and activations:
+            own = max(own, layers * sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC) / device.bandwidth)
+        if not bound and not own:
+            continue
         rows.append(OpTime(op=node_id, kind=op.kind, kernel=kernel, bound_seconds=bound,
-                           expected_seconds=bound / efficiency, efficiency=efficiency, basis=basis))
+                           expected_seconds=own / efficiency, efficiency=efficiency, basis=basis))
     total = max(sum(r.expected_seconds for r in rows), bound_seconds)
     return Expected(device=device.name, table=table.file, peak_format=peak_format, bound_seconds=bound_seconds,
                     expected_seconds=total, ops=rows)
 
 
+def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str, flops: float, moved: float,
+            copy: tuple[float, str]) -> tuple[str, float, str, float]:
+    """(the kernel an op runs, its efficiency, where that was read, the op's roofline in that kernel's format):
+    its own kernel where its kind has a timing hook and the table a point, else a memory-bound copy."""
+    from archcost.compiler.ops import REGISTRY
 
-def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table) -> float:
+    peak = device.peak_for(peak_format)
+    own = max(flops / peak, moved / device.bandwidth)
+    spec = REGISTRY[op.kind]
+    if spec.timing is None:
+        return "memory", *copy, own
+    kind, fmt, shape = spec.timing(op.args, phase)
+    fmt = peak_format if kind in COMPUTE_FORMAT_KINDS else fmt
+    numbers = {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()}
+    found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
+    if found is None:
+        return "memory", *copy, own
+    slower = device.peak_for(fmt) if fmt in device.peak else peak
+    return kind, *found, max(flops / min(peak, slower), moved / device.bandwidth)
+
+
+def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
+                 activations: bool = False) -> float:
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
     kernels of a call runs (at least 1), which a card of a layout applies to its own bound."""
-    timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0).ops
-    bound = sum(t.bound_seconds for t in timed)
-    return max(1.0, sum(t.expected_seconds for t in timed) / bound) if bound else 1.0
+    key = ("kernel ratio", device.model_dump_json(), phase, scenario, peak_format, table.file, activations)
+    if key not in compiled.memo:  # layouts that share a replica's shape share it
+        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, activations).ops
+        bound = sum(t.bound_seconds for t in timed)
+        compiled.memo[key] = max(1.0, sum(t.expected_seconds for t in timed) / bound) if bound else 1.0
+    return compiled.memo[key]

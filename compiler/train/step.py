@@ -88,6 +88,10 @@ class TrainSetup(BaseModel):
     grad_format: str = "fp32"
     dropout: bool = False
     schedule: str | None = None        # default: interleaved when vp > 1, else 1f1b
+    # the attention kernel: FlashAttention (Dao et al. 2022) keeps no score matrix, only each row's softmax
+    # statistics, and draws its dropout mask again in the backward; `eager` keeps the scores, as Korthikanti et
+    # al. 2022's Megatron did (their Table 2)
+    attention_kernel: str = "flash"
 
 
 def refused(message: str, hint: str | None = None) -> ArchError:
@@ -114,7 +118,8 @@ def _schedule(layout: Layout, setup: TrainSetup) -> str:
 
 def check_setup(compiled, layout: Layout, setup: TrainSetup) -> None:
     """Words and degrees a step cannot run under, refused before anything is placed."""
-    if setup.recompute not in RECOMPUTE or setup.optimizer not in OPTIMIZERS or setup.zero not in (0, 1, 2, 3):
+    if setup.recompute not in RECOMPUTE or setup.optimizer not in OPTIMIZERS or setup.zero not in (0, 1, 2, 3) \
+            or setup.attention_kernel not in ("flash", "eager"):
         raise refused("unknown recompute, optimizer or ZeRO stage",
                       f"recompute: {', '.join(RECOMPUTE)}; optimizer: {', '.join(OPTIMIZERS)}; zero: 0-3")
     schedule = _schedule(layout, setup)
@@ -126,10 +131,18 @@ def check_setup(compiled, layout: Layout, setup: TrainSetup) -> None:
                       "m = --global-batch / (dp × --micro-batch)")
     if layout.cp > setup.seq:
         raise refused(f"cp = {layout.cp} splits {setup.seq:,} positions: a card would hold none")
-    stacked = [op.multiplicity for op in compiled.ir.nodes if op.multiplicity != 1]
-    chunks = layout.pp * layout.vp
-    if layout.vp > 1 and any(getattr(n, "is_Integer", False) and int(n) % chunks for n in stacked):
-        raise refused(f"the repeated layers do not split into pp × vp = {chunks} chunks")
+
+
+def _chunks_fit(placement, layout: Layout) -> None:
+    """Under the interleaved schedule each stage's layers split into vp model chunks, as evenly as its count
+    allows (torchtitan's interleaved 1F1B runs Llama 3.1 405B's 126 layers on pp 8 × vp 8): every chunk needs a
+    layer. The bubble, (p − 1)/(v·m), is then the even split's."""
+    short = [(index, size) for index, size in enumerate(placement.stage_layers) if size < layout.vp]
+    if layout.vp > 1 and short:
+        index, size = short[0]
+        raise refused(f"stage {index} holds {size} layer{'s' if size != 1 else ''}: fewer than vp = {layout.vp} "
+                      "model chunks", f"choose vp of at most {min(placement.stage_layers)}, or give that stage "
+                      "more layers with first= / last=")
 
 
 def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_time: float | None = None,
@@ -147,6 +160,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
     count = micro_batches(layout, setup)
     degrees = layout.degrees(formats=compiled.ir.formats)
     placement = placed(compiled, degrees)
+    _chunks_fit(placement, layout)
     micro = PlainEvaluator(compiled, "prefill", Scenario(B=setup.micro_batch, S=0, P=setup.seq))
     stages = stage_keys(placement, layout.pp)
     cards = [_card(compiled, placement, degrees, layout, setup, stage, count, micro, sheets) for stage in stages]
@@ -166,7 +180,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
 
             fmt = peak_format or _default_format(sheets[0])
             forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
-            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table)
+            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table, activations=True)
         report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report
@@ -185,13 +199,13 @@ def step_flops(compiled, setup: TrainSetup) -> tuple[Number, Number]:
 def recomputed(compiled, setup: TrainSetup) -> frozenset[str]:
     """The ops whose forward recomputation runs again: every layer's under `full` (not the embedding and the
     head), under `selective` those whose score-sized tensors it drops."""
-    key = ("recomputed", setup.recompute, setup.dropout)
+    key = ("recomputed", setup.recompute, setup.dropout, setup.attention_kernel)
     if key not in compiled.memo:
         graph = compiled.graph
         if setup.recompute == "full":
             found = {node_id for node_id in graph.nodes if keep.in_layers(graph, node_id)}
         elif setup.recompute == "selective":
-            found = {n for n, rule in keep.saved_rules(compiled, setup.dropout).items() if rule.scores != 0}
+            found = {n for n, rule in keep.saved_rules(compiled, setup.dropout, setup.attention_kernel).items() if rule.scores != 0}
         else:
             found = set()
         compiled.memo[key] = frozenset(found)
@@ -202,7 +216,7 @@ def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage
           micro: PlainEvaluator, sheets) -> TrainCard:
     rank = stage_index(stage, layout.pp)
     held = in_flight(_schedule(layout, setup), rank, layout.pp, layout.vp, count)
-    kept = keep.on_one_card(compiled, placement, degrees, stage, setup.dropout)
+    kept = keep.on_one_card(compiled, placement, degrees, stage, setup.dropout, setup.attention_kernel)
     acts, per_layer, working = _activations(compiled, kept, setup, micro, (degrees, stage))
     states = card_states(compiled, placement, degrees, layout, setup, stage, micro)
     forward, nonmatrix, repeated = _card_flops(compiled, placement, degrees, stage, setup, micro)
@@ -232,7 +246,7 @@ def _activations(compiled, kept, setup: TrainSetup, micro: PlainEvaluator, where
     total = sp.Add(*(c * body(k) for c, k in inside), *(c * rest(k) for c, k in outside), between)
     layers = _per_layer(compiled, kept, body)
     full_layer = _per_layer(compiled, kept, parts["none"]) if setup.recompute == "full" else []
-    values = micro.many(("train activations", *where, setup.recompute, setup.dropout),
+    values = micro.many(("train activations", *where, setup.recompute, setup.dropout, setup.attention_kernel),
                         [(total, "flops_matrix"), *((e, "flops_matrix") for e in layers + full_layer)])
     per_layer = max(values[1:1 + len(layers)], default=0)
     working = max(values[1 + len(layers):], default=0)
@@ -266,7 +280,8 @@ def _card_flops(compiled, placement, degrees, stage: str, setup: TrainSetup, mic
         nonmatrix.append(cost.flops_nonmatrix.xreplace(rows) * share)
         if node_id in again:
             repeated.append(matrix)
-    return tuple(micro.many(("train flops", degrees, stage, setup.recompute, setup.dropout), [
+    return tuple(micro.many(("train flops", degrees, stage, setup.recompute, setup.dropout,
+                             setup.attention_kernel), [
         (sp.Add(*forward), "flops_matrix"), (sp.Add(*nonmatrix), "flops_matrix"),
         (sp.Add(*repeated), "flops_matrix")]))
 
