@@ -36,7 +36,8 @@ def _model(name: str, options: Conventions = TRAINING):
 
 
 def _step(name: str, layout: str, **setup):
-    setup = {"seq": SEQ, "global_batch": 1, **setup}
+    """A step as the papers this file reproduces ran it: Megatron before FlashAttention kept the score matrix."""
+    setup = {"seq": SEQ, "global_batch": 1, "attention_kernel": "eager", **setup}
     return train_report(_model(name), parse_layout(layout), TrainSetup(**setup))
 
 
@@ -59,6 +60,26 @@ def test_activations_per_layer_equal_korthikanti_table_2(name, layout, recompute
     a, h, _ = SHAPES[name]
     card = _step(name, layout, global_batch=2, micro_batch=2, recompute=recompute, dropout=True).cards[0]
     assert card.activation_bytes_per_layer == formula(SEQ, 2, h, a, 8)
+
+
+@pytest.mark.parametrize("layout, t", [("tp=1", 1), ("tp=8,sp", 8)])
+def test_flash_attention_keeps_the_selective_rows_bytes_and_its_softmax_statistics(layout, t):
+    """FlashAttention (the default kernel) keeps no score matrix and draws its dropout mask again: a layer keeps
+    Table 2's selective-recomputation bytes, 34sbh/t, plus one FP32 log-sum-exp per query row and head (Dao 2023
+    §3.1), 4asb/t; selective recomputation then has nothing to run again."""
+    a, h, _ = SHAPES["gpt-3-175b"]
+    card = _step("gpt-3-175b", layout, global_batch=2, micro_batch=2, dropout=True,
+                 attention_kernel="flash").cards[0]
+    assert card.activation_bytes_per_layer == Q(34 * SEQ * 2 * h, t) + Q(4 * a * SEQ * 2, t)
+    selective = _step("gpt-3-175b", layout, global_batch=2, recompute="selective", attention_kernel="flash")
+    assert selective.flops_matrix == selective.model_flops
+
+
+def test_the_default_kernel_is_flash_attention():
+    plain = train_report(_model("gpt-3-175b"), parse_layout("tp=8,sp"), TrainSetup(seq=SEQ, global_batch=2,
+                                                                                  micro_batch=2))
+    flash = _step("gpt-3-175b", "tp=8,sp", global_batch=2, micro_batch=2, attention_kernel="flash")
+    assert plain.cards[0].activation_bytes == flash.cards[0].activation_bytes
 
 
 def test_first_stage_holds_all_layers_and_the_embedding_dropout():

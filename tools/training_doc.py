@@ -23,7 +23,8 @@ OUTPUT = ROOT / "docs" / "training.md"
 BEGIN, END = "<!-- runs: tools/training_doc.py -->", "<!-- end of runs -->"
 EXAMPLE_BEGIN, EXAMPLE_END = "<!-- example: tools/training_doc.py -->", "<!-- end of example -->"
 EXAMPLE = ["train", "specs/gpt-3-175b.arch", "--seq", "2048", "--global-batch", "64", "--layout", "tp=8,pp=8,sp,vp=3",
-           "--recompute", "selective", "--dropout", "on", "--attention", "rectangle", "--device", "a100", "--link",
+           "--recompute", "selective", "--dropout", "on", "--attention", "rectangle", "--attention-kernel", "eager",
+           "--device", "a100", "--link",
            "nvlink3", "--network", "ib_hdr", "--step-time", "13.75"]
 
 
@@ -42,6 +43,7 @@ class Run:
     recompute: str = "selective"
     zero: int = 0
     dropout: bool = True
+    kernel: str = "eager"          # Megatron's fused softmax before FlashAttention; Llama 3's runs: flash
 
 
 A100 = ("a100", "nvlink3", "ib_hdr")      # Selene: 8 × A100 80 GB a server, HDR InfiniBand
@@ -59,11 +61,11 @@ RUNS = (
     # "Batch size/DP" sequences per replica; the micro-batch is not given (1 here); the third row's DP is 8
     # (16,384 / (8 · 16 · 16): the printed 4 does not multiply out)
     Run("llama-3.1-405b", "tp=8,pp=16,dp=64,first=7,last=7", 64 * 32, 1, 8192, ("tflops", 430), 0.43, H100,
-        recompute="none", zero=2, dropout=False),
+        recompute="none", zero=2, dropout=False, kernel="flash"),
     Run("llama-3.1-405b", "tp=8,pp=16,dp=128,first=7,last=7", 128 * 16, 1, 8192, ("tflops", 400), 0.41, H100,
-        recompute="none", zero=2, dropout=False),
+        recompute="none", zero=2, dropout=False, kernel="flash"),
     Run("llama-3.1-405b", "tp=8,cp=16,pp=16,dp=8,first=7,last=7", 8 * 16, 1, 131_072, ("tflops", 380), 0.38, H100,
-        recompute="none", zero=2, dropout=False),
+        recompute="none", zero=2, dropout=False, kernel="flash"),
 )
 
 
@@ -84,7 +86,7 @@ def reports():
             models[run.spec] = compile_file(ROOT / "specs" / f"{run.spec}.arch", options)
         layout = parse_layout(run.layout)
         setup = TrainSetup(seq=run.seq, global_batch=run.batch, micro_batch=run.micro, recompute=run.recompute,
-                           zero=run.zero, dropout=run.dropout)
+                           zero=run.zero, dropout=run.dropout, attention_kernel=run.kernel)
         sheets = (device(run.device[0]), link(run.device[1]), link(run.device[2]))
         plain = train_report(models[run.spec], layout, setup)
         found.append(train_report(models[run.spec], layout, setup, sheets, step_time=seconds(run, plain),

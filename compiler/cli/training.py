@@ -28,6 +28,9 @@ def train_arguments(parser) -> None:
                         help="the format gradients are accumulated in (Megatron: fp32)")
     parser.add_argument("--dropout", choices=("on", "off"), default="off",
                         help="keep dropout masks for the backward pass (GPT-3 and Megatron's runs: on)")
+    parser.add_argument("--attention-kernel", choices=("flash", "eager"), default="flash",
+                        help="FlashAttention keeps no score matrix (default); eager keeps it for the backward, as "
+                             "Megatron did before 2022 (Korthikanti et al. 2022, Table 2)")
     parser.add_argument("--schedule", choices=SCHEDULES, default=None,
                         help="pipeline schedule (default: interleaved with vp > 1, else 1f1b)")
     parser.add_argument("--device", default=None, help="a device sheet, for the step's bounds (with --link)")
@@ -48,7 +51,7 @@ def train_arguments(parser) -> None:
 
 def run_train(args) -> int:
     from ..cards.degrees import parse_layout
-    from ..front.hardware import device, link
+    from ..front.hardware import device, link, own_link
     from ..render.training import train_text
     from ..terms.letters import bad_value
     from ..train.step import TrainSetup, train_report
@@ -57,15 +60,16 @@ def run_train(args) -> int:
     if args.logits != "all":
         raise bad_value("`--logits last`: a training step's loss reads every position's logits")
     compiled = compile_spec(args.spec, args)
-    if (args.device is None) != (args.link is None):
-        raise bad_value("the step's bounds need both `--device` and `--link`")
+    if args.device is None and args.link is not None:
+        raise bad_value("`--link` prices a step's collectives on a device: give `--device` too")
     sheets = None
-    if args.device is not None:
-        wire = link(args.link)
+    if args.device is not None:  # inside one server the device's own link, as `throughput` and `layouts` take
+        wire = link(args.link) if args.link else own_link(device(args.device, args.memory).name)
         sheets = (device(args.device, args.memory), wire, link(args.network) if args.network else wire)
     setup = TrainSetup(seq=args.seq, global_batch=args.global_batch, micro_batch=args.micro_batch,
                        recompute=args.recompute, zero=args.zero, optimizer=args.optimizer,
-                       grad_format=args.grad_format, dropout=args.dropout == "on", schedule=args.schedule)
+                       grad_format=args.grad_format, dropout=args.dropout == "on", schedule=args.schedule,
+                       attention_kernel=args.attention_kernel)
     from ..cards.expected import table_for
 
     table = table_for(sheets[0], args.efficiency_table) if sheets is not None else None

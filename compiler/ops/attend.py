@@ -30,6 +30,8 @@ from .base import (
     unequal_groups,
 )
 from .cache import entry_bytes
+
+LSE_BYTES = 4  # FlashAttention's softmax statistics: one FP32 log-sum-exp per query row and head
 from .index import capped_floor_sum, floor_sum
 
 FULL = ("causal", "rectangle", "half_rectangle")
@@ -138,10 +140,15 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 
 
 def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
-    """Its queries (the keys and values are their cache's), and per head and scored pair the softmax output;
-    with dropout also the dropout's mask and output (Korthikanti et al. 2022 §4.1: 2·as²b + as²b + 2·as²b with
-    16-bit activations). The pairs are the ones its FLOPs count: `--attention rectangle` for the full square an
-    eager kernel stores; selective recomputation drops these and runs the interaction again."""
+    """Its queries (the keys and values are their cache's), and under an eager kernel (`--attention-kernel
+    eager`), per head and scored pair the softmax output; with dropout also the dropout's mask and output
+    (Korthikanti et al. 2022 §4.1: 2·as²b + as²b + 2·as²b with 16-bit activations). The pairs are the ones its
+    FLOPs count: `--attention rectangle` for the full square an eager kernel stores; selective recomputation
+    drops these and runs the interaction again. FlashAttention (the default) keeps no scores."""
+    if ctx.options.get("attention_kernel", "flash") == "flash":
+        # FlashAttention keeps each query row's softmax statistics, one FP32 log-sum-exp a head (Dao 2023 §3.1,
+        # `softmax_lse`), and draws the dropout mask again from its seed in the backward
+        return Saved(inputs=True, own=a.heads * m * LSE_BYTES)
     override = ctx.options.get("attention")
     pairs = sp.Add(*(pairs_and_reads(term, override, ctx.window_history)[0] for term in a.over))
     scores = a.heads * pairs

@@ -45,13 +45,14 @@ class Kept:
         return self.tensors + self.scores + self.own
 
 
-def saved_rules(compiled, dropout: bool) -> dict[str, Saved]:
-    """Every op's `Saved` for one call, in the stage (replay window) it runs in."""
-    key = ("saved", dropout)
+def saved_rules(compiled, dropout: bool, kernel: str = "flash") -> dict[str, Saved]:
+    """Every op's `Saved` for one call, in the stage (replay window) it runs in; `kernel` the attention kernel
+    the step runs (flash: scores never leave the chip; eager: they are kept for the backward)."""
+    key = ("saved", dropout, kernel)
     if key in compiled.memo:
         return compiled.memo[key]
     graph = compiled.graph
-    options = {**compiled.options.cost_options(), "dropout": "on" if dropout else "off"}
+    options = {**compiled.options.cost_options(), "dropout": "on" if dropout else "off", "attention_kernel": kernel}
     rules = {}
     for node_id, data in graph.nodes(data=True):
         op, tail = data["op"], data["tail"]
@@ -113,9 +114,9 @@ def in_layers(graph: nx.DiGraph, node_id: str) -> bool:
 
 
 def on_one_card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str,
-                dropout: bool) -> list[tuple[str, sp.Expr, Kept]]:
+                dropout: bool, kernel: str = "flash") -> list[tuple[str, sp.Expr, Kept]]:
     """(op id, copies, what it keeps per call on one card of `stage`) for every op the card holds."""
-    graph, rules = compiled.graph, saved_rules(compiled, dropout)
+    graph, rules = compiled.graph, saved_rules(compiled, dropout, kernel)
     kept, inputs, logits = kept_outputs(graph, rules), layer_inputs(graph), loss_logits(graph)
     outside = kept_outputs(graph, rules, outside_only=True)
     shift = stage_boundary(graph, placement, stage)
