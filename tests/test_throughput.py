@@ -79,3 +79,50 @@ def test_an_unknown_engine_is_refused_with_the_choices(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["throughput", SPEC, "--device", "h100-sxm", "--isl", "8", "--osl", "8", "--engine", "tgi"])
     assert stop.value.code == 2 and "choose from 'vllm', 'sglang', 'trtllm'" in capsys.readouterr().err
+
+
+def test_a_request_rate_keeps_the_concurrency_littles_law_gives():
+    """C = rate · (TTFT + (OSL − 1) · TPOT): the batch found is the smallest that holds what the rate keeps."""
+    wire = own_link(H100.name)
+    result = throughput(compiled("llama-3.1-8b"), parse_layout("tp=1"), H100, wire, wire,
+                        preset("trtllm", H100.memory, False), 467, 256, table=table_for(H100), request_rate=8)
+    kept = 8 * (result.ttft_seconds + 255 * result.tpot_seconds)
+    assert result.batch_limit == "request rate" and result.batch - 1 < kept <= result.batch
+    assert result.requests_per_second >= 8
+
+
+def test_a_rate_beyond_the_layout_is_refused_with_what_it_serves(capsys):
+    argv = ["throughput", SPEC, "--device", "h100-sxm", "--isl", "1000", "--osl", "1000", "--request-rate", "1000"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error[E413]" in err and "more than TP 1" in err and "ask for --request-rate" in err
+
+
+def test_drafts_yield_the_expected_tokens_a_step_and_need_a_drafter(capsys):
+    """Multi-token prediction: (1 − A^(K+1)) / (1 − A) tokens a step (seed 002 §2.5.3); a spec without an `mtp`
+    stage is refused, and --mtp goes with --acceptance."""
+    dsv4 = str(ROOT / "specs" / "deepseek-v4-flash.arch")
+    argv = ["throughput", dsv4, "--device", "h200", "--layout", "tp=8", "--isl", "1024", "--osl", "1024", "--json"]
+    assert main([*argv, "--option", "mtp=on", "--mtp", "2", "--acceptance", "0.8"]) == 0
+    drafted = json.loads(capsys.readouterr().out)
+    assert drafted["tokens_per_step"] == pytest.approx((1 - 0.8**3) / (1 - 0.8))
+    assert drafted["tpot_seconds"] == pytest.approx(drafted["step_seconds"] / drafted["tokens_per_step"])
+    assert main([*argv, "--option", "mtp=on"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert drafted["step_seconds"] > plain["step_seconds"] and drafted["tpot_seconds"] < plain["tpot_seconds"]
+    assert main([*argv, "--mtp", "2", "--acceptance", "0.8"]) == 2
+    assert "no `mtp` stage" in capsys.readouterr().err
+    assert main([*argv, "--option", "mtp=on", "--mtp", "2"]) == 2
+    assert "go together" in capsys.readouterr().err
+
+
+def test_the_first_token_waits_half_a_step_then_rides_a_step():
+    result = served()
+    assert result.ttft_seconds >= 1.5 * result.step_seconds - 1e-12
+
+
+def test_a_pipeline_keeps_a_micro_batch_on_every_stage():
+    """pp = 2 with a micro-batch a stage serves as many tokens a card as the same cards in tensor parallel do, to
+    within the pipeline's own costs: not half of them, as one batch walking both stages would."""
+    pipeline, tensor = served(layout="pp=2", concurrency=256), served(layout="tp=2", concurrency=256)
+    assert pipeline.output_tokens_per_second > 0.6 * tensor.output_tokens_per_second

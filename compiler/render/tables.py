@@ -132,8 +132,13 @@ def throughput_text(t) -> str:
         f"  batch                {t.batch:,} requests a replica ({t.batch_limit} binds; the KV cache holds "
         f"{t.kv_requests_max:,}, {t.kv_budget_bytes / 2**30:,.2f} GiB a card)",
         f"  prefill beside       {t.prefill_tokens_per_step:,.1f} prompt tokens a step",
+        *([f"  drafts               {t.mtp} a step, each accepted with chance {t.acceptance:g}: "
+           f"{t.tokens_per_step:,.3f} tokens a request a step"] if t.mtp else []),
+        *([f"  request rate         {t.request_rate:,.3g} a second keeps {t.batch:,} "
+           "requests a replica in flight (Little's law)"] if t.request_rate is not None else []),
         f"  time per output      {t.tpot_seconds * 1e3:,.3f} ms expected (bound {t.step_bound_seconds * 1e3:,.3f} ms)",
-        f"  time to first token  {t.ttft_seconds * 1e3:,.3f} ms expected (no queueing)",
+        f"  time to first token  {t.ttft_seconds * 1e3:,.3f} ms expected (half a step's wait, then the steps that "
+        "carry the prompt; no queue)",
         f"  throughput           {t.output_tokens_per_second:,.0f} output tokens/s, "
         f"{t.output_tokens_per_second_per_card:,.0f} a card, {t.requests_per_second:,.2f} requests/s" + cost,
         f"  engine defaults      {t.engine_source}",

@@ -4,21 +4,18 @@ second that follow, from the expected times of the layout's calls.
 
 The batch B a replica runs is the smallest of: the concurrency asked for, the engine's cap, the requests whose
 KV cache (ISL + OSL positions, in whole pages) fits the budget the engine gives it, and the requests the step's
-token budget can keep fed. In the steady state each step decodes one token of every running request and
-prefills, beside them, the prompts of the requests that replace those finishing: B·ISL/OSL tokens a step
-(less the cached fraction). A step's time is the decode call of B requests at the mean context ISL + OSL/2 and
-the prefill chunk beside it, their weights read once: max(decode, prefill) + min(decode, prefill) less what
-the shorter one spends reading the weights the other already reads. Closed form; no queueing (requests arrive
-as fast as they leave), no speculative decoding."""
+token budget can keep fed; steady.py times its step. Closed form, no queue. A request rate instead of a
+concurrency keeps the concurrency Little's law gives (C = rate · (TTFT + (OSL − 1) · TPOT), Little 1961), found
+by bisection since both times grow with C.
+
+Disaggregated serving, the same steady state split over two layouts, is split.py's."""
 
 from __future__ import annotations
 
-import math
-
 from pydantic import BaseModel
 
-from ..terms.scenario import Scenario
 from .engines import Engine
+from .steady import Point, Serving, batch_limit, drafter_ready, point_at, refused, room_of
 
 
 class Throughput(BaseModel):
@@ -33,11 +30,15 @@ class Throughput(BaseModel):
     osl: int
     cached_fraction: float
     concurrency: int | None
+    request_rate: float | None = None  # requests a second asked for (the concurrency is then what it keeps)
     batch: int                     # requests one replica runs at once
-    batch_limit: str               # concurrency | engine cap | KV cache | step tokens
+    batch_limit: str               # concurrency | request rate | engine cap | KV cache | step tokens
     kv_requests_max: int           # requests one replica's KV budget holds at ISL + OSL positions
     kv_budget_bytes: float         # per card
     prefill_tokens_per_step: float
+    mtp: int = 0                   # drafted tokens a step (0: none)
+    acceptance: float | None = None
+    tokens_per_step: float = 1.0   # output tokens a request gains a step
     step_seconds: float            # expected
     step_bound_seconds: float
     ttft_seconds: float
@@ -50,97 +51,61 @@ class Throughput(BaseModel):
     efficiency_table: str | None = None
     times: dict[str, float] = {}
 
-
-def refused(message: str, hint: str | None = None):
-    from archcost.dsl.errors import ArchError, Diagnostic
-
-    return ArchError([Diagnostic(code="E413", message=message, hint=hint)])
+def no_table(device):
+    return refused(f"no kernel measurements for `{device.name}`: a throughput needs expected times",
+                   "give --efficiency-table, or a device stdlib/efficiency covers (h100-sxm, h200, b200, a100)")
 
 
 def throughput(compiled, layout, device, link, network, engine: Engine, isl: int, osl: int,
                concurrency: int | None = None, cached_fraction: float = 0.0, price_per_hour: float | None = None,
-               table=None, compute: str | None = None) -> Throughput:
+               table=None, compute: str | None = None, request_rate: float | None = None, mtp: int = 0,
+               acceptance: float = 0.0) -> Throughput:
     if table is None:
-        raise refused(f"no kernel measurements for `{device.name}`: a throughput needs expected times",
-                      "give --efficiency-table, or a device stdlib/efficiency covers (h100-sxm, h200, b200, a100)")
-    weights, budget, kv_max = _kv_room(compiled, layout, device, engine, isl + osl)
-    new_share = isl * (1 - cached_fraction) / osl      # prompt tokens a step prefills per running request
-    batch, limit = _batch(layout, engine, kv_max, new_share, concurrency, isl, osl)
-    prefill = batch * new_share
-    step, bound = _step(compiled, layout, device, link, network, table, compute, batch, prefill, isl, osl, weights)
-    ttft = math.ceil(isl * (1 - cached_fraction) / max(1, engine.max_num_tokens - batch)) * step
-    tokens = batch * layout.dp / step
+        raise no_table(device)
+    serving = Serving(compiled, device, link, network, engine, table, compute, isl, osl, cached_fraction, mtp,
+                      acceptance)
+    drafter_ready(serving)
+    room = room_of(serving, layout)
+    batch, limit = batch_limit(serving, layout, room, concurrency)
+    if request_rate is not None:
+        found = at_rate(serving, layout, batch, request_rate)
+        point, limit = found if found[0].batch < batch else (point_at(serving, layout, batch), limit)
+    else:
+        point = point_at(serving, layout, batch)
+    tokens = point.tokens_per_second
     cost = None if price_per_hour is None else price_per_hour * layout.cards / 3600 / tokens * 1e6
     return Throughput(model=compiled.name, layout=layout.text(), cards=layout.cards, device=device.name,
                       link=link.name, engine=engine.name, engine_source=engine.source, isl=isl, osl=osl,
-                      cached_fraction=cached_fraction, concurrency=concurrency, batch=batch, batch_limit=limit,
-                      kv_requests_max=min(kv_max, 10**9), kv_budget_bytes=budget, prefill_tokens_per_step=prefill,
-                      step_seconds=step, step_bound_seconds=bound, ttft_seconds=ttft, tpot_seconds=step,
-                      output_tokens_per_second=tokens, output_tokens_per_second_per_card=tokens / layout.cards,
-                      requests_per_second=tokens / osl, price_per_hour=price_per_hour,
-                      cost_per_million_output_tokens=cost, efficiency_table=table.file,
-                      times={"bound": bound, "expected": step})
+                      cached_fraction=cached_fraction, concurrency=concurrency, request_rate=request_rate,
+                      batch=point.batch, batch_limit=limit, kv_requests_max=min(room.kv_max, 10**9),
+                      kv_budget_bytes=room.budget, prefill_tokens_per_step=point.batch * serving.new_share,
+                      mtp=mtp, acceptance=acceptance if mtp else None, tokens_per_step=serving.tokens_per_step,
+                      step_seconds=point.step, step_bound_seconds=point.bound, ttft_seconds=point.ttft,
+                      tpot_seconds=point.tpot, output_tokens_per_second=tokens,
+                      output_tokens_per_second_per_card=tokens / layout.cards, requests_per_second=tokens / osl,
+                      price_per_hour=price_per_hour, cost_per_million_output_tokens=cost,
+                      efficiency_table=table.file, times={"bound": point.bound, "expected": point.step})
 
+def at_rate(serving: Serving, layout, most: int, rate: float) -> tuple[Point, str]:
+    """The batch a request rate keeps in flight (Little's law: rate · the time a request stays), at most `most`;
+    the point at it and what binds it. E413 when the rate is beyond what the layout serves."""
+    def stays(point: Point) -> float:   # requests the rate keeps in flight at this point, all replicas together
+        return rate * (point.ttft + (serving.osl - 1) * point.tpot)
 
-def _kv_room(compiled, layout, device, engine: Engine, positions: int) -> tuple[float, float, int]:
-    """(the heaviest card's weight bytes, its KV budget as the engine sizes it, the requests of `positions` in
-    whole pages one replica holds); E413 when not even one fits."""
-    from ..numbers.evaluate import evaluate
-
-    weights, state = _busiest_card(compiled, layout)
-    peak = evaluate(compiled, "prefill", Scenario(P=engine.max_num_tokens)).temp_bytes_peak / (layout.tp * layout.cp)
-    budget = engine.kv_budget(device.memory, weights, peak, layout.tp, layout.pp)
-    per_request = state(1, -(-positions // engine.block) * engine.block)
-    kv_max = int(budget // per_request) if budget > 0 and per_request > 0 else (10**9 if budget > 0 else 0)
-    if kv_max < 1:
-        raise refused(f"{engine.name} leaves no KV room for one request of {positions:,} positions on "
-                      f"{layout.text()}: a card's budget is {budget / 2**30:,.2f} GiB (weights "
-                      f"{weights / 2**30:,.2f} GiB, the peak step {peak / 2**30:,.2f} GiB) and one request needs "
-                      f"{per_request / 2**30:,.3f} GiB",
-                      _nearest(weights * layout.tp, per_request * layout.tp, device.memory))
-    return weights, budget, kv_max
-
-
-def _batch(layout, engine: Engine, kv_max: int, new_share: float, concurrency: int | None, isl: int,
-           osl: int) -> tuple[int, str]:
-    """The requests one replica runs and what binds them: the concurrency asked, the engine's cap, the KV cache,
-    or the step's token budget (each running request takes one decode token and `new_share` prompt tokens)."""
-    fed = int(engine.max_num_tokens // (1 + new_share))
-    wanted = math.inf if concurrency is None else -(-concurrency // layout.dp)
-    limits = {"concurrency": wanted, "engine cap": engine.max_batch, "KV cache": kv_max, "step tokens": fed}
-    limit = min(limits, key=lambda k: limits[k])
-    if limits[limit] < 1:
-        raise refused(f"a step of {engine.max_num_tokens:,} tokens cannot prefill a prompt of {isl:,} beside one "
-                      f"decode every {osl:,} steps: each running request needs {new_share:,.1f} prompt tokens a "
-                      "step beside its decode", f"raise --max-num-tokens to {math.ceil(1 + new_share):,} or more, "
-                      "or lower --isl")
-    return int(limits[limit]), limit
-
-
-def _step(compiled, layout, device, link, network, table, compute, batch: int, prefill: float, isl: int, osl: int,
-          weights: float) -> tuple[float, float]:
-    """(a mixed step's expected time, its bound): the decode call of the batch at the mean context and the
-    prefill chunk beside it, the weights they both read counted once."""
-    from ..cards.layout import layout_report
-
-    decode = layout_report(compiled, layout, "decode", Scenario(B=batch * layout.dp, S=isl + osl // 2), device,
-                           link, compute, network=network, table=table).times
-    chunk = layout_report(compiled, layout, "call", Scenario(B=layout.dp, S=isl // 2, P=max(1, round(prefill))),
-                          device, link, compute, network=network, table=table).times
-    reading = weights / device.bandwidth
-    step = (max(decode.expected, chunk.expected) + min(decode.expected, chunk.expected)
-            - min(reading, decode.expected, chunk.expected))
-    return step, max(decode.full_overlap, chunk.full_overlap)
-
-
-def _nearest(weights: float, per_request: float, memory: float) -> str:
-    """The fewest tensor-parallel cards (a power of two) whose shares of the weights and of one request leave a
-    tenth of the card free, as the engines' budgets roughly do."""
-    cards = 1
-    while cards < 1024 and (weights + per_request) / cards > 0.9 * memory:
-        cards *= 2
-    return (f"try --layout tp={cards} (about {weights / cards / 2**30:,.1f} GiB of weights a card), or shorten --isl "
-            "/ --osl")
+    top = point_at(serving, layout, most)
+    if stays(top) > most * layout.dp:
+        served = top.tokens_per_second / serving.osl
+        raise refused(f"{rate:,.3g} requests a second is more than {layout.text()} serves: at its largest batch "
+                      f"({most:,} a replica) it finishes {served:,.3g} a second",
+                      f"ask for --request-rate {served * 0.95:,.3g} or less, or give more cards")
+    low, high = 1, most       # the smallest batch that holds what the rate keeps in flight
+    while low < high:
+        middle = (low + high) // 2
+        if stays(point_at(serving, layout, middle)) <= middle * layout.dp:
+            high = middle
+        else:
+            low = middle + 1
+    return point_at(serving, layout, low), "request rate"
 
 
 def _busiest_card(compiled, layout):
