@@ -13,11 +13,13 @@ from .common import (
     counting_flags,
     efficiency_flag,
     memory_flag,
+    real,
     scenario,
     scenario_flags,
     weights_flag,
     whole,
 )
+from .serving import engine_flags
 
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, nvlink4_h800, nvlink_bridge, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
 
@@ -126,21 +128,39 @@ def layouts_arguments(parser) -> None:
     parser.add_argument("--compute", default=None, metavar="FORMAT",
                         help="the peak the matrix products run at, e.g. bf16, fp8, fp4 (default: the format the "
                              "spec's activations are stored in)")
-    parser.add_argument("--context", type=whole(1, name="context"), required=True, metavar="H")
+    parser.add_argument("--context", type=whole(1, name="context"), default=None, metavar="H",
+                        help="positions each request holds: which layouts hold the model (not with --ttft/--tpot)")
     parser.add_argument("--batch", type=whole(1, name="batch"), default=1)
     parser.add_argument("--workspace", type=byte_size, default=0, metavar="BYTES", help="kept free per card")
     parser.add_argument("--top", type=whole(1, name="top"), default=None, help="show only the best N")
     parser.add_argument("--plot", default=None, metavar="FILE", help="per-card memory by class (PNG or SVG)")
     parser.add_argument("--fewest", action="store_true",
                         help="also find the fewest cards of this kind that hold the model")
+    slo = parser.add_argument_group("SLO search", "with --isl, --osl, --ttft and --tpot: the layouts and batches "
+                                    "that meet both targets, by output tokens a second per card")
+    slo.add_argument("--ttft", type=real(0, 1e6, low_open=True, name="--ttft"), default=None, metavar="SECONDS",
+                     help="time to first token, at most")
+    slo.add_argument("--tpot", type=real(0, 1e6, low_open=True, name="--tpot"), default=None, metavar="SECONDS",
+                     help="time per output token, at most")
+    slo.add_argument("--disaggregated", action="store_true",
+                     help="also the best prefill and decode layouts run apart")
+    slo.add_argument("--network", default=None, help="the link between servers (default: --link)")
+    engine_flags(slo, shape_required=False)
     weights_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 
 
 def run_layouts(args) -> int:
+    slo = [name for name in ("isl", "osl", "ttft", "tpot") if getattr(args, name) is not None]
+    if slo or args.disaggregated:
+        return _slo_search(args, slo)
+    _no_serving_flags(args)
+    if args.context is None:
+        raise bad_value("`layouts` needs `--context H` (the layouts that hold the model at H positions), or "
+                        "`--isl`, `--osl`, `--ttft` and `--tpot` (the SLO search)")
     from ..cards.fleet import fewest_cards, plot, ranked
-    from ..front.hardware import device, link
+    from ..front.hardware import link
     from ..render.layouts import fits_text
 
     if args.plot is not None:
@@ -152,16 +172,13 @@ def run_layouts(args) -> int:
 
             raise unknown_format(args.plot, (".png", ".svg"))
         output_file(Path(args.plot), args.spec)
-    count, _, name = args.devices.partition("x")
-    if not re.fullmatch(r"[0-9]{1,6}", count) or not name:
-        raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
-    if not 1 <= int(count) <= MAX_CARDS:
-        raise bad_value(f"`--devices` = `{args.devices[:40]}`: from 1 to {MAX_CARDS:,} cards")
-    sheet = device(name, args.memory)
+    count, sheet = _devices(args)
     wire = link(args.link or ("pcie4" if sheet.name.startswith("rtx") else "nvlink4"))
     compiled = compile_spec(args.spec, args)
-    fits = ranked(compiled, int(count), sheet, wire, args.context, args.batch, args.workspace,
-                  args.compute)[:args.top]
+    from ..cards.expected import table_for
+
+    fits = ranked(compiled, count, sheet, wire, args.context, args.batch, args.workspace,
+                  args.compute, table_for(sheet))[:args.top]
     if args.plot:
         plot(fits, sheet, args.plot)
     if args.json:
@@ -171,6 +188,51 @@ def run_layouts(args) -> int:
     if args.fewest:
         cards, best = fewest_cards(compiled, sheet, wire, args.context, args.batch, args.workspace)
         print(f"fewest: {cards} × {sheet.name} ({best.layout.text()})")
+    return 0
+
+
+def _no_serving_flags(args) -> None:
+    """The serving model's flags mean nothing to the memory search: refused, not ignored."""
+    stray = [flag for flag, value in (("--mtp", args.mtp), ("--acceptance", args.acceptance),
+                                      ("--max-batch", args.max_batch), ("--max-num-tokens", args.max_num_tokens),
+                                      ("--cached-fraction", args.cached_fraction), ("--network", args.network),
+                                      ("--efficiency-table", args.efficiency_table)) if value]
+    if stray:
+        raise bad_value(f"{', '.join(stray)} belong to the SLO search: give --isl, --osl, --ttft and --tpot too")
+
+
+def _devices(args):
+    from ..front.hardware import device
+
+    count, _, name = args.devices.partition("x")
+    if not re.fullmatch(r"[0-9]{1,6}", count) or not name:
+        raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
+    if not 1 <= int(count) <= MAX_CARDS:
+        raise bad_value(f"`--devices` = `{args.devices[:40]}`: from 1 to {MAX_CARDS:,} cards")
+    return int(count), device(name, args.memory)
+
+
+def _slo_search(args, given: list[str]) -> int:
+    from ..front.hardware import link, own_link
+    from ..render.layouts import slo_text
+    from ..serving.slo import search
+    from .serving import serving_of
+
+    missing = [f"--{name}" for name in ("isl", "osl", "ttft", "tpot") if name not in given]
+    if missing:
+        raise bad_value(f"the SLO search needs --isl, --osl, --ttft and --tpot: give {', '.join(missing)}")
+    if args.context is not None or args.plot or args.fewest or args.workspace:
+        raise bad_value("`--context`, `--plot`, `--fewest` and `--workspace` ask which layouts hold the model; the "
+                        "SLO search (--ttft, --tpot) sizes the KV cache as the engine does: leave them out")
+    cards, sheet = _devices(args)
+    wire = link(args.link) if args.link else own_link(sheet.name)
+    compiled = compile_spec(args.spec, args)
+    serving = serving_of(args, compiled, sheet, wire, link(args.network) if args.network else wire)
+    result = search(serving, cards, args.ttft, args.tpot, args.top or 10, args.disaggregated)
+    if args.json:
+        print(json.dumps(result.model_dump(), indent=2))
+    else:
+        print(slo_text(result), end="")
     return 0
 
 

@@ -72,18 +72,21 @@ def capacity_text(held) -> str:
 
 
 def fits_text(model: str, fits: list, device, link, context: int, batch: int) -> str:
+    expected = any(f.step_expected is not None for f in fits)
     rows = [[f"TP {f.layout.tp}", f"EP {f.layout.ep}", f"PP {f.layout.pp}", f"DP {f.layout.dp}",
              "yes" if f.fits else "no", f"{f.weight_bytes / GB:,.2f}", f"{f.state_bytes / GB:,.2f}",
              f"{f.free_bytes / GB:,.2f}", f"{f.batch_max:,}", f"{f.context_max:,}", f"{f.step_no_overlap * 1e3:,.3f}",
-             f"{f.step_full_overlap * 1e3:,.3f}"] for f in fits]
+             f"{f.step_full_overlap * 1e3:,.3f}"] + ([f"{f.step_expected * 1e3:,.3f}"] if expected else [])
+            for f in fits]
     cards = fits[0].layout.cards if fits else 0
     table = Table(f"{model} on {cards} × {device.name} ({link.name}), context {context:,}, batch {batch:,}",
                   ["tp", "ep", "pp", "dp", "fits", "weights (GB)", "state (GB)", "free (GB)", "B_max",
-                   "H_max", "step (ms)", "overlapped (ms)"], rows,
+                   "H_max", "step (ms)", "overlapped (ms)"] + (["expected (ms)"] if expected else []), rows,
                   ["Per card, most loaded card. B_max: requests of the context all replicas hold; H_max: the "
                    "positions each request of the batch can reach. step: one decode step's lower bound without "
-                   "overlap, then with compute, memory and communication fully overlapped. Those that fit come "
-                   "first, fastest first."],
+                   "overlap, then with compute, memory and communication fully overlapped" + (
+                       ", then expected (kernel efficiencies measured on the device, stdlib/efficiency)"
+                       if expected else "") + ". Those that fit come first, fastest first."],
                   text_columns=5)
     return table.text()
 
@@ -101,13 +104,50 @@ def disaggregation_text(report, generated: int) -> str:
              f"card sends its {card.state_bytes / GB:,.3f} GB in {report.transfer_seconds * 1e3:,.3f} ms",
              f"  decode: {report.decode_first.times.full_overlap * 1e3:,.3f} ms a step at the first token, "
              f"{last.times.full_overlap * 1e3:,.3f} ms at the last",
-             "", f"  time to first token ≥ {report.ttft * 1e3:,.3f} ms"
-             + _verdict(report.ttft_met) + f", time per output token ≥ {report.tpot * 1e3:,.3f} ms"
-             + _verdict(report.tpot_met),
+             "", *_first_and_next(report),
              f"  {report.prefill_per_decode:,.3f} prefill layouts per decode layout keep both busy: "
              f"{report.card_ratio:,.3f} prefill cards per decode card"]
     return "\n".join(lines) + "\n"
 
 
+def _first_and_next(report) -> list[str]:
+    """Time to first token and per output token: expected where the device has kernel measurements (the targets
+    judged on them), the bounds beside."""
+    if report.ttft_expected is None:
+        return [f"  time to first token ≥ {report.ttft * 1e3:,.3f} ms" + _verdict(report.ttft_met)
+                + f", time per output token ≥ {report.tpot * 1e3:,.3f} ms" + _verdict(report.tpot_met)]
+    return [f"  time to first token {report.ttft_expected * 1e3:,.3f} ms expected (bound {report.ttft * 1e3:,.3f} ms)"
+            + _verdict(report.ttft_met),
+            f"  time per output token {report.tpot_expected * 1e3:,.3f} ms expected (bound "
+            f"{report.tpot * 1e3:,.3f} ms)" + _verdict(report.tpot_met)]
+
+
 def _verdict(met) -> str:
     return "" if met is None else (" (meets the target)" if met else " (misses the target)")
+
+
+def slo_text(search) -> str:
+    """The SLO search: the layouts and batches that meet both targets, best per card first; with
+    --disaggregated, the best prefill and decode layouts run apart."""
+    rows = [[c.layout, f"{c.batch:,}", f"{c.concurrency:,}", f"{c.ttft_seconds * 1e3:,.1f}",
+             f"{c.tpot_seconds * 1e3:,.2f}", f"{c.output_tokens_per_second_per_card:,.0f}",
+             f"{c.output_tokens_per_second:,.0f}", c.binds] for c in search.choices]
+    table = Table(f"{search.model} on {search.cards:,} × {search.device} ({search.link}) served by {search.engine}: "
+                  f"ISL {search.isl:,}, OSL {search.osl:,}, TTFT ≤ {search.ttft_target * 1e3:,.1f} ms, "
+                  f"TPOT ≤ {search.tpot_target * 1e3:,.2f} ms",
+                  ["layout", "batch", "in flight", "TTFT (ms)", "TPOT (ms)", "tokens/s a card", "tokens/s",
+                   "binds"], rows,
+                  [f"{search.layouts_searched:,} layouts searched, {search.points:,} steady states costed. Expected "
+                   "times (kernel efficiencies measured, cited in stdlib/efficiency); batch: requests a replica "
+                   "runs; binds: what stops a larger batch."],
+                  text_columns=1)
+    text = table.text() if rows else (f"{search.model} on {search.cards:,} × {search.device}: no layout meets both "
+                                      "targets with prefill and decode on the same cards\n")
+    if search.split is not None:
+        s = search.split
+        text += (f"\nDisaggregated: prefill on {s.prefill.layout} ({s.prefill.batch:,} prompts a step), decode on "
+                 f"{s.decode.layout} ({s.decode.batch:,} requests a replica)\n"
+                 f"  TTFT {s.ttft_seconds * 1e3:,.1f} ms (hand-off {s.transfer_seconds * 1e3:,.2f} ms), TPOT "
+                 f"{s.tpot_seconds * 1e3:,.2f} ms; {s.prefill_cards_per_decode_card:,.3f} prefill cards per decode "
+                 f"card; {s.output_tokens_per_second_per_card:,.0f} output tokens/s a card\n")
+    return text
