@@ -29,29 +29,42 @@ class Disaggregation(BaseModel):
     transfer_seconds: float          # B requests' state from the busiest prefill card over its network link
     ttft: float                      # prefill bound + hand-off (seconds)
     tpot: float                      # the last decode step's bound
-    prefill_per_decode: float        # prefill layouts per decode layout to keep both busy
+    prefill_per_decode: float        # prefill layouts per decode layout to keep both busy (expected times, else
+                                     # bounds)
     card_ratio: float                # prefill cards per decode card
     ttft_met: bool | None = None
     tpot_met: bool | None = None
+    # expected (compiler/timing), where the device has kernel measurements: the same sums of the sides' expected
+    # times; the targets are judged on them when they are there
+    ttft_expected: float | None = None
+    tpot_expected: float | None = None
+    times: dict[str, float] = {}
 
 
 def disaggregate(compiled, prefill: Layout, decode: Layout, shape: Scenario, sheets, ttft: float | None = None,
-                 tpot: float | None = None, peak_format: str | None = None) -> Disaggregation:
+                 tpot: float | None = None, peak_format: str | None = None, table=None) -> Disaggregation:
     """Both sides of a disaggregated deployment for B requests of P prompt tokens and G output tokens."""
     device, link, network = sheets
     before = layout_report(compiled, prefill, "prefill", Scenario(B=shape.B, P=shape.P), device, link,
-                           peak_format, network)
+                           peak_format, network, table)
     steps = [layout_report(compiled, decode, "decode", Scenario(B=shape.B, S=history), device, link, peak_format,
-                           network) for history in (shape.P, shape.P + shape.G - 1)]
+                           network, table) for history in (shape.P, shape.P + shape.G - 1)]
     per_request = evaluate(compiled, "prefill", Scenario(B=1, P=shape.P)).state_bytes
     held = max(card.state_bytes for card in before.cards)  # B requests' state, split over a replica's cards
     # a point-to-point send over the network, priced as every collective is (cards/nccl.py)
     transfer = seconds(Use(kind="send", cards=2, servers=2, copies=1, sent=held, network=1.0), link, network)
     first_token = before.times.full_overlap + transfer
     per_token = steps[1].times.full_overlap
-    ratio = before.times.full_overlap / (shape.G * per_token) if per_token > 0 else 0.0
-    return Disaggregation(model=compiled.name, prefill=before, decode_first=steps[0], decode_last=steps[1],
+    expected = {}
+    if before.times.expected is not None:
+        expected = {"ttft_expected": before.times.expected + transfer, "tpot_expected": steps[1].times.expected}
+    judged = expected or {"ttft_expected": first_token, "tpot_expected": per_token}
+    # the sides kept busy by their expected times where there are any, else by their bounds
+    busy = before.times.expected if expected else before.times.full_overlap
+    ratio = busy / (shape.G * judged["tpot_expected"]) if judged["tpot_expected"] > 0 else 0.0
+    return Disaggregation(**expected, times={"ttft_bound": first_token, "tpot_bound": per_token, **expected},
+                          model=compiled.name, prefill=before, decode_first=steps[0], decode_last=steps[1],
                           kv_transfer_bytes=per_request, transfer_seconds=transfer, ttft=first_token, tpot=per_token,
                           prefill_per_decode=ratio, card_ratio=ratio * prefill.cards / decode.cards,
-                          ttft_met=None if ttft is None else first_token <= ttft,
-                          tpot_met=None if tpot is None else per_token <= tpot)
+                          ttft_met=None if ttft is None else judged["ttft_expected"] <= ttft,
+                          tpot_met=None if tpot is None else judged["tpot_expected"] <= tpot)

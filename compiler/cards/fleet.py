@@ -95,6 +95,7 @@ class Fit(BaseModel):
     context_max: int           # positions each request of the batch can reach
     step_no_overlap: float     # one decode step's lower bound without overlap (seconds)
     step_full_overlap: float
+    step_expected: float | None = None   # compiler/timing, where the device has kernel measurements
 
 
 def layouts(cards: int, experts: bool) -> Iterator[Layout]:
@@ -111,24 +112,26 @@ def _divisors(n: int) -> list[int]:
 
 
 def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
-        compute: str | None = None) -> Fit:
-    report = layout_cards(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute)
+        compute: str | None = None, table=None) -> Fit:
+    report = layout_cards(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute,
+                          table=table)
     card = report.busiest
     free = int(device.memory - card.memory - workspace)
     held = capacity_on(compiled, layout, device, context, batch, workspace)
     return Fit(layout=layout, weight_bytes=card.weight_bytes, state_bytes=card.state_bytes, workspace=workspace,
                free_bytes=free, fits=free >= 0, batch_max=held.batch_max, context_max=held.context_max,
-               step_no_overlap=report.times.no_overlap, step_full_overlap=report.times.full_overlap)
+               step_no_overlap=report.times.no_overlap, step_full_overlap=report.times.full_overlap,
+               step_expected=report.times.expected)
 
 
 def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch: int,
-           workspace: int = 0, compute: str | None = None) -> list[Fit]:
+           workspace: int = 0, compute: str | None = None, table=None) -> list[Fit]:
     """Every layout of `cards` cards, those that fit first, then by the decode step's bound."""
     experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
     found = []
     for layout in layouts(cards, experts):
         try:
-            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute))
+            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table))
         except ArchError as refused:
             if refused.codes != ["E405"] * len(refused.codes):
                 raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .common import Command, compile_spec, counting_flags, memory_flag, real, weights_flag, whole
+from .common import Command, compile_spec, counting_flags, efficiency_flag, memory_flag, real, weights_flag, whole
 from .layouts import LINKS_HELP
 
 
@@ -25,6 +25,7 @@ def disaggregate_arguments(parser) -> None:
     parser.add_argument("--tpot", type=real(0, 1e6, low_open=True, name="--tpot"), default=None, metavar="SECONDS",
                         help="target time per output token")
     weights_flag(parser)
+    efficiency_flag(parser)
     parser.add_argument("--json", action="store_true")
     counting_flags(parser)
 
@@ -38,9 +39,11 @@ def run_disaggregate(args) -> int:
 
     prefill, decode = parse_layout(args.prefill), parse_layout(args.decode)
     compiled = compile_spec(args.spec, args)
+    from ..cards.expected import table_for
+
     sheets = (device(args.device, args.memory), link(args.link), link(args.network))
     report = disaggregate(compiled, prefill, decode, Scenario(B=args.B, P=args.P, G=args.G), sheets, args.ttft,
-                          args.tpot, args.compute)
+                          args.tpot, args.compute, table_for(sheets[0], args.efficiency_table))
     print(json.dumps(report.model_dump(), indent=2) if args.json else disaggregation_text(report, args.G), end=""
           if not args.json else "\n")
     return 0
