@@ -13,6 +13,7 @@ unless the run shards with FSDP (ZeRO 3), no recomputation unless stated, a micr
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 from dataclasses import dataclass
@@ -38,6 +39,9 @@ SPECS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3-8B": "llama-3.1-8b", "Llama3 8B": 
 # device keys of the collection → (device sheet, link inside a server, network between servers)
 DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": ("a100", "nvlink3", "ib_hdr"),
            "h200_sxm": ("h200", "nvlink4", "ib_ndr"), "b200": ("b200", "nvlink5", "ib_ndr")}
+# Megatron's runs before FlashAttention (2022) kept the score matrix (its fused softmax); every later run's
+# framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention or cuDNN's fused attention
+EAGER_ERA = {"korthikanti22": "eager", "narayanan21": "eager"}
 FORMATS = {"bf16": "bf16", "fp8": "fp8", "fp8_current_scaling": "fp8", "fp8 tensorwise": "fp8",
            "fp8 rowwise": "fp8", "mixed precision (fp16)": "fp16", "mixed precision": "bf16"}
 
@@ -126,7 +130,8 @@ def predict(row: Row, models: dict) -> None:
         recompute = workload.get("activation_recompute")
         setup = TrainSetup(seq=workload["seq_len"], global_batch=workload["global_batch"],
                            micro_batch=workload.get("micro_batch") or 1,
-                           recompute=recompute if recompute in ("full", "selective") else "none", zero=zero)
+                           recompute=recompute if recompute in ("full", "selective") else "none", zero=zero,
+                           attention_kernel=EAGER_ERA.get(run["id"].split("-")[0], "flash"))
         sheet = device(sheets[0])
         report = train_report(models[row.spec], parse_layout(words), setup,
                               (sheet, link(sheets[1]), link(sheets[2])), peak_format=fmt, table=table_for(sheet))
@@ -206,6 +211,87 @@ def predict_served(row: Served, models: dict) -> None:
     row.expected, row.batch = result.output_tokens_per_second, result.batch
 
 
+@dataclass
+class Latency(Predicted):
+    """An online run at a request rate: `measured` and `expected` the time per output token (the mean
+    inter-token latency where that is what is printed), `ttft` beside them, in seconds."""
+
+    ttft_measured: float | None = None
+    ttft_expected: float | None = None
+    rate: float | None = None
+
+    @property
+    def ttft_error(self) -> float | None:
+        return None if self.ttft_expected is None or not self.ttft_measured else (
+            self.ttft_expected / self.ttft_measured - 1)
+
+
+def predict_latency(row: Latency, models: dict) -> None:
+    """An online run at a finite request rate with its prompt and output lengths printed: the steady state
+    that rate keeps (Little's law), under the run's engine's defaults."""
+    from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.expected import table_for
+    from archcost.compiler.front.hardware import device, own_link
+    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.serving.engines import ENGINES, preset
+    from archcost.compiler.serving.throughput import throughput
+    from archcost.compiler.terms.scenario import Conventions
+    from archcost.dsl.errors import ArchError
+
+    run, workload = row.run, row.run.get("workload") or {}
+    measured = run.get("measured") or {}
+    row.measured, row.ttft_measured = measured.get("tpot_s") or measured.get("itl_s"), measured.get("ttft_s")
+    row.spec = SERVED.get(run.get("model"))
+    fmt = str((run.get("precision") or {}).get("weights_compute")).split()[0]
+    sheets = DEVICES.get(run.get("device"))
+    try:
+        row.rate = float(workload.get("request_rate_qps"))
+    except (TypeError, ValueError):
+        row.rate = None
+    engine = workload.get("engine")
+    row.missing = _missing((("no spec of this model", row.spec is None),
+                            ("no efficiency table or sheet for this device", sheets is None),
+                            (f"number format `{fmt}`", fmt not in ("fp8", "bf16", "fp16")),
+                            ("no finite request rate (an infinite rate's TTFT is time in the queue)",
+                             row.rate is None or not math.isfinite(row.rate)),
+                            ("prompt and output lengths not printed (a dataset's mix)",
+                             not (workload.get("isl") and workload.get("osl"))),
+                            (f"engine `{engine}`", engine not in ENGINES),
+                            ("no TTFT or TPOT printed", row.measured is None and row.ttft_measured is None)))
+    if row.missing:
+        return
+    given = run.get("layout") or {}
+    row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
+                          and given[k] > 1) or "tp=1"
+    options = Conventions(**({"weights": "fp8", "kv": "fp8"} if fmt == "fp8" else {}))
+    key = (row.spec, fmt)
+    try:
+        if key not in models:
+            models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
+        sheet = device(sheets[0])
+        result = throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
+                            preset(engine, sheet.memory, sheet.name.startswith("a100")), workload["isl"],
+                            workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None,
+                            request_rate=row.rate)
+    except ArchError as error:
+        row.missing = f"refused: {error.diagnostics[0].message}"[:160]
+        return
+    row.expected, row.ttft_expected = result.tpot_seconds, result.ttft_seconds
+
+
+def latency_rows() -> list[Latency]:
+    sys.path.insert(0, str(ROOT))
+    runs = yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
+    found, models = [], {}
+    for run in runs:
+        if run["kind"] == "serving" and any((run.get("measured") or {}).get(k) for k in ("tpot_s", "ttft_s",
+                                                                                         "itl_s")):
+            row = Latency(run)
+            predict_latency(row, models)
+            found.append(row)
+    return found
+
+
 def served_rows() -> list[Served]:
     sys.path.insert(0, str(ROOT))
     runs = yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
@@ -224,7 +310,42 @@ def _spread(rows) -> str:
             f"{errors[3 * len(errors) // 4]:.1%}, largest {errors[-1]:.1%}")
 
 
-def render(found: list[Row], served: list[Served] | None = None) -> str:
+def _median(values: list[float]) -> str:
+    ordered = sorted(abs(v) for v in values)
+    return (f"median |error| {statistics.median(ordered):.1%} (quartiles {ordered[len(ordered) // 4]:.1%} and "
+            f"{ordered[3 * len(ordered) // 4]:.1%})")
+
+
+def latency_section(rows: list[Latency]) -> list[str]:
+    hit = [r for r in rows if r.error is not None or r.ttft_error is not None]
+    tpot = [r.error for r in hit if r.error is not None]
+    ttft = [r.ttft_error for r in hit if r.ttft_error is not None]
+    out = ["", "## Time per output token and time to first token", "",
+           f"{len(rows)} published serving runs print a TTFT or a TPOT; {len(hit)} are predicted by `archcost "
+           "throughput --request-rate` (the concurrency the rate keeps, by Little's law, under the engine's "
+           "defaults)" + (f": TPOT {_median(tpot)}, TTFT {_median(ttft)}." if hit else "."), "",
+           "| run | model (spec) | device | layout | ISL / OSL | rate /s | measured TPOT ms | expected TPOT ms | "
+           "error | measured TTFT ms | expected TTFT ms | error |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in hit:
+        run, workload = r.run, r.run["workload"]
+        cells = [f"{v * 1e3:,.1f}" if v is not None else "–" for v in (r.measured, r.expected)]
+        cells += [f"{r.error:+.1%}" if r.error is not None else "–"]
+        cells += [f"{v * 1e3:,.1f}" if v is not None else "–" for v in (r.ttft_measured, r.ttft_expected)]
+        cells += [f"{r.ttft_error:+.1%}" if r.ttft_error is not None else "–"]
+        out.append(f"| {run['id']} | {run['model']} (`{r.spec}`) | {run['device']} ×{run['gpus']} | `{r.layout}` | "
+                   f"{workload['isl']:,} / {workload['osl']:,} | {r.rate:g} | " + " | ".join(cells) + " |")
+    out += ["", "Where it misses: the time to first token of these runs includes what no kernel measures (the "
+            "HTTP request, tokenisation, the scheduler's turn, Triton's backend), which the expected TTFT leaves "
+            "out: it counts half a step's wait and the steps that carry the prompt. Near a layout's limit the "
+            "runs queue (a request rate close to what the layout serves), which a steady state without a queue "
+            "does not show.", "", "### Not predicted", "", "| run | model | device | what is missing |",
+            "|---|---|---|---|"]
+    out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in rows
+            if r.error is None and r.ttft_error is None]
+    return out
+
+
+def render(found: list[Row], served: list[Served] | None = None, latency: list[Latency] | None = None) -> str:
     predicted = [r for r in found if r.error is not None]
     errors = sorted(abs(r.error) for r in predicted)
     serving = [r for r in yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
@@ -253,12 +374,13 @@ def render(found: list[Row], served: list[Served] | None = None) -> str:
                    f"{FORMATS[str(run['precision'])]} | {r.measured:.3f} | {r.bound:.3f} | {r.expected:.3f} | "
                    f"{r.error:+.1%} |")
     out += ["", "Where the model misses, and why (from the rows above): the expected step counts the matrix "
-            "products at their kernels' measured efficiency and the collectives at their measured bus bandwidth, "
-            "but not yet the elementwise kernels a training step runs between them (norms, activations, RoPE, "
-            "dropout, the optimizer step), the backward attention kernel's own efficiency (the forward's stands "
-            "in), MoE dispatch and load imbalance, or overlap of the data-parallel gradient sync beyond full; "
-            "runs shorter than expected point at kernels beyond the tables' measured range (attention past 16K "
-            "positions) or at a layout archcost costs otherwise than the run ran it.", "",
+            "products at their kernels' measured efficiency in the format they multiply in (FP8 runs by FP8 "
+            "points, attention in BF16), the elementwise kernels between them moving their activations through "
+            "memory, and the collectives at their measured bus bandwidth. It does not count the backward "
+            "attention kernel's own efficiency (the forward's stands in), MoE dispatch and load imbalance (the "
+            "GPT-OSS and Qwen3-MoE runs, the furthest off), the optimizer step, or overlap of the data-parallel "
+            "gradient sync beyond full; runs shorter than expected point at a layout archcost costs otherwise "
+            "than the run ran it (GPT-OSS-120B over 64 cards with no expert parallelism).", "",
             "### Not predicted yet", "", "| run | model | device | what is missing |", "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in found
             if r.error is None]
@@ -285,9 +407,10 @@ def render(found: list[Row], served: list[Served] | None = None) -> str:
             "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in served
             if r.error is None]
+    out += latency_section(latency or [])
     return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":
-    OUTPUT.write_text(render(rows(), served_rows()))
+    OUTPUT.write_text(render(rows(), served_rows(), latency_rows()))
     print(f"wrote {OUTPUT.relative_to(ROOT)}")
