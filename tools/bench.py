@@ -200,10 +200,12 @@ def serving(floor: float) -> None:
     sheet = device("h100-sxm")
     wire, table, engine = own_link(sheet.name), table_for(sheet), preset("vllm", sheet.memory, False)
     layout = parse_layout("tp=8,ep=8")
-    call = lambda: throughput(model, layout, sheet, wire, wire, engine, 1024, 1024, table=table)  # noqa: E731
+    shapes = iter(range(10**9))  # a new prompt length each call: nothing the last one found answers it
+    call = lambda: throughput(model, layout, sheet, wire, wire, engine, 1024 + next(shapes), 1024,  # noqa: E731
+                              table=table)
     call()
     seconds = median_seconds(call, 20)
-    row("throughput of Qwen3-235B-A22B on tp=8,ep=8, warm", f"{seconds * 1e3:.1f} ms = {seconds / floor:.3f} × the "
+    row("throughput, Qwen3-235B-A22B tp=8,ep=8, warm (new ISL)", f"{seconds * 1e3:.1f} ms = {seconds / floor:.3f} × the "
         f"floor ({floor:.2f} s)", "≤ 0.2 × the floor", seconds <= 0.2 * floor)
     path = ROOT / "specs" / "qwen3-235b-a22b.arch"
     runs = [float(subprocess.run([sys.executable, "-c", SLO_SEARCH, str(path), "4096"], check=True,

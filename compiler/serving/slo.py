@@ -178,25 +178,23 @@ def ceiling(serving: Serving, replica: Layout, batch: int) -> float:
 
 def _largest(excess: Callable[[int], float], low: int, high: int, at_low: float, at_high: float) -> int:
     """The largest integer in [low, high) where `excess` (rising with it) is at most 1, given it is at `low`
-    and is not at `high`: regula falsi on the two ends, each guess kept within them (TTFT and TPOT rise about
-    linearly with the batch, so a guess or two finds it), bisection's halving as the fallback."""
+    and is not at `high`: the Illinois variant of regula falsi on the two ends (TTFT and TPOT rise about
+    linearly with the batch, so its guesses land close), each guess kept strictly between them."""
+    side = 0
     while high - low > 1:
         share = (1 - at_low) / (at_high - at_low) if at_high > at_low else 0.5
-        guess = min(high - 1, max(low + 1, low + int(share * (high - low))))
-        if guess - low > 2 and high - guess > 2:  # a guess inside: look just past it too, to close in from both
-            value = excess(guess)
-            if value <= 1:
-                low, at_low = guess, value
-                ahead = min(high - 1, guess + 1 + (high - guess) // 64)
-                value = excess(ahead)
-                low, at_low, high, at_high = (ahead, value, high, at_high) if value <= 1 else (low, at_low, ahead,
-                                                                                              value)
-            else:
-                high, at_high = guess, value
-            continue
-        middle = (low + high) // 2
-        value = excess(middle)
-        low, at_low, high, at_high = (middle, value, high, at_high) if value <= 1 else (low, at_low, middle, value)
+        guess = min(high - 1, max(low + 1, low + round(share * (high - low))))
+        value = excess(guess)
+        if value <= 1:
+            low, at_low = guess, value
+            if side == -1:  # the same end moved twice: halve the other's pull (Illinois)
+                at_high = 1 + (at_high - 1) / 2
+            side = -1
+        else:
+            high, at_high = guess, value
+            if side == 1:
+                at_low = 1 - (1 - at_low) / 2
+            side = 1
     return low
 
 
