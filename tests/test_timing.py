@@ -90,12 +90,12 @@ def test_products_run_in_the_compute_format_and_attention_in_its_own():
 
 def test_a_training_steps_unfused_kernels_move_their_activations():
     """In a training step a norm reads and writes its activations (they cross memory for the backward): with
-    `activations` its expected time is at least those bytes at the bandwidth; without, only its weights."""
+    `training` its expected time is at least those bytes at the bandwidth; without, only its weights."""
     sheet = device("h100_sxm")
     model = compiled("llama-3.1-8b")
     shape = Scenario(B=1, P=4096)
-    plain, training = (expected_call(model, sheet, "prefill", shape, "bf16", table_for(sheet), 0.0, activations)
-                       for activations in (False, True))
+    plain, training = (expected_call(model, sheet, "prefill", shape, "bf16", table_for(sheet), 0.0, steps)
+                       for steps in (False, True))
     from archcost.compiler.numbers.plain import PlainEvaluator
 
     value = PlainEvaluator(model, "prefill", shape)
@@ -107,6 +107,28 @@ def test_a_training_steps_unfused_kernels_move_their_activations():
             value(getattr(data["cost"], f), f) for f in ("read_activations", "write_activations"))
         assert traffic > 0 and op.expected_seconds * op.efficiency >= traffic / sheet.bandwidth * (1 - 1e-9)
     assert sum(o.expected_seconds for o in training.ops) > sum(o.expected_seconds for o in plain.ops)
+
+
+def test_a_training_steps_attention_runs_its_backward_kernel_too():
+    """FlashAttention's own figures: on the H100 its forward + backward reaches less of the peak than its forward
+    (the backward recomputes the scores), and that ratio scales the forward kernel measured for the step; on the
+    A100, with no forward figure of the same kernel, the forward + backward figure stands alone."""
+    from archcost.compiler.cards.expected import training_attention
+
+    shape = {"seq": 4096.0, "head_dim": 128.0}
+    for name, scaled in (("h100_sxm", True), ("a100", False)):
+        sheet = device(name)
+        table = table_for(sheet)
+        forward = fractions.fraction(table, "attention_prefill", "bf16", shape, sheet)
+        both = fractions.fraction(table, "attention_fwd_bwd", None, {**shape, "causal": True}, sheet)
+        efficiency, basis = training_attention(table, shape, sheet, forward)
+        if scaled:
+            alone = fractions.fraction(table, "attention_fwd", None, {**shape, "causal": True}, sheet)
+            assert both[0] < alone[0] and efficiency == pytest.approx(forward[0] * both[0] / alone[0])
+            assert "for the backward" in basis
+        else:
+            assert efficiency == both[0] and "measured together" in basis
+        assert "attention_fwd_bwd" in basis
 
 
 @pytest.mark.parametrize("device_name", ["h100_sxm", "a100"])

@@ -78,10 +78,12 @@ COMPUTE_FORMAT_KINDS = ("gemm", "grouped_gemm")
 
 
 def expected_call(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                  bound_seconds: float, activations: bool = False) -> Expected:
+                  bound_seconds: float, training: bool = False) -> Expected:
     """Every op of the compiled model at this call, timed; `bound_seconds` is the call's own bound (roofline).
-    With `activations`, the ops without a kernel of their own (norms, activation functions, residual adds)
-    read and write their activations in memory, as a training step's unfused kernels do."""
+    With `training` (a training step's forward and backward, timed at the forward's shapes): the ops without a
+    kernel of their own (norms, activation functions, residual adds) read and write their activations in
+    memory, as a training step's unfused kernels do, and attention runs its backward kernel too
+    (`training_attention`)."""
     from archcost.compiler.numbers.plain import PlainEvaluator
     from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
@@ -94,12 +96,12 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
         layers = value(op.multiplicity, "params")
         flops = layers * value(cost.flops_matrix, "flops_matrix")
         moved = layers * sum(value(getattr(cost, f), f) for f in MOVED)
-        if not flops and not moved and not activations:
+        if not flops and not moved and not training:
             continue
         bound = max(flops / peak, moved / device.bandwidth)
         kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, flops, moved,
-                                                 (copy, copy_basis))
-        if kernel == "memory" and activations:
+                                                 (copy, copy_basis), training)
+        if kernel == "memory" and training:
             own = max(own, layers * sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC) / device.bandwidth)
         if not bound and not own:
             continue
@@ -111,7 +113,7 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
 
 
 def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str, flops: float, moved: float,
-            copy: tuple[float, str]) -> tuple[str, float, str, float]:
+            copy: tuple[float, str], training: bool = False) -> tuple[str, float, str, float]:
     """(the kernel an op runs, its efficiency, where that was read, the op's roofline in that kernel's format):
     its own kernel where its kind has a timing hook and the table a point, else a memory-bound copy."""
     from archcost.compiler.ops import REGISTRY
@@ -127,17 +129,35 @@ def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str
     found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
     if found is None:
         return "memory", *copy, own
+    if training and kind == "attention_prefill":
+        found = training_attention(table, numbers, device, found)
     slower = device.peak_for(fmt) if fmt in device.peak else peak
     return kind, *found, max(flops / min(peak, slower), moved / device.bandwidth)
 
 
+def training_attention(table: tables.Table, shape: dict, device, forward: tuple[float, str]) -> tuple[float, str]:
+    """A training step's attention efficiency: its forward kernel's, times what one implementation's forward and
+    backward reach over its forward alone at the shape (FlashAttention's figures; the backward recomputes the
+    scores, 2.5 × the forward's FLOPs where archcost counts 2 ×); where the table has no forward of that
+    implementation, its forward and backward measured together; where it has neither, the forward's alone."""
+    causal = {**shape, "causal": True}
+    both = fractions.fraction(table, "attention_fwd_bwd", None, causal, device)
+    if both is None:
+        return forward
+    alone = fractions.fraction(table, "attention_fwd", None, causal, device)
+    if alone is None:
+        return both[0], f"{both[1]} (forward and backward, measured together)"
+    ratio = min(1.0, both[0] / alone[0])
+    return forward[0] * ratio, f"{forward[1]}, × {ratio:.3f} for the backward ({both[1]}; {alone[1]})"
+
+
 def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                 activations: bool = False) -> float:
+                 training: bool = False) -> float:
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
     kernels of a call runs (at least 1), which a card of a layout applies to its own bound."""
-    key = ("kernel ratio", device.model_dump_json(), phase, scenario, peak_format, table.file, activations)
+    key = ("kernel ratio", device.model_dump_json(), phase, scenario, peak_format, table.file, training)
     if key not in compiled.memo:  # layouts that share a replica's shape share it
-        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, activations).ops
+        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training).ops
         bound = sum(t.bound_seconds for t in timed)
         compiled.memo[key] = max(1.0, sum(t.expected_seconds for t in timed) / bound) if bound else 1.0
     return compiled.memo[key]

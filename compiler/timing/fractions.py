@@ -18,8 +18,13 @@ BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4
 # for each kind: the shape value interpolated along, and the shape fields that pick the nearest points
 AXES = {"gemm": ("m", ("n", "k")), "grouped_gemm": ("tokens_per_expert", ("hidden", "inter")),
         "attention_prefill": ("seq", ("head_dim",)), "attention_decode": ("kv_read", ("head_dim",)),
+        "attention_fwd": ("seq", ("head_dim",)), "attention_fwd_bwd": ("seq", ("head_dim",)),
         "allreduce": ("bytes", ("ranks",)), "allgather": ("bytes", ("ranks",)),
         "reducescatter": ("bytes", ("ranks",)), "alltoall": ("bytes", ("ranks",))}
+# FlashAttention's benchmark counts 4·b·s²·h·d for the forward (halved when causal) and 2.5 × that for the
+# backward: the passes archcost counts (the backward twice the forward) and the ones its TFLOPs/s divide by
+TRAINING_PASSES = {"attention_fwd": 1, "attention_fwd_bwd": 3}
+BENCHMARK_PASSES = {"attention_fwd": 1.0, "attention_fwd_bwd": 3.5}
 # the bus factor NCCL's tests divide a collective's bytes by (nccl-tests doc/PERFORMANCE.md): 2(n−1)/n for
 # all-reduce, (n−1)/n for all-gather, reduce-scatter and all-to-all
 BUS = {"allreduce": lambda n: 2 * (n - 1) / n, "allgather": lambda n: (n - 1) / n,
@@ -41,6 +46,10 @@ def roofline_seconds(kind: str, fmt: str | None, shape: dict, device, link=None)
         b, s, h, g, hd = (shape[x] for x in ("batch", "seq", "heads", "kv_heads", "head_dim"))
         pairs = s * (s + 1) / 2 if shape.get("causal", True) else s * s
         flops, moved = 4 * b * h * hd * pairs, b * s * 2 * g * hd * 2  # the keys and values, as `attend` reads
+    elif kind in TRAINING_PASSES:  # our count: the forward's pairs, the backward twice them
+        b, s, h, hd = (shape[x] for x in ("batch", "seq", "heads", "head_dim"))
+        pairs = s * (s + 1) / 2 if shape.get("causal", True) else s * s
+        flops, moved = TRAINING_PASSES[kind] * 4 * b * h * hd * pairs, 0.0
     elif kind == "attention_decode":
         b, kv, h, g, hd = (shape[x] for x in ("batch", "kv_len", "heads", "kv_heads", "head_dim"))
         flops, moved = 4 * b * h * hd * kv, b * kv * 2 * g * hd * width
@@ -72,6 +81,8 @@ def point_efficiency(point: Point, table: Table, device, link=None) -> float:
     """The fraction of its roofline the point's kernel reached; E412 when it claims more than the roofline."""
     if point.kind == "memcopy":
         value = point.measured["gbps"] * 1e9 / device.bandwidth
+    elif point.kind in BENCHMARK_PASSES:
+        value = roofline_seconds(point.kind, point.format, _shape_of(point), device) / _benchmark_seconds(point)
     else:
         value = roofline_seconds(point.kind, point.format, _shape_of(point), device, link) / (
             point.measured["latency_us"] * 1e-6)
@@ -79,6 +90,14 @@ def point_efficiency(point: Point, table: Table, device, link=None) -> float:
         raise refused_point(table, point, f"this `{point.kind}` point is {value:.2f} × faster than the roofline of "
                                           f"`{device.name}` allows (a fraction above 1)")
     return value
+
+
+def _benchmark_seconds(point: Point) -> float:
+    """The time FlashAttention's benchmark measured: its FLOPs over the TFLOPs/s it printed."""
+    shape = point.shape
+    forward = 4 * shape["batch"] * shape["seq"] ** 2 * shape["heads"] * shape["head_dim"]
+    forward /= 2 if shape.get("causal", False) else 1
+    return BENCHMARK_PASSES[point.kind] * forward / (point.measured["tflops"] * 1e12)
 
 
 def _shape_of(point: Point) -> dict:
@@ -110,6 +129,8 @@ def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, lin
     if fmt is not None:
         same = [p for p in points if p.format == fmt]
         points = same or [p for p in points if BYTES.get(p.format or "", 0) == BYTES.get(fmt, -1)] or points
+    if "causal" in shape:  # a causal kernel skips half the tiles: its points are not a full square's
+        points = [p for p in points if p.shape.get("causal", True) == shape["causal"]] or points
     if not points:
         return None
     if kind == "memcopy":

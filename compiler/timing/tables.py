@@ -23,13 +23,19 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "grouped_gemm": (("tokens", "hidden", "inter", "topk", "experts"), ("latency_us",)),
     "attention_prefill": (("batch", "seq", "heads", "kv_heads", "head_dim"), ("latency_us",)),
     "attention_decode": (("batch", "kv_len", "heads", "kv_heads", "head_dim"), ("latency_us",)),
+    # FlashAttention's own benchmark (benchmarks/benchmark_flash_attention.py): one attention forward, and one
+    # forward and backward, of MHA heads, measured as TFLOPs/s in its convention (4·b·s²·h·d forward FLOPs,
+    # halved when causal; the backward 2.5 × that, so forward and backward 3.5 ×)
+    "attention_fwd": (("batch", "seq", "heads", "head_dim"), ("tflops",)),
+    "attention_fwd_bwd": (("batch", "seq", "heads", "head_dim"), ("tflops",)),
     "memcopy": ((), ("gbps",)),
     "allreduce": (("bytes", "ranks"), ("latency_us",)),
     "allgather": (("bytes", "ranks"), ("latency_us",)),
     "reducescatter": (("bytes", "ranks"), ("latency_us",)),
     "alltoall": (("bytes", "ranks"), ("latency_us",)),
 }
-FORMATTED = ("gemm", "grouped_gemm", "attention_prefill", "attention_decode")  # kinds whose points name a format
+# kinds whose points name a format
+FORMATTED = ("gemm", "grouped_gemm", "attention_prefill", "attention_decode", "attention_fwd", "attention_fwd_bwd")
 MAX_POINTS = 100_000
 
 

@@ -180,7 +180,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
 
             fmt = peak_format or _default_format(sheets[0])
             forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
-            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table, activations=True)
+            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table, training=True)
         report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report
@@ -205,7 +205,8 @@ def recomputed(compiled, setup: TrainSetup) -> frozenset[str]:
         if setup.recompute == "full":
             found = {node_id for node_id in graph.nodes if keep.in_layers(graph, node_id)}
         elif setup.recompute == "selective":
-            found = {n for n, rule in keep.saved_rules(compiled, setup.dropout, setup.attention_kernel).items() if rule.scores != 0}
+            rules = keep.saved_rules(compiled, setup.dropout, setup.attention_kernel)
+            found = {n for n, rule in rules.items() if rule.scores != 0}
         else:
             found = set()
         compiled.memo[key] = frozenset(found)
