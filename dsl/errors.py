@@ -39,8 +39,8 @@ class Diagnostic(BaseModel):
         lines = [f"{where}error[{self.code}]: {shortened(printable(self.message))}"]
         if self.span is not None and self.source_line is not None:
             lines += _caret_lines(self.span, self.source_line)
-        if self.hint:
-            lines.append(f"hint: {shortened(printable(self.hint))}")
+        if self.hint:  # archcost's own words, never cut (a message may quote a user's value at length)
+            lines.append(f"hint: {printable(self.hint)}")
         if self.note:
             lines.append(f"note: {shortened(printable(self.note))}")
         return "\n".join(lines)

@@ -35,12 +35,23 @@ def _built(commands_wanted: tuple[Command, ...] | None, kind) -> argparse.Argume
     top = kind(prog="archcost", description=DESCRIPTION)
     top.add_argument("--allow-use-outside", action="store_true",
                      help="let `use \"PATH\"` reach files outside the spec's own folder")
+    top.add_argument("--version", action="version", version=f"archcost {_version()}")
     commands = top.add_subparsers(required=True, metavar="COMMAND")
     for command in commands_in_order() if commands_wanted is None else commands_wanted:
         sub = commands.add_parser(command.name, help=command.help)
         command.arguments(sub)
         sub.set_defaults(run=command.run)
     return top
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's), or `unknown` when run from an uninstalled tree."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("archcost")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def commands_in_order() -> list[Command]:

@@ -75,7 +75,9 @@ def roofline_arguments(parser) -> None:
     memory_flag(parser)
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
-    parser.add_argument("--peak", default=None, metavar="FORMAT", help="the device peak to use, e.g. bf16, fp16")
+    parser.add_argument("--compute", "--peak", dest="peak", default=None, metavar="FORMAT",
+                        help="the peak the matrix products run at, e.g. bf16, fp8 (as `layout` and `train` take it; "
+                             "--peak is the older name)")
     parser.add_argument("--activations", action="store_true", help="count activation traffic as moved bytes too")
     weights_flag(parser)
     parser.add_argument("--by-op", action="store_true", help="also place every op on the roofline")

@@ -6,6 +6,7 @@ components); `structure` resolves repeats, selects and ifs, `calls` block calls 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -121,9 +122,10 @@ class Resolution:
             node for node in self.nodes if REGISTRY[node.kind].token_input and not getattr(node.args, "tied", False)
         ]
         if tied and not owners:
-            self.problems.append(self.sources.diagnostic(
+            self.problems.append(self._reached_from(self.sources.diagnostic(
                 "E219", f"`{tied[0].label}` is tied to a table that no op owns: every table here is tied", tied[0].span,
-                hint="declare the embedding without `tied = true`; the head reuses its table"))
+                hint="declare the embedding without `tied = true`; the head reuses its table"), None,
+                tied[0].call_site))
 
     def _the_model(self) -> ast.ModelDef:
         models = self.program.entry.models
@@ -166,22 +168,33 @@ class Resolution:
                 if scope.call_chain:
                     raise
             except Problem as problem:
-                if not (failed and problem.diagnostic.code in FOLLOW_ON):
-                    self.problems.append(self._reached_from(problem.diagnostic, scope))
+                found = self._reached_from(problem.diagnostic, scope)
+                if not (failed and problem.diagnostic.code in FOLLOW_ON) and found not in self.problems:
+                    self.problems.append(found)
                 failed = True
                 if len(self.problems) >= MAX_PROBLEMS:
                     raise ArchError(self.problems) from None
                 if scope.call_chain:
                     raise _Abandoned() from None
 
-    def _reached_from(self, diagnostic: Diagnostic, scope: Scope) -> Diagnostic:
-        """A problem inside a library file names the call in the spec that led there."""
-        site, entry = scope.call_site, self.program.entry.path
+    def _reached_from(self, diagnostic: Diagnostic, scope: Scope | None, site: Span | None = None) -> Diagnostic:
+        """A problem inside a library file is the user's call's: located there (under the argument the library
+        line names, where the call gives one), the library's line a note."""
+        site, entry = site or (scope.call_site if scope else None), self.program.entry.path
         if site is None or diagnostic.span is None or diagnostic.span.file == entry or diagnostic.note:
             return diagnostic
-        call = (self.sources.line(site) or "").strip()
-        where = f"{site.file}:{site.line}:{site.column}"
-        return diagnostic.model_copy(update={"note": f"reached from {where}" + (f": `{call}`" if call else "")})
+        if not diagnostic.span.file.startswith("std/") or site.file.startswith("<probe"):
+            # a block file of the user's own (or one `check` probes) is the user's line already
+            where = f"{site.file}:{site.line}:{site.column}"
+            call = (self.sources.line(site) or "").strip()
+            return diagnostic.model_copy(update={"note": f"reached from {where}" + (f": `{call}`" if call else "")})
+        call = self.sources.line(site) or ""
+        inside = diagnostic.span
+        library = (diagnostic.source_line or "").strip()
+        where = f"{inside.file}:{inside.line}:{inside.column}"
+        span = _argument_span(site, call, _named(diagnostic.source_line, inside)) or site
+        return diagnostic.model_copy(update={"span": span, "source_line": call,
+                                             "note": f"in {where}" + (f": `{library}`" if library else "")})
 
     def _statement(self, stmt: ast.Stmt, scope: Scope, model_level: bool) -> None:
         match stmt:
@@ -256,3 +269,24 @@ class Resolution:
         self.nodes.append(node)
         self.kinds[node.id] = node.kind
         self.labels[node.id] = node.label
+
+
+def _named(source_line: str | None, span) -> list[str]:
+    """The names a library line's flagged text uses, in order (the arguments that may have caused it)."""
+    if not source_line:
+        return []
+    end = span.end_column if span.end_line == span.line else len(source_line) + 1
+    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source_line[span.column - 1:end - 1])
+
+
+def _argument_span(site, call: str, names: list[str]):
+    """The span of `name = value` in the user's call line for the first of `names` the call gives."""
+    from archcost.dsl.errors import Span
+
+    for name in names:
+        found = re.search(rf"\b{re.escape(name)}\s*=\s*[^,()]+", call[site.column - 1:])
+        if found:
+            start = site.column + found.start()
+            text = found.group(0).rstrip()
+            return Span(file=site.file, line=site.line, column=start, end_line=site.line, end_column=start + len(text))
+    return None

@@ -59,6 +59,7 @@ class OpNode:
     span: Span | None = field(default=None, compare=False)
     tail: sp.Expr | None = None  # a replay stage's window: the op runs on the last min(P, tail) positions
     shard: tuple = ("replicated", None)  # (word, head count): how it splits over the cards of a layout
+    call_site: Span | None = field(default=None, compare=False)  # the spec's call that led to a library's op
 
 
 @dataclass

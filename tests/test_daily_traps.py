@@ -1,0 +1,115 @@
+"""Issue 47's traps, each stated as a user met it: a post-norm silently dropped, errors reached through a stdlib
+block pointing into the stdlib, a hint cut short, flags that differ between commands, no --version."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import ROOT
+
+from archcost.compiler.cli import main
+from archcost.compiler.pipeline import compile_text
+from archcost.dsl.errors import ArchError, Diagnostic
+
+POST_ONLY = """use std.embedding
+use std.attention.gqa
+use std.ffn.swiglu
+
+model "Post-norm only" {{
+  d = 1024
+  vocab = 1000
+  precision weights = bf16, kv = bf16
+  embedding(vocab, d)
+  repeat 4 as layers {{
+    gqa(d, q_heads = 8, kv_heads = 8, head_dim = 128, norm = none, post_norm = true{kind}) as attn
+    swiglu(d, f = 4096, norm = none, post_norm = true{kind}) as ffn
+  }}
+  rmsnorm(d) as final_norm
+  lm_head(d, vocab)
+}}
+"""
+
+
+def _params(text: str) -> int:
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Scenario
+
+    return evaluate(compile_text(text), "prefill", Scenario()).params
+
+
+def test_a_post_norm_without_a_pre_norm_is_refused_with_its_fix_not_dropped():
+    """Olmo-3-32B written as `norm = none, post_norm = true` came out 655,360 parameters short (its 64 layers' two
+    post-norms of 5,120): now the call is refused at the user's line, and with the fix the norms are there."""
+    with pytest.raises(ArchError) as refused:
+        compile_text(POST_ONLY.format(kind=""))
+    first = refused.value.diagnostics[0]
+    assert first.code == "E309" and "post_norm_kind = rmsnorm" in first.message
+    assert first.span.file == "<text>" and first.span.line == 11 and first.note.startswith("in std/")
+    kept = _params(POST_ONLY.format(kind=", post_norm_kind = rmsnorm"))
+    without = _params(POST_ONLY.format(kind="").replace(", post_norm = true", ""))
+    assert kept - without == 4 * 2 * 1024
+
+
+MOE = """use std.embedding
+use std.attention.gqa
+use std.ffn.moe
+
+model "Too many" {
+  d = 1024
+  vocab = 1000
+  precision weights = bf16, kv = bf16
+  embedding(vocab, d)
+  repeat 4 as layers {
+    gqa(d, q_heads = 8, kv_heads = 8, head_dim = 128) as attn
+    moe(d, experts = 72, top = 100, f = 512) as ffn
+  }
+  rmsnorm(d) as final_norm
+  lm_head(d, vocab)
+}
+"""
+
+
+def test_an_error_reached_through_a_stdlib_block_is_the_users_once():
+    """`moe(d, experts = 72, top = 100, …)` was reported at std/ffn/moe.arch five times: now once, under the
+    user's `top = 100`, the library's line a note."""
+    with pytest.raises(ArchError) as refused:
+        compile_text(MOE)
+    (only,) = refused.value.diagnostics
+    assert (only.span.file, only.span.line) == ("<text>", 12)
+    shown = only.render().splitlines()
+    assert shown[2].strip().startswith("|") and shown[1][shown[2].index("^"):].startswith("top = 100")
+    assert only.note.startswith("in std/ffn/moe.arch:")
+
+
+def test_a_tied_embedding_alone_is_refused_at_the_users_call():
+    text = ('use std.embedding\n\nmodel "Tied" {\n  d = 64\n  vocab = 100\n  precision weights = bf16, kv = bf16\n'
+            '  embedding(vocab, d, tied = true)\n  lm_head(d, vocab)\n}\n')
+    with pytest.raises(ArchError) as refused:
+        compile_text(text)
+    (only,) = refused.value.diagnostics
+    assert only.code == "E219" and only.span.line == 7 and "tied = true" in only.source_line[only.span.column - 1:]
+
+
+def test_a_hint_is_never_cut():
+    """E501's hint ended `pip install "archco…` at 400 characters: archcost's own words are printed whole."""
+    hint = "install the extra: " + "x" * 500 + ' pip install "archcost[import]"'
+    assert Diagnostic(code="E501", message="m", hint=hint).render().endswith('pip install "archcost[import]"')
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("archcost ")
+
+
+def test_roofline_takes_compute_as_layout_and_train_do(capsys):
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    assert main(["roofline", spec, "--device", "h100-sxm", "--compute", "fp8"]) == 0
+    assert "peak fp8" in capsys.readouterr().out
+
+
+def test_train_on_one_server_takes_the_devices_own_link(capsys):
+    """`train` refused a one-server layout without --link where `layouts` picks the device's own."""
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    assert main(["train", spec, "--seq", "4096", "--global-batch", "8", "--layout", "tp=8", "--device",
+                 "h100-sxm"]) == 0
+    assert "with nvlink4" in capsys.readouterr().out
