@@ -30,9 +30,9 @@ from .base import (
     unequal_groups,
 )
 from .cache import entry_bytes
+from .index import capped_floor_sum, floor_sum
 
 LSE_BYTES = 4  # FlashAttention's softmax statistics: one FP32 log-sum-exp per query row and head
-from .index import capped_floor_sum, floor_sum
 
 FULL = ("causal", "rectangle", "half_rectangle")
 
