@@ -148,3 +148,51 @@ def test_text_is_spec_text_even_when_it_names_a_file(tmp_path):
         with pytest.raises(archcost.ArchError) as caught:
             archcost.load(**wrong)
         assert caught.value.diagnostics[0].code == "E401"  # a bad value, as `checks` says it
+
+
+def test_the_notebook_example_runs(monkeypatch, capsys):
+    """docs/notebook.md's cells, executed in order in one namespace (as a notebook runs them)."""
+    pytest.importorskip("pandas")
+    monkeypatch.chdir(ROOT)
+    namespace: dict = {}
+    for block in re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "notebook.md").read_text(), re.S):
+        exec(compile(block, "docs/notebook.md", "exec"), namespace)
+    out = capsys.readouterr().out
+    assert "requests of 32K fit on one H100" in out and "TTFT ≤ 500.0 ms" in out
+
+
+def test_tab_completion_offers_the_api():
+    assert {"load", "Model", "Table", "Report", "Sweep"} <= set(dir(archcost))
+
+
+def test_table_rows_are_numbers_with_units_in_the_header(qwen):
+    """`pandas.DataFrame(table.rows())` was a frame of text ('19,793.63'): now of numbers."""
+    row = qwen.compare(P=8192).rows()[0]
+    assert row["model"] == "Qwen3-8B" and isinstance(row["context (GFLOPs)"], float)
+    assert row["context (GFLOPs)"] == pytest.approx(19793.63)
+
+
+def test_a_sweep_is_the_cli_sweeps_columns(qwen):
+    from archcost.compiler.numbers.evaluate import evaluate
+    from archcost.compiler.terms.scenario import Scenario
+
+    grid = qwen.sweep("prefill", B=[1, 4], P=range(1024, 4097, 1024))
+    assert len(grid) == 8 and list(grid.names[:4]) == ["B", "S", "P", "G"]
+    exact = evaluate(compiled("qwen3-8b"), "prefill", Scenario(B=4, P=4096))
+    assert grid["flops_matrix"][-1] == pytest.approx(exact.flops_matrix, rel=1e-12)
+    with pytest.raises(archcost.ArchError):
+        qwen.sweep("decode", P=[2])
+
+
+def test_the_questions_answer_as_the_commands_do(qwen, capsys):
+    from archcost.compiler.cli import main
+
+    answer = qwen.capacity("h100-sxm", context=32768)
+    assert main(["capacity", str(ROOT / "specs" / "qwen3-8b.arch"), "--device", "h100-sxm", "--context",
+                 "32768"]) == 0
+    assert str(answer) == capsys.readouterr().out
+    assert answer["max_batch"] == answer.max_batch > 0
+    step = qwen.train("tp=8", seq=4096, global_batch=8, device="h100-sxm")
+    assert repr(step).startswith("<archcost.Report: Qwen3-8B training") and "expected step" in str(step)
+    with pytest.raises(archcost.ArchError):
+        qwen.layouts("8xh100-sxm", isl=1024, ttft=0.5)

@@ -12,7 +12,7 @@ This package is the `archcost` import name itself (pyproject maps it to compiler
 
 from __future__ import annotations
 
-__all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
+__all__ = ["ArchError", "Diagram", "Formula", "Model", "Report", "Result", "Sweep", "Table", "load"]
 
 
 def __getattr__(name: str):
@@ -27,3 +27,8 @@ def __getattr__(name: str):
 
         return getattr(model, name)
     raise AttributeError(f"module 'archcost' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """What tab completion offers: the API, though its classes are imported only when used."""
+    return sorted({*globals(), *__all__})

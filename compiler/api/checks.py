@@ -75,3 +75,24 @@ def _is_file(text: str) -> bool:
         return len(text) < 4096 and "\n" not in text and Path(text).is_file()
     except (OSError, ValueError):
         return False
+
+
+def switch(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise bad_value(f"`{name}` is True or False")
+    return value
+
+
+def positive(name: str, value, most: float | None = None) -> float | None:
+    """An optional positive number (at most `most`), never a bool or text."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= (most or float("inf")):
+        raise bad_value(f"`{name}` is a number above 0{f' and at most {most:g}' if most else ''}")
+    return float(value)
+
+
+def text(name: str, value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise bad_value(f"`{name}` takes text, not {type(value).__name__}")
+    return value

@@ -12,9 +12,10 @@ from archcost.compiler.terms.conventions import Conventions, Scenario, counting
 from archcost.compiler.terms.letters import LEDGERS, PHASES
 from archcost.dsl.errors import ArchError
 
-from .results import Diagram, Formula, Result
+from .questions import Questions
+from .results import Diagram, Formula, Report, Result, Sweep
 
-__all__ = ["ArchError", "Diagram", "Formula", "Model", "Result", "Table", "load"]
+__all__ = ["ArchError", "Diagram", "Formula", "Model", "Report", "Result", "Sweep", "Table", "load"]
 
 QUANTITIES = ("M", "F", "R")
 
@@ -38,9 +39,9 @@ def load(source: str | Path | None = None, *, text: str | None = None, name: str
                       logits=checks.word("logits", logits, CONVENTIONS["logits"]),
                       routing=checks.word("routing", routing, CONVENTIONS["routing"]),
                       scales=checks.word("scales", scales, CONVENTIONS["scales"]),
-                      weights=_optional_text("weights", weights), kv=_optional_text("kv", kv),
+                      weights=checks.text("weights", weights), kv=checks.text("kv", kv),
                       paths=tuple(sorted(checks.words_by_name("options", options).items())))
-    text, path = _source(source, text, _optional_text("name", name))
+    text, path = _source(source, text, checks.text("name", name))
     stands_for = None if file is None or text is None else checks.path("file", file)
     return Model(_Source(text=text, path=path, allow_outside=bool(allow_use_outside), stands_for=stands_for), chosen)
 
@@ -48,12 +49,6 @@ def load(source: str | Path | None = None, *, text: str | None = None, name: str
 CONVENTIONS = {"attention": ("as_written", "causal", "rectangle", "half_rectangle"), "logits": ("last", "all"),
                "vector_params": ("nonmatrix", "matrix"), "routing": ("uniform", "concentrated", "random"),
                "scales": ("logical", "stored")}
-
-
-def _optional_text(name: str, value) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise checks.bad_value(f"`{name}` takes text, not {type(value).__name__}")
-    return value
 
 
 def _source(source: str | Path | None, text: str | None, name: str | None) -> tuple[str | None, Path | None]:
@@ -97,10 +92,11 @@ class _Source:
         return cache.key(self.path, options.model_dump(), self.allow_outside)
 
 
-class Model:
-    """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `compare`, `layout`, `diagram`; shows a
-    summary in a notebook. A spec file whose forms the formula cache holds is compiled only when something
-    beyond those forms is asked for."""
+class Model(Questions):
+    """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `sweep`, `compare`, `layout`, `layouts`,
+    `capacity`, `roofline`, `state`, `request`, `throughput`, `train`, `diagram`; shows a summary in a notebook.
+    A spec file whose forms the formula cache holds is compiled only when something beyond those forms is
+    asked for."""
 
     def __init__(self, source: _Source, options: Conventions):
         self._source = source
@@ -145,7 +141,7 @@ class Model:
              ops: bool = False) -> Result:
         """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
         phase = checks.word("phase", phase, PHASES)
-        ops = _switch("ops", ops)
+        ops = checks.switch("ops", ops)
         P = checks.new_tokens(phase, P)
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
@@ -195,7 +191,7 @@ class Model:
         P = checks.new_tokens(phase, P)
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
-        device, link = _optional_text("device", device), _optional_text("link", link)  # names, never numbers
+        device, link = checks.text("device", device), checks.text("link", link)  # names, never numbers
         if (device is None) != (link is None):
             raise checks.bad_value("time bounds need both `device` and `link`")
         memory = checks.word("memory", memory, ("reported", "nominal"))
@@ -205,81 +201,19 @@ class Model:
         table = table_for(sheets[0]) if sheets[0] is not None else None  # the CLI's expected step, beside the bounds
         return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets, table=table)
 
-    def train(self, layout: str = "tp=1", *, seq: int, global_batch: int, micro_batch: int = 1,
-              recompute: str = "none", zero: int = 0, optimizer: str = "adamw", grad_format: str = "fp32",
-              dropout: bool = False, schedule: str | None = None, device: str | None = None,
-              link: str | None = None, network: str | None = None, memory: str = "reported",
-              compute: str | None = None, step_time: float | None = None, efficiency: float | None = None):
-        """One training step on a layout (docs/training.md): per card its weights, gradients, optimizer states
-        and activations, the step's FLOPs with recomputation and its collectives; with a device and a link, its
-        bounds and MFU (at `step_time` if measured, at `efficiency` of the peak if given)."""
-        from archcost.compiler.cards.degrees import parse_layout
-        from archcost.compiler.front.hardware import device as device_sheet
-        from archcost.compiler.front.hardware import link as link_sheet
-        from archcost.compiler.train.optimizer import GRADIENT_BYTES, OPTIMIZERS
-        from archcost.compiler.train.schedule import SCHEDULES
-        from archcost.compiler.train.step import RECOMPUTE, TrainSetup, train_report
-
-        if not isinstance(layout, str):
-            raise checks.bad_value("`layout` is text such as \"tp=8,pp=8,sp\"")
-        setup = TrainSetup(seq=checks.count("seq", seq, 1), global_batch=checks.count("global_batch", global_batch, 1),
-                           micro_batch=checks.count("micro_batch", micro_batch, 1),
-                           recompute=checks.word("recompute", recompute, RECOMPUTE),
-                           zero=_stage_of_zero(zero),
-                           optimizer=checks.word("optimizer", optimizer, tuple(OPTIMIZERS)),
-                           grad_format=checks.word("grad_format", grad_format, tuple(GRADIENT_BYTES)),
-                           dropout=_switch("dropout", dropout),
-                           schedule=None if schedule is None else checks.word("schedule", schedule, SCHEDULES))
-        names = [_optional_text(n, v) for n, v in (("device", device), ("link", link), ("network", network))]
-        if (names[0] is None) != (names[1] is None):
-            raise checks.bad_value("the step's bounds need both `device` and `link`")
-        sheets = None
-        if names[0] is not None:
-            wire = link_sheet(names[1])
-            sheets = (device_sheet(names[0], checks.word("memory", memory, ("reported", "nominal"))), wire,
-                      link_sheet(names[2]) if names[2] else wire)
-        compiled = self.compiled if self.options.logits == "all" else self._source.build(
-            self.options.model_copy(update={"logits": "all"}))  # a step's loss reads every position's logits
-        from archcost.compiler.cards.expected import table_for
-
-        return train_report(compiled, parse_layout(layout), setup, sheets, _positive("step_time", step_time),
-                            _positive("efficiency", efficiency, 1.0), _optional_text("compute", compute),
-                            table_for(sheets[0]) if sheets is not None else None)
-
     def diagram(self, blocks: bool = False, layout: str | None = None) -> Diagram:
         """The computation graph: blocks as clusters, stacks with their multiplicity; `blocks` draws each
         block as one node, `layout` ("tp=8,ep=8") marks the collectives it puts on the edges."""
         from archcost.compiler.render import dot
 
-        if _switch("blocks", blocks):
+        if checks.switch("blocks", blocks):
             if layout is not None:
                 raise checks.bad_value("`blocks` draws blocks, `layout` marks the edges between ops: choose one")
             from archcost.compiler.render.blocks import to_block_dot
 
             return Diagram(to_block_dot(self.compiled))
-        traffic = None if layout is None else dot.layout_traffic(self.compiled, _optional_text("layout", layout))
+        traffic = None if layout is None else dot.layout_traffic(self.compiled, checks.text("layout", layout))
         return Diagram(dot.to_dot(self.compiled, traffic))
-
-
-def _stage_of_zero(value) -> int:
-    if isinstance(value, bool) or value not in (0, 1, 2, 3):
-        raise checks.bad_value("`zero` is a ZeRO stage: 0, 1, 2 or 3")
-    return int(value)
-
-
-def _switch(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise checks.bad_value(f"`{name}` is True or False")
-    return value
-
-
-def _positive(name: str, value, most: float | None = None) -> float | None:
-    """An optional positive number (at most `most`), never a bool or text."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= (most or float("inf")):
-        raise checks.bad_value(f"`{name}` is a number above 0{f' and at most {most:g}' if most else ''}")
-    return float(value)
 
 
 def _dimension_names(compiled) -> set[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..terms.letters import PHASES, bad_value
+from ..terms.letters import MAX_CARDS, PHASES, bad_value
 from .common import (
     Command,
     byte_size,
@@ -24,7 +24,6 @@ from .serving import engine_flags
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, nvlink4_h800, nvlink_bridge, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
 
 
-MAX_CARDS = 4096  # the layouts searched grow with the divisors of the count: enough for any deployment
 
 
 def layout_arguments(parser) -> None:

@@ -15,8 +15,8 @@ GiB = 2**30
 
 def architecture_table(models: list) -> Table:
     """Table 2-A: layers, width, attention and feed-forward composition, experts, depth connection."""
-    header = ["model", "params (B)", "active (B)", "w/o lookups", "w/o vocab", "layers L", "width d", "attention",
-              "feed-forward", "experts E", "top k", "expert width in", "expert f", "depth connection"]
+    header = ["model", "params (B)", "active (B)", "w/o lookups", "w/o vocab", "L", "d", "attention", "ffn", "E", "k",
+              "in", "f", "depth"]
     rows = []
     for view in map(view_of, models):
         report, facts = view.report("decode"), view.facts
@@ -30,8 +30,12 @@ def architecture_table(models: list) -> Table:
                                                             "vocab: without the embedding and the head. Llama 4 "
                                                             "publishes the first, gpt-oss the second, MiniMax the "
                                                             "third",
-                                                            "layers count attention blocks; a composition names "
-                                                            "each layer by its `select` arm, else by its block"])
+                                                            "L: layers (attention blocks), d: their width; a "
+                                                            "composition names each layer by its `select` arm, else "
+                                                            "by its block; E routed experts, k of them a token, each "
+                                                            "in → f → in; depth: how a layer's output reaches the "
+                                                            "next (residual, hyper-connections, attention "
+                                                            "residuals)"])
 
 
 def prefill_table(models: list, tokens: int = 8192) -> Table:

@@ -9,6 +9,7 @@ PHASES: tuple[str, ...] = ("prefill", "decode", "call", "request")
 # positions and tokens far beyond any deployment, small enough to stay exact.
 LOWEST = {"B": 1, "S": 0, "P": 1, "G": 1}
 MAX_COUNT = 10**12
+MAX_CARDS = 4096  # the layouts searched grow with the divisors of the count: enough for any deployment
 
 # The six classes of the chapter's Table 2-B; every op belongs to one (`component`).
 COMPONENTS = ("embedding_output", "attention", "dense_ffn", "routed_experts", "engram", "other")
