@@ -170,15 +170,6 @@ class Served(Predicted):
 def predict_served(row: Served, models: dict) -> None:
     """An offline max-throughput run of TensorRT-LLM's performance tables: every request queued at once, so the
     engine runs as many as its caps and KV budget allow; FP8 runs with FP8 weights, KV cache and products."""
-    from archcost.compiler.cards.degrees import parse_layout
-    from archcost.compiler.cards.expected import table_for
-    from archcost.compiler.front.hardware import device, own_link
-    from archcost.compiler.pipeline import compile_file
-    from archcost.compiler.serving.engines import preset
-    from archcost.compiler.serving.throughput import throughput
-    from archcost.compiler.terms.scenario import Conventions
-    from archcost.dsl.errors import ArchError
-
     run, workload = row.run, row.run.get("workload") or {}
     measured = run.get("measured") or {}
     row.measured = measured.get("output_tokens_per_s") or measured.get("token_throughput_tokens_per_s")
@@ -193,20 +184,8 @@ def predict_served(row: Served, models: dict) -> None:
                             ("no throughput printed", not isinstance(row.measured, (int, float)))))
     if row.missing:
         return
-    given = run.get("layout") or {}
-    row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
-                          and given[k] > 1) or "tp=1"
-    options = Conventions(**({"weights": "fp8", "kv": "fp8"} if fmt == "fp8" else {}))
-    key = (row.spec, fmt)
-    try:
-        if key not in models:
-            models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
-        sheet = device(sheets[0])
-        result = throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
-                            preset("trtllm", sheet.memory, sheet.name.startswith("a100")), workload["isl"],
-                            workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None)
-    except ArchError as error:
-        row.missing = f"refused: {error.diagnostics[0].message}"[:160]
+    result = _served(row, models, fmt, sheets[0], "trtllm")
+    if result is None:
         return
     row.expected, row.batch = result.output_tokens_per_second, result.batch
 
@@ -229,14 +208,7 @@ class Latency(Predicted):
 def predict_latency(row: Latency, models: dict) -> None:
     """An online run at a finite request rate with its prompt and output lengths printed: the steady state
     that rate keeps (Little's law), under the run's engine's defaults."""
-    from archcost.compiler.cards.degrees import parse_layout
-    from archcost.compiler.cards.expected import table_for
-    from archcost.compiler.front.hardware import device, own_link
-    from archcost.compiler.pipeline import compile_file
-    from archcost.compiler.serving.engines import ENGINES, preset
-    from archcost.compiler.serving.throughput import throughput
-    from archcost.compiler.terms.scenario import Conventions
-    from archcost.dsl.errors import ArchError
+    from archcost.compiler.serving.engines import ENGINES
 
     run, workload = row.run, row.run.get("workload") or {}
     measured = run.get("measured") or {}
@@ -260,21 +232,8 @@ def predict_latency(row: Latency, models: dict) -> None:
                             ("no TTFT or TPOT printed", row.measured is None and row.ttft_measured is None)))
     if row.missing:
         return
-    given = run.get("layout") or {}
-    row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
-                          and given[k] > 1) or "tp=1"
-    options = Conventions(**({"weights": "fp8", "kv": "fp8"} if fmt == "fp8" else {}))
-    key = (row.spec, fmt)
-    try:
-        if key not in models:
-            models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
-        sheet = device(sheets[0])
-        result = throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
-                            preset(engine, sheet.memory, sheet.name.startswith("a100")), workload["isl"],
-                            workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None,
-                            request_rate=row.rate)
-    except ArchError as error:
-        row.missing = f"refused: {error.diagnostics[0].message}"[:160]
+    result = _served(row, models, fmt, sheets[0], engine, request_rate=row.rate)
+    if result is None:
         return
     row.expected, row.ttft_expected = result.tpot_seconds, result.ttft_seconds
 
@@ -290,6 +249,37 @@ def latency_rows() -> list[Latency]:
             predict_latency(row, models)
             found.append(row)
     return found
+
+
+def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str, request_rate=None):
+    """`archcost throughput` of a serving run as its source states it (the layout, FP8 weights, KV cache and
+    products for an FP8 run, the engine's defaults), or None with what refused it in `row.missing`."""
+    from archcost.compiler.cards.degrees import parse_layout
+    from archcost.compiler.cards.expected import table_for
+    from archcost.compiler.front.hardware import device, own_link
+    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.serving.engines import preset
+    from archcost.compiler.serving.throughput import throughput
+    from archcost.compiler.terms.scenario import Conventions
+    from archcost.dsl.errors import ArchError
+
+    run, workload = row.run, row.run.get("workload") or {}
+    given = run.get("layout") or {}
+    row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
+                          and given[k] > 1) or "tp=1"
+    options = Conventions(**({"weights": "fp8", "kv": "fp8"} if fmt == "fp8" else {}))
+    key = (row.spec, fmt)
+    try:
+        if key not in models:
+            models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
+        sheet = device(sheet_name)
+        return throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
+                          preset(engine, sheet.memory, sheet.name.startswith("a100")), workload["isl"],
+                          workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None,
+                          request_rate=request_rate)
+    except ArchError as error:
+        row.missing = f"refused: {error.diagnostics[0].message}"[:160]
+        return None
 
 
 def served_rows() -> list[Served]:
