@@ -103,6 +103,8 @@ class Model(Questions):
         self.options = options
         self._key = source.key(options)
         self._entry = cache.load(self._key) if self._key is not None else None
+        self._built: dict = {}  # each phase's evaluator from the cached forms, built on first use
+        self._remembered: set[str] = set()  # phases this model has put in the formula cache
         self._compiled = None if self._entry is not None else source.build(options)
 
     @property
@@ -146,14 +148,18 @@ class Model(Questions):
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
         if self._entry is not None and not ops:
-            data = cache.report(self._entry, phase, scenario.model_dump())
+            data = cache.report(self._entry, phase, scenario.model_dump(), built=self._built)
             if data is not None:
                 return Result(data)
         from archcost.compiler.numbers.evaluate import by_op, evaluate
 
         report = evaluate(self.compiled, phase, scenario)
-        if self._key is not None:  # the next process evaluates this phase from the cache
-            cache.remember(self._key, self.compiled, [phase])
+        if phase not in self._remembered:  # the next call from the forms: kept in the cache, or in memory
+            self._remembered.add(phase)
+            if self._key is not None:
+                cache.remember(self._key, self.compiled, [phase])
+            self._entry = (cache.load(self._key) if self._key is not None else None) or \
+                cache.held(self.compiled, phase, self._entry)
         return Result(report.model_dump(exclude_none=True), by_op(self.compiled, phase, scenario) if ops else None)
 
     eval = evaluate  # the CLI's word; no call to the builtin of that name anywhere in the package

@@ -94,6 +94,20 @@ def store(key: dict, head: dict, sources: list[str], phases: dict[str, dict], ex
     write_entry(path, entry)
 
 
+def held(compiled, phase: str, entry: dict | None = None) -> dict | None:
+    """An entry kept in memory only (spec text with no file, or no cache folder): `entry` with the forms of
+    `phase` added, so that the next evaluation reads them as a cached model does."""
+    from .evaluate import head
+    from .leaves import phase_forms
+
+    forms = phase_forms(compiled, phase)
+    if forms is None:
+        return entry
+    entry = entry or {"head": {**head(compiled), "model": compiled.name}, "phases": {}}
+    entry["phases"][phase_key(phase, None)] = forms
+    return entry
+
+
 def remember(key: dict, compiled, phases: list[str], name: str | None = None, extras: dict | None = None,
              reads: tuple[str, ...] | None = None) -> None:
     """Keep a compiled model's forms of these phases (of every quantity, or of those `reads` names), and `extras`
@@ -114,15 +128,22 @@ def files_read(entry: dict) -> list[Path]:
     return [source_file(name) for name, _ in entry["sources"]]
 
 
-def report(entry: dict, phase: str, scenario: dict, reads: tuple[str, ...] | None = None) -> dict | None:
+def report(entry: dict, phase: str, scenario: dict, reads: tuple[str, ...] | None = None,
+           built: dict | None = None) -> dict | None:
     """The report data of `phase` at `scenario`, as JSON shows it (of every quantity, or at least of those `reads`
     names), or None when the entry lacks the phase or a number is not vouched for (the compiler then runs and says
-    why)."""
+    why). `built` keeps each phase's evaluator for the caller that asks again (a loaded model, a view)."""
     phase_forms = _forms_holding(entry["phases"], phase, reads)
     if phase_forms is None:
         return None
     try:
-        numbers = Numbers(Evaluator(phase_forms)(**scenario))
+        key = (phase, reads)
+        evaluator = built.get(key) if built is not None else None
+        if evaluator is None:
+            evaluator = Evaluator(phase_forms)
+            if built is not None:
+                built[key] = evaluator
+        numbers = Numbers(evaluator(**scenario))
         data = assemble(entry["head"], phase_forms["plan"], phase, scenario, numbers)
     except Exception:  # noqa: BLE001  (any surprise: the compiler's path decides, and explains)
         return None
@@ -149,6 +170,7 @@ class CachedView:
         head = entry["head"]
         self.entry, self.name, self.conventions, self.paths = entry, head["model"], head["conventions"], head["paths"]
         self.reads = reads
+        self.built: dict = {}  # each phase's evaluator, built once
 
     @property
     def facts(self) -> dict:
@@ -157,7 +179,7 @@ class CachedView:
         return self.entry["facts"]
 
     def report(self, phase: str, **shape) -> dict:
-        data = report(self.entry, phase, {"B": 1, "S": 0, "P": 1, "G": 1, **shape}, self.reads)
+        data = report(self.entry, phase, {"B": 1, "S": 0, "P": 1, "G": 1, **shape}, self.reads, self.built)
         if data is None:
             raise LookupError(f"no {phase} forms cached")
         return {**data, "model": self.name}
