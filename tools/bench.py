@@ -86,6 +86,11 @@ def processes(env: dict) -> float:
     row("README's main job, cold (compare --table chapter)",
         f"{seconds:.3f} s = {ratio:.2f} × one cold eval ({base:.3f} s)",
         "≤ 1.5 × one cold eval", ratio <= 1.5)
+    warm_chapter = [part for part in chapter if part != "--no-cache"]
+    cpu_of(warm_chapter, env)  # the formula cache now holds the five specs
+    seconds, base, ratio = paired(warm_chapter, cold, 5, env)
+    row("README's main job, warm", f"{seconds:.3f} s = {ratio:.2f} × one cold eval ({base:.3f} s)",
+        "≤ 0.25 × one cold eval", ratio <= 0.25)
     return floor
 
 

@@ -6,11 +6,20 @@ compiled models (views.CompiledView) or the formula cache (warm.CachedView) alik
 
 from __future__ import annotations
 
-from ..serving.views import EXPERT_FIGURES, view_of
-from ..terms.quantities import reading
+from ..terms.quantities import EXPERT_FIGURES, reading
 from .tables import Table, option_notes, params_table
 
 GiB = 2**30
+
+
+def view_of(model):
+    """A model as the tables read it: a view (the formula cache's, or serving.views's) passes through, a compiled
+    model is wrapped (imported then: a warm `compare` reads only cache entries, without sympy or networkx)."""
+    if hasattr(model, "report"):
+        return model
+    from ..serving.views import view_of as compiled_view
+
+    return compiled_view(model)
 
 
 def architecture_table(models: list) -> Table:

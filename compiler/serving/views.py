@@ -13,11 +13,11 @@ from ..numbers.building import from_sympy
 from ..numbers.evaluate import report_data, report_read, state_bytes_at
 from ..numbers.leaves import NAMES
 from ..ops import REGISTRY
+from ..terms.quantities import EXPERT_FIGURES
 from ..terms.scenario import Scenario
 from ..terms.symbols import H, S
 
 FFN = ("dense_ffn", "routed_experts")
-EXPERT_FIGURES = "experts"  # the rows the MoE op adds to a report (ops/experts.py, ExpertUse)
 
 
 class CompiledView:

@@ -164,3 +164,6 @@ def moved_bytes(values: dict[str, float], activations: bool = False) -> float:
 def report_fields(report) -> dict[str, float]:
     """A report's parts back under their field names (`read_bytes["weights"]` as `read_weights`)."""
     return {field: getattr(report, q.name)[key] for q in QUANTITIES if q.by == "parts" for key, field in q.parts}
+
+
+EXPERT_FIGURES = "experts"  # the rows the MoE op adds to a report (ops/experts.py, ExpertUse)
