@@ -159,7 +159,9 @@ def render() -> str:
             + ": `from`/`on` name the tensors it reads (default: the previous statement's output; `on` also "
               "takes over the name), `component` its class in the parameter and FLOP tables, `replay = false` "
               "keeps it on every position inside a `replay` stage, `shard` how it splits over the cards of a "
-              "layout (`column`, `row`, `heads(n)`, `vocab`, `ep`; replicated when absent: docs/layouts.md).", ""]
+              "layout (`column`, `row`, `heads(n)`, `vocab`, `ep`; replicated when absent: docs/layouts.md), "
+              "`steers` the ops of its block its output steers without flowing into them (`steers = routed`: a "
+              "router's choice, a gate, sinks, an indexer's selection; drawn as a dashed edge, never costed).", ""]
     for spec in REGISTRY.values():
         out += op_section(spec)
     out += BLOCK_RULES + PIPELINE

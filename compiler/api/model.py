@@ -92,6 +92,12 @@ class _Source:
         return cache.key(self.path, options.model_dump(), self.allow_outside)
 
 
+def _shape(phase: str, B, S, P, G) -> Scenario:
+    P = checks.new_tokens(phase, P)
+    return Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
+                    G=checks.count("G", G, 1))
+
+
 class Model(Questions):
     """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `sweep`, `compare`, `layout`, `layouts`,
     `capacity`, `roofline`, `state`, `request`, `throughput`, `train`, `diagram`; shows a summary in a notebook.
@@ -207,19 +213,20 @@ class Model(Questions):
         table = table_for(sheets[0]) if sheets[0] is not None else None  # the CLI's expected step, beside the bounds
         return layout_report(self.compiled, parse_layout(layout), phase, scenario, *sheets, table=table)
 
-    def diagram(self, blocks: bool = False, layout: str | None = None) -> Diagram:
+    def diagram(self, blocks: bool = False, layout: str | None = None, phase: str = "prefill", *, B: int = 1,
+                S: int = 0, P: int | None = None, G: int = 1) -> Diagram:
         """The computation graph: blocks as clusters, stacks with their multiplicity; `blocks` draws each
-        block as one node, `layout` ("tp=8,ep=8") marks the collectives it puts on the edges."""
+        block as one node (its FLOPs a call at the shape given), `layout` ("tp=8,ep=8") marks the collectives
+        it puts on the edges and the part of each split op a card holds."""
         from archcost.compiler.render import dot
 
+        marks = None if layout is None else dot.layout_marks(self.compiled, checks.text("layout", layout))
         if checks.switch("blocks", blocks):
-            if layout is not None:
-                raise checks.bad_value("`blocks` draws blocks, `layout` marks the edges between ops: choose one")
             from archcost.compiler.render.blocks import to_block_dot
 
-            return Diagram(to_block_dot(self.compiled))
-        traffic = None if layout is None else dot.layout_traffic(self.compiled, checks.text("layout", layout))
-        return Diagram(dot.to_dot(self.compiled, traffic))
+            phase = checks.word("phase", phase, PHASES)
+            return Diagram(to_block_dot(self.compiled, phase, _shape(phase, B, S, P, G), marks))
+        return Diagram(dot.to_dot(self.compiled, marks))
 
 
 def _dimension_names(compiled) -> set[str]:

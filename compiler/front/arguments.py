@@ -22,8 +22,10 @@ MAX_REQUEST_DEGREE = 4
 MAX_VALUE = sp.Integer(10) ** 40  # as the literals' digit limit: a value built up past it is a typo or an attack
 
 FLOW_ARGS = ("from", "on")  # accepted by every op and block call: where the input comes from
-# accepted by every op: its class; replay = false runs on every position; how it splits over cards
-OP_WIDE_ARGS = ("component", "replay", "shard")
+# accepted by every op: its class; replay = false runs on every position; how it splits over cards; the ops of
+# its own block its output steers without flowing into them (a router's choice, a gate, sinks, an indexer's
+# selection): drawn as edges, never costed
+OP_WIDE_ARGS = ("component", "replay", "shard", "steers")
 
 
 def split_flow(args: list[ast.Arg], reserved: tuple[str, ...] = FLOW_ARGS

@@ -37,7 +37,8 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
     cluster_id = scope.qualify(label)
     title = label if label == block.name else f"{label}: {block.name}"
     res.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
-                                       multiplicity=scope.multiplicity, span=stmt.span)
+                                       multiplicity=scope.multiplicity, span=stmt.span,
+                                       library=bool(block.span and block.span.file.startswith("std/")))
     alike = replay.key(block, values, source, scope)
     recorded = res.recordings.get(alike) if alike is not None else None
     if recorded is not None and replay.replays(res, recorded):
@@ -123,6 +124,7 @@ def op(res: Resolving, stmt: ast.Op, scope: Scope) -> None:
     component = _component(res, flow.pop("component", None), scope)
     shard_given = flow.pop("shard", None)
     tail = scope.tail if _replays(res, flow.pop("replay", None), scope) else None
+    steers = _steered(res, flow.pop("steers", None))
     values = bind_op_args(spec, args, scope, stmt, component)
     shard = _shard(res, shard_given, scope, spec)  # after the op's own arguments: their errors come first
     in_width, out_width = spec.widths(values)
@@ -134,7 +136,7 @@ def op(res: Resolving, stmt: ast.Op, scope: Scope) -> None:
                   multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
                   rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
                   states=_states(res, spec, values, scope, stmt), cluster=scope.cluster, span=stmt.span, tail=tail,
-                  shard=shard, call_site=scope.call_site)
+                  shard=shard, call_site=scope.call_site, steers=steers)
     res.add_node(node, stmt.span)
     if spec.stores_state:
         scope.last_cache = node.id
@@ -143,6 +145,18 @@ def op(res: Resolving, stmt: ast.Op, scope: Scope) -> None:
             scope.shared[label] = node.id  # one dict for the whole model: later layers read it
     if spec.produces:
         bind_output(flow, scope, label, Tensor(node.id, rows, out_width))
+
+
+def _steered(res: Resolving, given: ast.Keyword | None) -> tuple[str, ...]:
+    """`steers = routed` or `steers = (read, write)`: labels of ops of the same block (checked once the model
+    is resolved: at least one of them must be there)."""
+    if given is None:
+        return ()
+    items = given.value.items if isinstance(given.value, ast.Tuple) else [given.value]
+    if not all(isinstance(item, ast.Name) for item in items):
+        raise res.problem("E207", "`steers` takes the label of an op of this block, or a tuple of labels",
+                          given.value.span)
+    return tuple(item.id for item in items)
 
 
 def _op_spec(res: Resolving, stmt: ast.Op, scope: Scope) -> OpSpec:

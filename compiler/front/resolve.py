@@ -6,7 +6,6 @@ components); `structure` resolves repeats, selects and ifs, `calls` block calls 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -15,7 +14,7 @@ from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic, Span, did_you_mean
 from archcost.dsl.loader import Program
 
-from ..graph.ir import Cluster, ModelIR, OpNode, Tensor
+from ..graph.ir import Cluster, ModelIR, OpNode, Tensor, steered_ids
 from ..ops import REGISTRY
 from ..terms import symbols
 from ..terms.quantities import COMPONENTS
@@ -23,6 +22,7 @@ from . import calls, precision, structure
 from .arguments import MAX_VALUE
 from .declarations import Declarations, declare, expanded_size
 from .expr import Env, Problem, to_sympy
+from .located import argument_span, named
 from .replay import Noted
 from .scope import Scope
 
@@ -98,6 +98,8 @@ class Resolution:
                 "E308", f"this model has no option `{name}`", None,
                 hint=did_you_mean(name, self.paths) or f"its options: {', '.join(self.paths) or 'none'}"))
         self._check_tied()
+        if not self.problems:  # a block abandoned by an earlier problem lacks the ops its `steers` name
+            self._check_steering()
         self._check_roles(scope)
         if self.problems:
             raise ArchError(self.problems)
@@ -113,6 +115,17 @@ class Resolution:
                 self.problems.append(self.sources.diagnostic(
                     "E210", f"precision role `{role}` is named by no op", span,
                     hint=did_you_mean(role, known) or f"the roles ops read here: {', '.join(known)}"))
+
+    def _check_steering(self) -> None:
+        """Each op's `steers` names an op of its own block (one of a tuple's labels at least: a block's
+        branches may name either)."""
+        ids = {node.id for node in self.nodes}
+        for node in self.nodes:
+            if node.steers and not any(target in ids for target in steered_ids(node)):
+                self.problems.append(self._reached_from(self.sources.diagnostic(
+                    "E207", f"`{node.label}` steers `{'`, `'.join(node.steers)}`: no op of its block has that label",
+                    node.span, hint="`steers` names a later op of the same block, as `from` names an earlier one"),
+                    None, node.call_site))
 
     def _check_tied(self) -> None:
         """A `tied` op reuses a table another op owns; when every table is tied, its parameters belong to no one
@@ -192,7 +205,7 @@ class Resolution:
         inside = diagnostic.span
         library = (diagnostic.source_line or "").strip()
         where = f"{inside.file}:{inside.line}:{inside.column}"
-        span = _argument_span(site, call, _named(diagnostic.source_line, inside)) or site
+        span = argument_span(site, call, named(diagnostic.source_line, inside)) or site
         return diagnostic.model_copy(update={"span": span, "source_line": call,
                                              "note": f"in {where}" + (f": `{library}`" if library else "")})
 
@@ -269,24 +282,3 @@ class Resolution:
         self.nodes.append(node)
         self.kinds[node.id] = node.kind
         self.labels[node.id] = node.label
-
-
-def _named(source_line: str | None, span) -> list[str]:
-    """The names a library line's flagged text uses, in order (the arguments that may have caused it)."""
-    if not source_line:
-        return []
-    end = span.end_column if span.end_line == span.line else len(source_line) + 1
-    return re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source_line[span.column - 1:end - 1])
-
-
-def _argument_span(site, call: str, names: list[str]):
-    """The span of `name = value` in the user's call line for the first of `names` the call gives."""
-    from archcost.dsl.errors import Span
-
-    for name in names:
-        found = re.search(rf"\b{re.escape(name)}\s*=\s*[^,()]+", call[site.column - 1:])
-        if found:
-            start = site.column + found.start()
-            text = found.group(0).rstrip()
-            return Span(file=site.file, line=site.line, column=start, end_line=site.line, end_column=start + len(text))
-    return None

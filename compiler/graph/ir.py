@@ -38,6 +38,7 @@ class Cluster:
     component: str | None = None        # that block's component class
     multiplicity: sp.Expr = sp.Integer(1)  # how many copies of it the model holds
     span: Span | None = field(default=None, compare=False)  # the statement that made it: a call, a repeat, an arm
+    library: bool = field(default=False, compare=False)  # a block archcost ships (its file is std/…)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class OpNode:
     tail: sp.Expr | None = None  # a replay stage's window: the op runs on the last min(P, tail) positions
     shard: tuple = ("replicated", None)  # (word, head count): how it splits over the cards of a layout
     call_site: Span | None = field(default=None, compare=False)  # the spec's call that led to a library's op
+    steers: tuple[str, ...] = field(default=(), compare=False)  # labels of its block's ops it steers (drawn)
 
 
 @dataclass
@@ -74,6 +76,12 @@ class ModelIR:
     path_choices: dict[str, list[str]] = field(default_factory=dict)  # every word each option allows
     act_format: object = None  # the Format activations are stored in (the model's `act` role)
     formats: dict = field(default_factory=dict, repr=False)  # every number format it can name, by name
+
+
+def steered_ids(node: OpNode) -> list[str]:
+    """The ids the labels of an op's `steers` would have: its siblings in its block."""
+    parent = node.id.rpartition(".")[0]
+    return [f"{parent}.{label}" if parent else label for label in node.steers]
 
 
 def ancestors(clusters: dict[str, Cluster], cluster_id: str | None) -> tuple[str, ...]:

@@ -7,13 +7,14 @@ import os
 import sys
 import tempfile
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import graphviz
 import networkx as nx
 import sympy as sp
 
-from ..graph.ir import Cluster, OpNode, ancestors
+from ..graph.ir import Cluster, OpNode, ancestors, steered_ids
 from ..ops import REGISTRY
 from ..outputs import atomic_write, unknown_format
 from ..pipeline import Compiled
@@ -32,9 +33,10 @@ COLORS = {
 FONT = "Helvetica"
 
 
-def to_dot(compiled: Compiled, traffic: dict[tuple[str, str], str] | None = None) -> str:
-    """DOT source; byte-identical for the same spec. `traffic` names the collective an edge carries on a
-    layout (`all_reduce over tp`): drawn in red on that edge."""
+def to_dot(compiled: Compiled, marks: LayoutMarks | None = None) -> str:
+    """DOT source; byte-identical for the same spec. `marks`, a layout's: the collective an edge carries
+    (`all_reduce over tp`), drawn in red on that edge, and the part of each split op a card holds."""
+    traffic = marks.edges if marks else None
     graph = compiled.graph
     clusters: dict[str, Cluster] = graph.graph["clusters"]
     members = _members(graph)
@@ -48,7 +50,7 @@ def to_dot(compiled: Compiled, traffic: dict[tuple[str, str], str] | None = None
         node_attr={"shape": "box", "style": "rounded,filled", "fontname": FONT, "fontsize": "10"},
         edge_attr={"fontname": FONT, "fontsize": "9", "color": "#555555"})
     dot.node("tokens", "tokens", shape="plaintext", style="", fontsize="11")
-    _fill(dot, None, graph, clusters, members, children, (collapsed, folded))
+    _fill(dot, None, graph, clusters, members, children, (collapsed, folded, marks.cards if marks else {}))
     drawn = set()
     for source, target, data in graph.edges(data=True):
         if folded.passes.get(source, 0) != folded.passes.get(target, 0) and source in folded.passes \
@@ -65,7 +67,21 @@ def to_dot(compiled: Compiled, traffic: dict[tuple[str, str], str] | None = None
     for node_id, data in graph.nodes(data=True):
         if REGISTRY[data["op"].kind].token_input and not graph.in_degree(node_id):
             dot.edge("tokens", _node_name(node_id), label=" m ids")
+    for source, target in steering(graph):
+        ends = (folded.stands_for.get(source, source), folded.stands_for.get(target, target))
+        if ends[0] != ends[1] and ends not in drawn:
+            drawn.add(ends)
+            dot.edge(_node_name(ends[0]), _node_name(ends[1]), **STEERS)
     return dot.source
+
+
+STEERS = {"label": " steers", "style": "dashed", "color": "#7f8c8d", "fontcolor": "#7f8c8d", "arrowhead": "odot"}
+
+
+def steering(graph: nx.DiGraph) -> list[tuple[str, str]]:
+    """(steering op, the op it steers) of every op's `steers`: a router's choice, a gate, sinks."""
+    return [(node_id, target) for node_id, data in graph.nodes(data=True) for target in steered_ids(data["op"])
+            if target in graph]
 
 
 def _members(graph: nx.DiGraph) -> dict[str | None, list[str]]:
@@ -83,10 +99,11 @@ def _children(clusters: dict[str, Cluster]) -> dict[str | None, list[str]]:
 
 
 def _fill(dot, parent, graph, clusters, members, children, folding) -> None:
-    collapsed, folded = folding
+    collapsed, folded, cards = folding
     for node_id in members[parent]:
         owner = clusters.get(parent) if parent in collapsed else None
-        dot.node(_node_name(node_id), _node_label(graph, node_id, owner), **_node_style(graph.nodes[node_id]["op"]))
+        label = _node_label(graph, node_id, owner) + (f"\n{cards[node_id]}" if node_id in cards else "")
+        dot.node(_node_name(node_id), label, **_node_style(graph.nodes[node_id]["op"]))
     first, passes = folded.first.get(parent, ((), 0))
     for cluster_id in children[parent]:
         if cluster_id in folded.hidden or (cluster_id in first and cluster_id != first[0]):
@@ -182,23 +199,33 @@ def _identifier(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text)
 
 
-def layout_traffic(compiled: Compiled, layout_text: str) -> dict[tuple[str, str], str]:
-    """The collective each edge carries on a layout (`tp=8,ep=8`), as the diagram labels it."""
+@dataclass(frozen=True)
+class LayoutMarks:
+    """What a layout (`tp=8,ep=8`) draws on a diagram: the collective each edge carries, and the part of each
+    split op one card holds (`1/8 of it on a card`), so a card's widths are read, not the unsplit ones."""
+
+    edges: dict
+    cards: dict
+
+
+def layout_marks(compiled: Compiled, layout_text: str) -> LayoutMarks:
     from ..cards.degrees import parse_layout
     from ..cards.placement import placed
 
     layout = parse_layout(layout_text)
     placement = placed(compiled, layout.degrees(formats=compiled.ir.formats))
-    marks: dict[tuple[str, str], str] = {}
+    edges: dict[tuple[str, str], str] = {}
     for collective in placement.collectives:
         name = f"{collective.kind.replace('_', '-')} over {collective.group}"
-        marks[collective.edge] = f"{marks[collective.edge]}, {name}" if collective.edge in marks else name
-    return marks
+        edges[collective.edge] = f"{edges[collective.edge]}, {name}" if collective.edge in edges else name
+    cards = {node_id: f"a card: {readable(given.hold)} of it ({given.group})"
+             for node_id, given in placement.shares.items() if given.hold != 1}
+    return LayoutMarks(edges, cards)
 
 
-def write(compiled: Compiled, path: Path, traffic: dict[tuple[str, str], str] | None = None) -> None:
+def write(compiled: Compiled, path: Path, marks: LayoutMarks | None = None) -> None:
     """Write DOT, SVG or PNG by the file's suffix; SVG/PNG are laid out by the bundled Graphviz."""
-    write_source(to_dot(compiled, traffic), path)
+    write_source(to_dot(compiled, marks), path)
 
 
 def drawable(path: Path) -> str:
