@@ -113,3 +113,15 @@ def test_train_on_one_server_takes_the_devices_own_link(capsys):
     assert main(["train", spec, "--seq", "4096", "--global-batch", "8", "--layout", "tp=8", "--device",
                  "h100-sxm"]) == 0
     assert "with nvlink4" in capsys.readouterr().out
+
+
+def test_evaluate_asks_for_a_phase_as_eval_does():
+    """`evaluate` defaulted to prefill where `archcost eval` demands a phase: now both ask for it."""
+    import archcost
+
+    model = archcost.load(str(ROOT / "specs" / "qwen3-8b.arch"))
+    for call in (lambda: model.evaluate(P=8192), lambda: model.sweep(B=[1, 2])):
+        with pytest.raises(ArchError) as refused:
+            call()
+        assert "needs a phase" in refused.value.diagnostics[0].message
+    assert model.evaluate("prefill", P=8192)["flops_matrix"] > 0

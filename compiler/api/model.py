@@ -145,9 +145,13 @@ class Model(Questions):
         compiled = self._source.build(self.options, frozenset(kept)) if kept else self.compiled
         return Formula(compiled, quantities, phase)
 
-    def evaluate(self, phase: str = "prefill", *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
-             ops: bool = False) -> Result:
-        """Every quantity for one request shape (P defaults to 1 for decode, 8192 otherwise)."""
+    def evaluate(self, phase: str | None = None, *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,
+                 ops: bool = False) -> Result:
+        """Every quantity for one request shape of a phase (prefill, decode, call or request: named, as `archcost
+        eval --phase` asks); P defaults to 1 for decode, 8192 otherwise."""
+        if phase is None:
+            raise checks.bad_value(f"`evaluate` needs a phase: one of {', '.join(PHASES)}, e.g. "
+                                   "model.evaluate(\"prefill\", P=8192)")
         phase = checks.word("phase", phase, PHASES)
         ops = checks.switch("ops", ops)
         P = checks.new_tokens(phase, P)

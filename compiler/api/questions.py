@@ -14,11 +14,13 @@ from .results import Report, Sweep
 class Questions:
     """Mixed into Model: everything here reads `self.compiled`."""
 
-    def sweep(self, phase: str = "prefill", *, B=1, S=0, P=None, G=1) -> Sweep:
-        """Every quantity over a grid of shapes at once, as `archcost sweep`: each letter a whole number, a
-        range or a list (`S=range(0, 131073, 1024)`); up to 10 million points."""
+    def sweep(self, phase: str | None = None, *, B=1, S=0, P=None, G=1) -> Sweep:
+        """Every quantity over a grid of shapes of a phase at once, as `archcost sweep`: each letter a whole
+        number, a range or a list (`S=range(0, 131073, 1024)`); up to 10 million points."""
         from archcost.compiler.serving.sweep import check_axes, check_size, sweep
 
+        if phase is None:
+            raise checks.bad_value(f"`sweep` needs a phase: one of {', '.join(PHASES)}")
         phase = checks.word("phase", phase, PHASES)
         given = {"B": B, "S": S, "P": checks.new_tokens(phase, P) if P is None else P, "G": G}
         values = {letter: _axis(letter, value) for letter, value in given.items()}
