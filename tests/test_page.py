@@ -193,6 +193,31 @@ def test_plots_compare_and_layouts_draw(page):
     assert "all_reduce" in page.inner_text("#layout-text")
 
 
+def test_the_compare_specs_are_found_by_filtering(page):
+    """Issue 47: compare's 42 checkboxes were a wall of file names; typing part of a name leaves those it
+    matches (and the ones already chosen)."""
+    page.click("#tabs button[data-tab=compare]")
+    page.fill("#compare-filter", "qwen3-8")
+    shown = [t.strip() for t in page.locator("#compare-specs label:not([hidden])").all_inner_texts()]
+    assert "this editor" in shown and any(t.endswith("qwen3-8b.arch") for t in shown)
+    assert not any("deepseek" in t for t in shown)
+
+
+def test_a_long_errors_caret_stays_under_its_column(page):
+    """Issue 47: the narrow pane wrapped a diagnostic's source line, so the carets no longer sat under the
+    argument: the rendered error keeps each line whole (it scrolls), the caret line under the source line."""
+    page.select_option("#spec-picker", "")
+    page.click(".CodeMirror")
+    page.keyboard.insert_text(TINY.replace("swiglu(d, f = 1536)", "swiglu(d, f = 1536, " +
+                                                                  "bias = false, residual_add = true, g = 1536)"))
+    page.wait_for_selector("#errors .diagnostic", timeout=WAIT)
+    assert page.eval_on_selector("#errors .diagnostic", "e => getComputedStyle(e).whiteSpace") == "pre"
+    lines = page.inner_text("#errors .diagnostic").splitlines()
+    source = next(i for i, line in enumerate(lines) if "swiglu(" in line)
+    caret = lines[source + 1]
+    assert lines[source][caret.index("^"):].startswith("g = 1536")
+
+
 @pytest.mark.long
 def test_every_specs_report_on_the_page_is_the_clis(page):
     """Each spec in specs/, opened from the page's list: every row of the report the browser shows is the row

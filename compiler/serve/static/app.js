@@ -62,7 +62,8 @@ let editor = null;
 
 function makeEditor() {
   editor = CodeMirror(byId("editor"), {
-    mode: "arch", lineNumbers: true, indentUnit: 2, tabSize: 2, viewportMargin: Infinity,
+    // long lines wrap in the narrow editor rather than run off its edge; marks follow the text either way
+    mode: "arch", lineNumbers: true, indentUnit: 2, tabSize: 2, viewportMargin: Infinity, lineWrapping: true,
     extraKeys: {Tab: (cm) => cm.replaceSelection("  ")},
   });
   editor.on("change", debounce(recompile, 250));
@@ -485,6 +486,18 @@ function showCatalogue(catalogue) {
   compareBox.append(five);
   choice("", "this editor", true);
   catalogue.specs.forEach((s) => choice(s.name, s.name, false));
+  // a filter over the specs' names: forty-odd checkboxes are read by typing a part of a name, not by eye
+  const filter = element("input", {id: "compare-filter", class: "compare-filter", type: "search",
+                                   placeholder: "filter specs, e.g. qwen or v4"});
+  filter.addEventListener("input", () => {
+    const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
+    compareBox.querySelectorAll("label").forEach((label) => {
+      const box = label.querySelector("input");
+      const shown = box.checked || words.every((w) => label.textContent.toLowerCase().includes(w));
+      label.hidden = !shown;
+    });
+  });
+  compareBox.before(filter);
   select("phase", catalogue.phases, "prefill", () => refresh(false));
   select("compare-table", catalogue.tables, "summary", () => {});
   select("plot-device", catalogue.devices, "h100_sxm", plots);
