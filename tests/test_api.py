@@ -128,7 +128,9 @@ def test_layout_from_the_api():
     assert report.cards[0].params * 2 == report.whole_params + report.replicated_params
     assert report.times.no_overlap > report.times.full_overlap > 0
     # a fuzzer find (long run, seed 2026): a device or link given as a number was an AttributeError
-    for bad in (dict(), dict(layout=8), dict(layout="tp=2", device="h100-sxm"), dict(layout="tp=3"),
+    # a device alone takes its own link, as the CLI does (issue 47); a link alone is refused
+    assert model.layout("tp=2", S=1023, device="h100-sxm").times.full_overlap == report.times.full_overlap
+    for bad in (dict(), dict(layout=8), dict(layout="tp=2", link="nvlink4"), dict(layout="tp=3"),
                 dict(layout="tp=2", device=20, link="nvlink4"), dict(layout="tp=2", device="h100-sxm", link=3),
                 dict(layout="tp=2", device="h100-sxm", link="nvlink4", memory="max")):
         with pytest.raises(ArchError):

@@ -125,3 +125,16 @@ def test_evaluate_asks_for_a_phase_as_eval_does():
             call()
         assert "needs a phase" in refused.value.diagnostics[0].message
     assert model.evaluate("prefill", P=8192)["flops_matrix"] > 0
+
+
+def test_one_server_takes_the_devices_own_link_everywhere(capsys):
+    """`layout`, `layouts` and `disaggregate` take the device's own link inside a server, as `train`,
+    `throughput` and the SLO search do: an A100 server is NVLink 3, not the NVLink 4 every card once got."""
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    assert main(["layout", spec, "--layout", "tp=8", "--device", "a100"]) == 0
+    assert "nvlink3" in capsys.readouterr().out
+    assert main(["layouts", spec, "--devices", "8xa100", "--context", "4096"]) == 0
+    assert "(nvlink3)" in capsys.readouterr().out
+    assert main(["disaggregate", spec, "--prefill", "tp=1", "--decode", "tp=1", "--device", "a100", "--json"]) == 0
+    assert '"link": "nvlink3"' in capsys.readouterr().out
+    assert main(["layout", spec, "--layout", "tp=8", "--link", "nvlink4"]) == 2

@@ -208,10 +208,15 @@ class Model(Questions):
         scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
                             G=checks.count("G", G, 1))
         device, link = checks.text("device", device), checks.text("link", link)  # names, never numbers
-        if (device is None) != (link is None):
-            raise checks.bad_value("time bounds need both `device` and `link`")
+        if device is None and link is not None:
+            raise checks.bad_value("`link` prices the collectives on a device: give `device` too")
         memory = checks.word("memory", memory, ("reported", "nominal"))
-        sheets = (device_sheet(device, memory), link_sheet(link)) if device is not None else (None, None)
+        sheets = (None, None)
+        if device is not None:  # inside one server the device's own link, as the CLI takes it
+            from archcost.compiler.front.hardware import own_link
+
+            sheet = device_sheet(device, memory)
+            sheets = (sheet, link_sheet(link) if link else own_link(sheet.name))
         from archcost.compiler.cards.expected import table_for
 
         table = table_for(sheets[0]) if sheets[0] is not None else None  # the CLI's expected step, beside the bounds

@@ -77,7 +77,7 @@ class Questions:
                 memory: str = "reported") -> Report:
         """The layouts of N cards (`"64xh100-sxm"`): with `context` those that hold the model, fastest first;
         with `isl`, `osl`, `ttft` and `tpot` the SLO search, by output tokens a second per card."""
-        from archcost.compiler.front.hardware import link, own_link
+        from archcost.compiler.front.hardware import own_link
         from archcost.compiler.render.layouts import fits_text, slo_text
         from archcost.compiler.terms.letters import MAX_CARDS
 
@@ -98,7 +98,7 @@ class Questions:
         from archcost.compiler.cards.expected import table_for
         from archcost.compiler.cards.fleet import ranked
 
-        wire = link("pcie4" if sheet.name.startswith("rtx") else "nvlink4")
+        wire = own_link(sheet.name)
         fits = ranked(self.compiled, int(count), sheet, wire, checks.count("context", context or 8192, 1),
                       checks.count("batch", batch, 1), 0, checks.text("compute", compute), table_for(sheet))
         fits = fits[:checks.count("top", top, 1)]

@@ -17,7 +17,7 @@ def disaggregate_arguments(parser) -> None:
     parser.add_argument("--G", type=whole(1, name="G"), default=512, help="tokens a request generates")
     parser.add_argument("--device", required=True, help="the device sheet of both sides")
     memory_flag(parser)
-    parser.add_argument("--link", default="nvlink4", help=LINKS_HELP)
+    parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: the device's own)")
     parser.add_argument("--network", default="ib_ndr", help="the link the state crosses between the sides")
     parser.add_argument("--compute", default=None, metavar="FORMAT", help="the peak the products run at")
     parser.add_argument("--ttft", type=real(0, 1e6, low_open=True, name="--ttft"), default=None, metavar="SECONDS",
@@ -33,7 +33,7 @@ def disaggregate_arguments(parser) -> None:
 def run_disaggregate(args) -> int:
     from ..cards.degrees import parse_layout
     from ..cards.disaggregation import disaggregate
-    from ..front.hardware import device, link
+    from ..front.hardware import device, link, own_link
     from ..render.layouts import disaggregation_text
     from ..terms.scenario import Scenario
 
@@ -41,7 +41,8 @@ def run_disaggregate(args) -> int:
     compiled = compile_spec(args.spec, args)
     from ..cards.expected import table_for
 
-    sheets = (device(args.device, args.memory), link(args.link), link(args.network))
+    sheet = device(args.device, args.memory)
+    sheets = (sheet, link(args.link) if args.link else own_link(sheet.name), link(args.network))
     report = disaggregate(compiled, prefill, decode, Scenario(B=args.B, P=args.P, G=args.G), sheets, args.ttft,
                           args.tpot, args.compute, table_for(sheets[0], args.efficiency_table))
     print(json.dumps(report.model_dump(), indent=2) if args.json else disaggregation_text(report, args.G), end=""

@@ -33,9 +33,9 @@ def layout_arguments(parser) -> None:
                              "per server, limit=4 servers per token, dispatch=fp8, imb=1.2 expert load imbalance")
     parser.add_argument("--phase", choices=PHASES, default="decode")
     scenario_flags(parser, P=1)
-    parser.add_argument("--device", default=None, help="a device sheet, for time bounds (with --link)")
+    parser.add_argument("--device", default=None, help="a device sheet, for time bounds")
     memory_flag(parser)
-    parser.add_argument("--link", default=None, help=LINKS_HELP)
+    parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: the device's own inside a server)")
     parser.add_argument("--network", default=None, help="the link between servers (default: --link), e.g. ib_ndr")
     parser.add_argument("--compute", default=None, metavar="FORMAT",
                         help="the peak the matrix products run at, e.g. bf16, fp8, fp4 (default: the format the "
@@ -51,7 +51,7 @@ def layout_arguments(parser) -> None:
 def run_layout(args) -> int:
     from ..cards.degrees import parse_layout
     from ..cards.layout import layout_report
-    from ..front.hardware import device, link
+    from ..front.hardware import device, link, own_link
     from ..render.layouts import layout_text
 
     layout = parse_layout(args.layout)
@@ -59,9 +59,9 @@ def run_layout(args) -> int:
     if args.keep:
         return _formulas(compiled, layout, args)
     sheet = device(args.device, args.memory) if args.device else None
-    wire = link(args.link) if args.link else None
-    if (sheet is None) != (wire is None):
-        raise bad_value("time bounds need both `--device` and `--link`")
+    if sheet is None and args.link:
+        raise bad_value("`--link` prices the collectives on a device: give `--device` too")
+    wire = None if sheet is None else link(args.link) if args.link else own_link(sheet.name)
     network = link(args.network) if args.network else None
     from ..cards.expected import table_for
 
@@ -123,7 +123,7 @@ def layouts_arguments(parser) -> None:
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("--devices", required=True, metavar="NxDEVICE", help="e.g. 8xh100-sxm")
     memory_flag(parser)
-    parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: nvlink4, pcie4 for RTX cards)")
+    parser.add_argument("--link", default=None, help=f"{LINKS_HELP} (default: the device's own)")
     parser.add_argument("--compute", default=None, metavar="FORMAT",
                         help="the peak the matrix products run at, e.g. bf16, fp8, fp4 (default: the format the "
                              "spec's activations are stored in)")
@@ -159,7 +159,7 @@ def run_layouts(args) -> int:
         raise bad_value("`layouts` needs `--context H` (the layouts that hold the model at H positions), or "
                         "`--isl`, `--osl`, `--ttft` and `--tpot` (the SLO search)")
     from ..cards.fleet import fewest_cards, plot, ranked
-    from ..front.hardware import link
+    from ..front.hardware import link, own_link
     from ..render.layouts import fits_text
 
     if args.plot is not None:
@@ -172,7 +172,7 @@ def run_layouts(args) -> int:
             raise unknown_format(args.plot, (".png", ".svg"))
         output_file(Path(args.plot), args.spec)
     count, sheet = _devices(args)
-    wire = link(args.link or ("pcie4" if sheet.name.startswith("rtx") else "nvlink4"))
+    wire = link(args.link) if args.link else own_link(sheet.name)
     compiled = compile_spec(args.spec, args)
     from ..cards.expected import table_for
 
