@@ -260,3 +260,17 @@ def load_tool_validation():
     from helpers import load_tool
 
     return load_tool("validation")
+
+
+def test_a_request_is_timed_on_a_device(capsys):
+    """`request --device`: the prefill and the G − 1 decodes, bound and expected (issue 46 asks it of
+    `request` as of `roofline`, `layout` and `train`); the parts add up and no expected time is below its bound."""
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    assert main(["request", spec, "--P", "1024", "--G", "65", "--device", "h100-sxm", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    timing = data["timing"]
+    assert timing["decodes"] == 64 and data["times"]["expected"] >= data["times"]["bound"] > 0
+    parts = timing["prefill"]["expected_seconds"] + 64 * timing["decode_middle"]["expected_seconds"]
+    assert math.isclose(timing["expected_seconds"], parts, rel_tol=1e-12)
+    assert main(["request", spec, "--P", "1024", "--G", "65", "--device", "h100-sxm"]) == 0
+    assert "64 decodes" in capsys.readouterr().out

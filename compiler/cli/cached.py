@@ -76,6 +76,8 @@ def _served_view(args) -> int | None:
     from .serving import print_capacity, print_request, run_capacity
 
     def answer() -> bool:
+        if args.run is not run_capacity and getattr(args, "device", None) is not None:
+            return False  # a timed request needs the compiled model's ops
         entry = warm.load(cache_key(args.spec, args))
         if entry is None:
             return False

@@ -123,6 +123,12 @@ def request_arguments(parser) -> None:
         metavar="P:G,P:G,…",
         help="a conversation: prompt and returned tokens per turn, each turn after everything kept so far",
     )
+    parser.add_argument("--device", default=None, help="also the request's time on this device: bound and "
+                                                       "expected")
+    memory_flag(parser)
+    parser.add_argument("--compute", default=None, metavar="FORMAT", help="with --device: the peak the products "
+                                                                          "run at")
+    efficiency_flag(parser)
     parser.add_argument("--json", action="store_true")
     cache_flag(parser)
     counting_flags(parser)
@@ -132,10 +138,33 @@ def run_request(args) -> int:
     from ..serving.views import CompiledView
     from .memory import remember_view
 
-    view = CompiledView(compile_spec(args.spec, args))
+    compiled = compile_spec(args.spec, args)
+    if args.device is not None:
+        return _timed_request(args, compiled)
+    view = CompiledView(compiled)
     code = print_request(args, view)
     remember_view(args.spec, args, view)
     return code
+
+
+def _timed_request(args, compiled) -> int:
+    """`request --device`: the request's report and its time (prefill and decodes, bound and expected)."""
+    from ..cards.expected import table_for
+    from ..front.hardware import device
+    from ..serving.capacity import request_times
+    from ..serving.views import CompiledView
+
+    if args.turns:
+        raise bad_value("`--device` times one request: leave out --turns")
+    sheet = device(args.device, args.memory)
+    timed = request_times(compiled, sheet, scenario(args), args.compute, table_for(sheet, args.efficiency_table))
+    data = CompiledView(compiled).report("request", B=args.B, S=args.S, P=args.P, G=args.G)
+    if args.json:
+        print(json.dumps({**data, "times": timed.times, "timing": timed.model_dump()}, indent=2))
+        return 0
+    print(tables.report_text(data), end="")
+    print(tables.request_times_text(timed), end="")
+    return 0
 
 
 def print_request(args, view) -> int:

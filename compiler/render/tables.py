@@ -145,6 +145,25 @@ def throughput_text(t) -> str:
         f"  kernel efficiencies  {t.efficiency_table}"]) + "\n"
 
 
+def request_times_text(t) -> str:
+    """A request's time on a device, bound and expected, its prefill and its decodes apart."""
+    def both(bound: float, expected: float | None) -> str:
+        return f"{bound * 1e3:,.3f} ms at least" + (f", {expected * 1e3:,.3f} ms expected" if expected is not None
+                                                   else "")
+    middle = t.decode_middle
+    lines = [f"\ntime on {t.device} ({t.prefill.peak_format} peak)",
+             f"  prefill              {both(t.prefill.step_seconds, t.prefill.expected_seconds)}"]
+    if middle is not None:
+        expected = None if middle.expected_seconds is None else t.decodes * middle.expected_seconds
+        name = f"{t.decodes:,} decodes"
+        lines.append(f"  {name:<21}{both(t.decodes * middle.step_seconds, expected)} (the middle one at "
+                     f"{middle.scenario['S'] + 1:,} positions)")
+    lines.append(f"  the request          {both(t.bound_seconds, t.expected_seconds)}")
+    if t.expected_seconds is None:
+        lines.append("  (no kernel measurements for this device in stdlib/efficiency: its bound alone)")
+    return "\n".join(lines) + "\n"
+
+
 def speculation_text(s) -> str:
     lines = [f"k = {s.k} drafted tokens, acceptance α = {s.alpha}",
              f"  tokens per round     {s.tokens_per_round:,.4f}   (1 − α^(k+1)) / (1 − α)"]

@@ -105,6 +105,39 @@ def roofline(compiled: Compiled, device: Device, phase: str, scenario: Scenario,
                     times={"bound": step, "expected": expected})
 
 
+class RequestTimes(BaseModel):
+    """One request's time on one device: its prefill (P new tokens after S cached) and its G − 1 decodes, each
+    a roofline's bound and expected time; the decodes timed at their middle context (a decode's time grows
+    linearly with the context it reads)."""
+
+    device: str
+    prefill: Roofline
+    decode_middle: Roofline | None      # the decode at S + P + (G − 2) / 2 positions held
+    decodes: int
+    bound_seconds: float
+    expected_seconds: float | None
+    times: dict[str, float | None] = {}
+
+
+def request_times(compiled: Compiled, device: Device, scenario: Scenario, peak_format: str | None = None,
+                  table=None) -> RequestTimes:
+    from ..terms.scenario import Scenario
+
+    prefill = roofline(compiled, device, "call", Scenario(B=scenario.B, S=scenario.S, P=scenario.P), peak_format,
+                       table=table)
+    decodes = scenario.G - 1
+    middle = None
+    if decodes:
+        held = scenario.S + scenario.P + (decodes - 1) // 2
+        middle = roofline(compiled, device, "decode", Scenario(B=scenario.B, S=held), peak_format, table=table)
+    bound = prefill.step_seconds + decodes * (middle.step_seconds if middle else 0.0)
+    expected = None
+    if prefill.expected_seconds is not None:
+        expected = prefill.expected_seconds + decodes * (middle.expected_seconds if middle else 0.0)
+    return RequestTimes(device=device.name, prefill=prefill, decode_middle=middle, decodes=decodes,
+                        bound_seconds=bound, expected_seconds=expected, times={"bound": bound, "expected": expected})
+
+
 class OpRoofline(BaseModel):
     op: str
     kind: str
