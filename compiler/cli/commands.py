@@ -14,6 +14,7 @@ MODULES = (
     "evaluate",
     "state",
     "serving",
+    "throughput",
     "layouts",
     "disaggregation",
     "training",

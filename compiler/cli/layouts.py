@@ -19,7 +19,7 @@ from .common import (
     weights_flag,
     whole,
 )
-from .serving import engine_flags
+from .throughput import engine_flags
 
 LINKS_HELP = "nvlink3, nvlink4, nvlink5, nvlink4_h800, nvlink_bridge, pcie4, pcie5, ib_hdr, ib_ndr, roce_400g"
 
@@ -215,7 +215,7 @@ def _slo_search(args, given: list[str]) -> int:
     from ..front.hardware import link, own_link
     from ..render.layouts import slo_text
     from ..serving.slo import search
-    from .serving import serving_of
+    from .throughput import serving_of
 
     missing = [f"--{name}" for name in ("isl", "osl", "ttft", "tpot") if name not in given]
     if missing:
