@@ -23,8 +23,11 @@ def test_a_signal_while_writing_leaves_no_temporary_and_the_old_file(tmp_path, s
     target = tmp_path / "big.csv"
     if existing:
         target.write_text("the old sweep\n")
+    # the child starts with SIGINT's default action, as a shell's foreground job does: a suite started in the
+    # background (`pytest &`) hands its children an ignored SIGINT, which Python then leaves ignored
     process = subprocess.Popen([sys.executable, "-m", "archcost.compiler.cli", *SWEEP, "-o", str(target)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".big.csv.*")) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
