@@ -138,3 +138,11 @@ def test_one_server_takes_the_devices_own_link_everywhere(capsys):
     assert main(["disaggregate", spec, "--prefill", "tp=1", "--decode", "tp=1", "--device", "a100", "--json"]) == 0
     assert '"link": "nvlink3"' in capsys.readouterr().out
     assert main(["layout", spec, "--layout", "tp=8", "--link", "nvlink4"]) == 2
+
+
+def test_a_device_is_named_as_it_was_typed(capsys):
+    """Outputs printed `h100_sxm` for the `h100-sxm` typed: the name as the user wrote it, either spelling."""
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    for typed in ("h100-sxm", "h100_sxm"):
+        assert main(["throughput", spec, "--device", typed, "--isl", "100", "--osl", "100"]) == 0
+        assert f"({typed}, nvlink4)" in capsys.readouterr().out

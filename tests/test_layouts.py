@@ -222,7 +222,7 @@ def test_cli_layout_and_layouts(capsys, tmp_path):
     assert main(["layouts", spec, "--devices", "8xh100-sxm", "--context", "8192", "--batch", "64", "--top", "3",
                  "--plot", str(plot), "--fewest"]) == 0
     out = capsys.readouterr().out
-    assert "fewest: 8 × h100_sxm" in out and plot.stat().st_size > 0
+    assert "fewest: 8 × h100-sxm" in out and plot.stat().st_size > 0
 
 
 def test_layouts_and_layout_take_the_weights_format(capsys):

@@ -40,10 +40,12 @@ class Expected(BaseModel):
 
 def table_for(device, given: str | Path | None = None) -> tables.Table | None:
     """The user's table when given (it must be for this device), else the one archcost ships, else None."""
-    table = tables.shipped(device.name) if given is None else tables.read(Path(given))
+    from ..front.hardware import sheet_key
+
+    table = tables.shipped(sheet_key(device.name)) if given is None else tables.read(Path(given))
     if table is None:
         return None
-    if table.device.replace("-", "_") != device.name:
+    if sheet_key(table.device) != sheet_key(device.name):
         raise ArchError([Diagnostic(code="E412", message=f"the efficiency table `{table.file}` is for "
                                                          f"`{table.device}`, not `{device.name}`",
                                     hint="give a table measured on the device the command costs")])

@@ -52,10 +52,10 @@ OWN_LINK = {"a100": "nvlink3", "a100_40gb": "nvlink3", "h100_sxm": "nvlink4", "h
 
 def own_link(device_name: str) -> Link:
     """The link inside one server of this device; E406 for a device whose link archcost has no sheet of."""
-    if device_name not in OWN_LINK:
+    if sheet_key(device_name) not in OWN_LINK:
         raise ArchError([Diagnostic(code="E406", message=f"no link sheet joins `{device_name}` cards inside a server",
                                     hint="name one with --link")])
-    return link(OWN_LINK[device_name])
+    return link(OWN_LINK[sheet_key(device_name)])
 
 
 # links whose switches reduce in the network (NVLink SHARP, NCCL's NVLS algorithm): NVLink 4 and 5 switches
@@ -129,7 +129,14 @@ def device(name: str, memory: str = "reported") -> Device:
         shown = [k.replace("_", "-") for k in known]
         raise ArchError([Diagnostic(code="E406", message=f"unknown device `{name}`",
                                     hint=did_you_mean(name, shown) or f"one of {', '.join(shown)}")])
-    return known[key].with_memory(memory)
+    sheet = known[key].with_memory(memory)
+    # outputs name the device as the user wrote it (`h100-sxm` or `h100_sxm`); lookups use the sheet's key
+    return sheet if name == key else sheet.model_copy(update={"name": name})
+
+
+def sheet_key(name: str) -> str:
+    """The key of a device's sheet, whichever spelling named it: `h100-sxm` is `h100_sxm`."""
+    return name.replace("-", "_")
 
 
 def _values(definition, sources) -> dict[str, float]:
