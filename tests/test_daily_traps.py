@@ -146,3 +146,32 @@ def test_a_device_is_named_as_it_was_typed(capsys):
     for typed in ("h100-sxm", "h100_sxm"):
         assert main(["throughput", spec, "--device", typed, "--isl", "100", "--osl", "100"]) == 0
         assert f"({typed}, nvlink4)" in capsys.readouterr().out
+
+
+def test_the_main_jobs_tables_fit_120_columns(capsys):
+    """The README's main job printed a 250-column Table 2-A: every line of it now fits 120 columns."""
+    from test_project import _readme_commands as readme_commands
+
+    main_job = next(c for c in readme_commands() if "compare --table chapter" in c)
+    argv = main_job.split(".venv/bin/archcost ", 1)[1].split()
+    import os
+
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        assert main(argv) == 0
+    finally:
+        os.chdir(here)
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 120 and any(line.startswith("Table 2-A") for line in lines)
+
+
+def test_every_command_that_takes_weights_takes_kv():
+    """`--kv FORMAT` existed nowhere (the KV format could only be changed by editing the spec)."""
+    from archcost.compiler.cli.commands import parser
+
+    top = parser()
+    commands = next(a for a in top._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    taking = {name: {o for a in sub._actions for o in a.option_strings} for name, sub in commands.items()}
+    with_weights = [name for name, options in taking.items() if "--weights" in options]
+    assert len(with_weights) >= 5 and all("--kv" in taking[name] for name in with_weights)
