@@ -199,7 +199,6 @@ class Model(Questions):
         from archcost.compiler.cards.degrees import parse_layout
         from archcost.compiler.cards.layout import layout_report
         from archcost.compiler.front.hardware import device as device_sheet
-        from archcost.compiler.front.hardware import link as link_sheet
 
         if not isinstance(layout, str):  # missing or not text: the API's own error, never a TypeError
             raise checks.bad_value("`layout` is text such as \"tp=8,ep=8\"")
@@ -213,10 +212,10 @@ class Model(Questions):
         memory = checks.word("memory", memory, ("reported", "nominal"))
         sheets = (None, None)
         if device is not None:  # inside one server the device's own link, as the CLI takes it
-            from archcost.compiler.front.hardware import own_link
+            from archcost.compiler.front.hardware import server_link
 
             sheet = device_sheet(device, memory)
-            sheets = (sheet, link_sheet(link) if link else own_link(sheet.name))
+            sheets = (sheet, server_link(sheet, link))
         from archcost.compiler.cards.expected import table_for
 
         table = table_for(sheets[0]) if sheets[0] is not None else None  # the CLI's expected step, beside the bounds

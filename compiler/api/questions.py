@@ -77,29 +77,27 @@ class Questions:
                 memory: str = "reported") -> Report:
         """The layouts of N cards (`"64xh100-sxm"`): with `context` those that hold the model, fastest first;
         with `isl`, `osl`, `ttft` and `tpot` the SLO search, by output tokens a second per card."""
-        from archcost.compiler.front.hardware import own_link
+        from archcost.compiler.front.hardware import fleet, server_link
         from archcost.compiler.render.layouts import fits_text, slo_text
         from archcost.compiler.terms.letters import MAX_CARDS
 
-        count, _, name = checks.text("devices", devices).partition("x")
-        if not count.isdigit() or not 1 <= int(count) <= MAX_CARDS or not name:
-            raise checks.bad_value(f"`devices` is COUNTxDEVICE with 1 to {MAX_CARDS:,} cards, e.g. \"8xh100-sxm\"")
-        sheet = _device(name, memory)
+        count, sheet = fleet(checks.text("devices", devices), checks.word("memory", memory, ("reported", "nominal")),
+                             MAX_CARDS, "devices")
+        wire = server_link(sheet)
         slo = (isl, osl, ttft, tpot)
         if any(v is not None for v in slo):
             if any(v is None for v in slo) or context is not None:
                 raise checks.bad_value("the SLO search takes isl, osl, ttft and tpot together, and no context")
             from archcost.compiler.serving.slo import search
 
-            serving = self._serving(sheet, own_link(sheet.name), engine, isl, osl, compute)
-            found = search(serving, int(count), checks.positive("ttft", ttft), checks.positive("tpot", tpot),
+            serving = self._serving(sheet, wire, engine, isl, osl, compute)
+            found = search(serving, count, checks.positive("ttft", ttft), checks.positive("tpot", tpot),
                            checks.count("top", top, 1), bool(disaggregated))
             return Report(found, slo_text(found))
         from archcost.compiler.cards.expected import table_for
         from archcost.compiler.cards.fleet import ranked
 
-        wire = own_link(sheet.name)
-        fits = ranked(self.compiled, int(count), sheet, wire, checks.count("context", context or 8192, 1),
+        fits = ranked(self.compiled, count, sheet, wire, checks.count("context", context or 8192, 1),
                       checks.count("batch", batch, 1), 0, checks.text("compute", compute), table_for(sheet))
         fits = fits[:checks.count("top", top, 1)]
         return Report(fits, fits_text(self.name, fits, sheet, wire, context or 8192, batch))
@@ -110,12 +108,12 @@ class Questions:
         """Continuous batching's steady state on a layout (`archcost throughput`): the batch, TTFT, TPOT,
         tokens a second, and the cost per million tokens given a card's price an hour."""
         from archcost.compiler.cards.degrees import parse_layout
-        from archcost.compiler.front.hardware import own_link
+        from archcost.compiler.front.hardware import server_link
         from archcost.compiler.render import tables
         from archcost.compiler.serving.throughput import throughput
 
         sheet = _device(device, memory)
-        wire = own_link(sheet.name)
+        wire = server_link(sheet)
         serving = self._serving(sheet, wire, engine, isl, osl, compute)
         result = throughput(self.compiled, parse_layout(checks.text("layout", layout)), sheet, wire, wire,
                             serving.engine, serving.isl, serving.osl,
@@ -203,7 +201,7 @@ def _train_sheets(device, link, network, memory: str):
     link, as the CLI takes it."""
     from archcost.compiler.front.hardware import device as device_sheet
     from archcost.compiler.front.hardware import link as link_sheet
-    from archcost.compiler.front.hardware import own_link
+    from archcost.compiler.front.hardware import server_link
 
     names = [checks.text(n, v) for n, v in (("device", device), ("link", link), ("network", network))]
     if names[0] is None and names[1] is not None:
@@ -211,7 +209,7 @@ def _train_sheets(device, link, network, memory: str):
     if names[0] is None:
         return None
     sheet = device_sheet(names[0], checks.word("memory", memory, ("reported", "nominal")))
-    wire = link_sheet(names[1]) if names[1] else own_link(sheet.name)
+    wire = server_link(sheet, names[1])
     return sheet, wire, link_sheet(names[2]) if names[2] else wire
 
 

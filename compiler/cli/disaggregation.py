@@ -33,7 +33,7 @@ def disaggregate_arguments(parser) -> None:
 def run_disaggregate(args) -> int:
     from ..cards.degrees import parse_layout
     from ..cards.disaggregation import disaggregate
-    from ..front.hardware import device, link, own_link
+    from ..front.hardware import device, link, server_link
     from ..render.layouts import disaggregation_text
     from ..terms.scenario import Scenario
 
@@ -42,7 +42,7 @@ def run_disaggregate(args) -> int:
     from ..cards.expected import table_for
 
     sheet = device(args.device, args.memory)
-    sheets = (sheet, link(args.link) if args.link else own_link(sheet.name), link(args.network))
+    sheets = (sheet, server_link(sheet, args.link), link(args.network))
     report = disaggregate(compiled, prefill, decode, Scenario(B=args.B, P=args.P, G=args.G), sheets, args.ttft,
                           args.tpot, args.compute, table_for(sheets[0], args.efficiency_table))
     print(json.dumps(report.model_dump(), indent=2) if args.json else disaggregation_text(report, args.G), end=""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 from ..terms.letters import MAX_CARDS, PHASES, bad_value
 from .common import (
@@ -51,7 +50,7 @@ def layout_arguments(parser) -> None:
 def run_layout(args) -> int:
     from ..cards.degrees import parse_layout
     from ..cards.layout import layout_report
-    from ..front.hardware import device, link, own_link
+    from ..front.hardware import device, link, server_link
     from ..render.layouts import layout_text
 
     layout = parse_layout(args.layout)
@@ -61,7 +60,7 @@ def run_layout(args) -> int:
     sheet = device(args.device, args.memory) if args.device else None
     if sheet is None and args.link:
         raise bad_value("`--link` prices the collectives on a device: give `--device` too")
-    wire = None if sheet is None else link(args.link) if args.link else own_link(sheet.name)
+    wire = None if sheet is None else server_link(sheet, args.link)
     network = link(args.network) if args.network else None
     from ..cards.expected import table_for
 
@@ -159,7 +158,7 @@ def run_layouts(args) -> int:
         raise bad_value("`layouts` needs `--context H` (the layouts that hold the model at H positions), or "
                         "`--isl`, `--osl`, `--ttft` and `--tpot` (the SLO search)")
     from ..cards.fleet import fewest_cards, plot, ranked
-    from ..front.hardware import link, own_link
+    from ..front.hardware import fleet, server_link
     from ..render.layouts import fits_text
 
     if args.plot is not None:
@@ -171,8 +170,8 @@ def run_layouts(args) -> int:
 
             raise unknown_format(args.plot, (".png", ".svg"))
         output_file(Path(args.plot), args.spec)
-    count, sheet = _devices(args)
-    wire = link(args.link) if args.link else own_link(sheet.name)
+    count, sheet = fleet(args.devices, args.memory, MAX_CARDS)
+    wire = server_link(sheet, args.link)
     compiled = compile_spec(args.spec, args)
     from ..cards.expected import table_for
 
@@ -200,19 +199,8 @@ def _no_serving_flags(args) -> None:
         raise bad_value(f"{', '.join(stray)} belong to the SLO search: give --isl, --osl, --ttft and --tpot too")
 
 
-def _devices(args):
-    from ..front.hardware import device
-
-    count, _, name = args.devices.partition("x")
-    if not re.fullmatch(r"[0-9]{1,6}", count) or not name:
-        raise bad_value(f"`--devices` = `{args.devices[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
-    if not 1 <= int(count) <= MAX_CARDS:
-        raise bad_value(f"`--devices` = `{args.devices[:40]}`: from 1 to {MAX_CARDS:,} cards")
-    return int(count), device(name, args.memory)
-
-
 def _slo_search(args, given: list[str]) -> int:
-    from ..front.hardware import link, own_link
+    from ..front.hardware import fleet, link, server_link
     from ..render.layouts import slo_text
     from ..serving.slo import search
     from .throughput import serving_of
@@ -223,8 +211,8 @@ def _slo_search(args, given: list[str]) -> int:
     if args.context is not None or args.plot or args.fewest or args.workspace:
         raise bad_value("`--context`, `--plot`, `--fewest` and `--workspace` ask which layouts hold the model; the "
                         "SLO search (--ttft, --tpot) sizes the KV cache as the engine does: leave them out")
-    cards, sheet = _devices(args)
-    wire = link(args.link) if args.link else own_link(sheet.name)
+    cards, sheet = fleet(args.devices, args.memory, MAX_CARDS)
+    wire = server_link(sheet, args.link)
     compiled = compile_spec(args.spec, args)
     serving = serving_of(args, compiled, sheet, wire, link(args.network) if args.network else wire)
     result = search(serving, cards, args.ttft, args.tpot, args.top or 10, args.disaggregated)

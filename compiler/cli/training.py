@@ -51,7 +51,7 @@ def train_arguments(parser) -> None:
 
 def run_train(args) -> int:
     from ..cards.degrees import parse_layout
-    from ..front.hardware import device, link, own_link
+    from ..front.hardware import device, link, server_link
     from ..render.training import train_text
     from ..terms.letters import bad_value
     from ..train.step import TrainSetup, train_report
@@ -64,7 +64,7 @@ def run_train(args) -> int:
         raise bad_value("`--link` prices a step's collectives on a device: give `--device` too")
     sheets = None
     if args.device is not None:  # inside one server the device's own link, as `throughput` and `layouts` take
-        wire = link(args.link) if args.link else own_link(device(args.device, args.memory).name)
+        wire = server_link(device(args.device, args.memory), args.link)
         sheets = (device(args.device, args.memory), wire, link(args.network) if args.network else wire)
     setup = TrainSetup(seq=args.seq, global_batch=args.global_batch, micro_batch=args.micro_batch,
                        recompute=args.recompute, zero=args.zero, optimizer=args.optimizer,

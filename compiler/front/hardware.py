@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from importlib import resources
 
 from pydantic import BaseModel, ValidationError
@@ -56,6 +57,24 @@ def own_link(device_name: str) -> Link:
         raise ArchError([Diagnostic(code="E406", message=f"no link sheet joins `{device_name}` cards inside a server",
                                     hint="name one with --link")])
     return link(OWN_LINK[sheet_key(device_name)])
+
+
+def server_link(sheet: Device, named: str | None = None) -> Link:
+    """The link inside one server: the one named (`--link`), else the device's own."""
+    return link(named) if named else own_link(sheet.name)
+
+
+def fleet(text: str, memory: str = "reported", most: int = 4096, name: str = "--devices") -> tuple[int, Device]:
+    """`8xh100-sxm` as (cards, the device's sheet): 1 to `most` cards of a device (E401 naming the flag `name`
+    for any other text)."""
+    from archcost.compiler.terms.letters import bad_value
+
+    count, _, device_name = text.partition("x")
+    if not re.fullmatch(r"[0-9]{1,6}", count) or not device_name:
+        raise bad_value(f"`{name}` = `{text[:40]}`: write COUNTxDEVICE, e.g. 8xh100-sxm")
+    if not 1 <= int(count) <= most:
+        raise bad_value(f"`{name}` = `{text[:40]}`: from 1 to {most:,} cards")
+    return int(count), device(device_name, memory)
 
 
 # links whose switches reduce in the network (NVLink SHARP, NCCL's NVLS algorithm): NVLink 4 and 5 switches
