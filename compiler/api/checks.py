@@ -48,6 +48,13 @@ def words_by_name(name: str, value) -> dict[str, str]:
     return value
 
 
+def scenario(phase: str, B, S, P, G):
+    """A request shape of the API's letters, each checked as the CLI's flags are; P as `new_tokens` gives it."""
+    from archcost.compiler.terms.conventions import Scenario
+
+    return Scenario(B=count("B", B, 1), S=count("S", S, 0), P=count("P", new_tokens(phase, P), 1), G=count("G", G, 1))
+
+
 def new_tokens(phase: str, P: int | None) -> int:
     """P when given, else the API's default: one new token for a decode step, an 8,192-token prompt otherwise."""
     return (1 if phase == "decode" else 8192) if P is None else P

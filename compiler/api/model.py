@@ -8,7 +8,7 @@ from pathlib import Path
 from archcost import checks
 from archcost.compiler.numbers import cache
 from archcost.compiler.render.table import Table
-from archcost.compiler.terms.conventions import Conventions, Scenario, counting
+from archcost.compiler.terms.conventions import Conventions, counting
 from archcost.compiler.terms.letters import LEDGERS, PHASES
 from archcost.dsl.errors import ArchError
 
@@ -92,12 +92,6 @@ class _Source:
         return cache.key(self.path, options.model_dump(), self.allow_outside)
 
 
-def _shape(phase: str, B, S, P, G) -> Scenario:
-    P = checks.new_tokens(phase, P)
-    return Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
-                    G=checks.count("G", G, 1))
-
-
 class Model(Questions):
     """A compiled spec: `formula`, `evaluate` (also spelled `eval`), `sweep`, `compare`, `layout`, `layouts`,
     `capacity`, `roofline`, `state`, `request`, `throughput`, `train`, `diagram`; shows a summary in a notebook.
@@ -154,9 +148,7 @@ class Model(Questions):
                                    "model.evaluate(\"prefill\", P=8192)")
         phase = checks.word("phase", phase, PHASES)
         ops = checks.switch("ops", ops)
-        P = checks.new_tokens(phase, P)
-        scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
-                            G=checks.count("G", G, 1))
+        scenario = checks.scenario(phase, B, S, P, G)
         if self._entry is not None and not ops:
             data = cache.report(self._entry, phase, scenario.model_dump(), built=self._built)
             if data is not None:
@@ -183,9 +175,8 @@ class Model(Questions):
         models = [self] + [m if isinstance(m, Model) else load(m) for m in others]
         table = checks.word("table", table, ("summary", "params", *CHAPTER_TABLES))
         if table == "summary":
-            scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
-                                G=checks.count("G", G, 1))
             phase = checks.word("phase", phase, PHASES)
+            scenario = checks.scenario(phase, B, S, P, G)
             from archcost.compiler.render import tables
 
             return tables.summary_table([m.evaluate(phase, **scenario.model_dump()).data for m in models])
@@ -203,9 +194,7 @@ class Model(Questions):
         if not isinstance(layout, str):  # missing or not text: the API's own error, never a TypeError
             raise checks.bad_value("`layout` is text such as \"tp=8,ep=8\"")
         phase = checks.word("phase", phase, PHASES)
-        P = checks.new_tokens(phase, P)
-        scenario = Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
-                            G=checks.count("G", G, 1))
+        scenario = checks.scenario(phase, B, S, P, G)
         device, link = checks.text("device", device), checks.text("link", link)  # names, never numbers
         if device is None and link is not None:
             raise checks.bad_value("`link` prices the collectives on a device: give `device` too")
@@ -233,7 +222,7 @@ class Model(Questions):
             from archcost.compiler.render.blocks import to_block_dot
 
             phase = checks.word("phase", phase, PHASES)
-            return Diagram(to_block_dot(self.compiled, phase, _shape(phase, B, S, P, G), marks))
+            return Diagram(to_block_dot(self.compiled, phase, checks.scenario(phase, B, S, P, G), marks))
         return Diagram(dot.to_dot(self.compiled, marks))
 
 

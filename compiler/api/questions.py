@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from archcost import checks
-from archcost.compiler.terms.conventions import Scenario
 from archcost.compiler.terms.letters import PHASES
 
 from .results import Report, Sweep
@@ -49,8 +48,8 @@ class Questions:
 
         phase = checks.word("phase", phase, PHASES)
         sheet = _device(device, memory)
-        result = roofline(self.compiled, sheet, phase, _scenario(phase, B, S, P, G), checks.text("compute", compute),
-                          False, table_for(sheet))
+        result = roofline(self.compiled, sheet, phase, checks.scenario(phase, B, S, P, G),
+                          checks.text("compute", compute), False, table_for(sheet))
         return Report(result, tables.roofline_text(result))
 
     def state(self, contexts=(8192, 32768, 131072, 1048576), budget: int | None = None) -> Report:
@@ -68,7 +67,7 @@ class Questions:
         from archcost.compiler.numbers.evaluate import evaluate
         from archcost.compiler.render import tables
 
-        report = evaluate(self.compiled, "request", _scenario("request", B, S, P, G))
+        report = evaluate(self.compiled, "request", checks.scenario("request", B, S, P, G))
         return Report(report, tables.report_text(report.model_dump(exclude_none=True)))
 
     def layouts(self, devices: str, *, context: int | None = None, batch: int = 1, isl: int | None = None,
@@ -176,12 +175,6 @@ def _axis(letter: str, value) -> list[int]:
     if not isinstance(values, (list, tuple, range)) or not values:
         raise checks.bad_value(f"`{letter}` is a whole number, a range or a list of them")
     return [checks.count(letter, v, 0 if letter == "S" else 1) for v in values]
-
-
-def _scenario(phase: str, B, S, P, G) -> Scenario:
-    P = checks.new_tokens(phase, P)
-    return Scenario(B=checks.count("B", B, 1), S=checks.count("S", S, 0), P=checks.count("P", P, 1),
-                    G=checks.count("G", G, 1))
 
 
 def _device(name, memory: str):
