@@ -10,10 +10,11 @@ from helpers import ROOT, compiled
 
 from archcost.compiler.cards.degrees import parse_layout
 from archcost.compiler.cards.expected import table_for
+from archcost.compiler.cards.fleet import heaviest_card
 from archcost.compiler.cli import main
 from archcost.compiler.front.hardware import device, own_link
 from archcost.compiler.serving.engines import preset
-from archcost.compiler.serving.throughput import _busiest_card, throughput
+from archcost.compiler.serving.throughput import throughput
 
 SPEC = str(ROOT / "specs" / "llama-3.1-8b.arch")
 H100 = device("h100_sxm")
@@ -36,7 +37,7 @@ def test_the_steady_state_adds_up(engine):
 
 def test_the_kv_budget_is_the_engines_rule():
     """vLLM: 0.9 of the card less weights and the peak step; TensorRT-LLM: 0.9 of what they leave."""
-    weights, state = _busiest_card(compiled("llama-3.1-8b"), parse_layout("tp=1"))
+    weights, state = heaviest_card(compiled("llama-3.1-8b"), parse_layout("tp=1"))
     vllm, trtllm = served("vllm"), served("trtllm")
     assert vllm.kv_budget_bytes == pytest.approx(0.9 * H100.memory - weights, rel=1e-3)
     assert trtllm.kv_budget_bytes == pytest.approx(0.9 * (H100.memory - weights), rel=1e-3)

@@ -109,17 +109,14 @@ class Questions:
         from archcost.compiler.cards.degrees import parse_layout
         from archcost.compiler.front.hardware import server_link
         from archcost.compiler.render import tables
-        from archcost.compiler.serving.throughput import throughput
+        from archcost.compiler.serving.throughput import served
 
         sheet = _device(device, memory)
-        wire = server_link(sheet)
-        serving = self._serving(sheet, wire, engine, isl, osl, compute)
-        result = throughput(self.compiled, parse_layout(checks.text("layout", layout)), sheet, wire, wire,
-                            serving.engine, serving.isl, serving.osl,
-                            None if concurrency is None else checks.count("concurrency", concurrency, 1), 0.0,
-                            None if price_per_hour is None else checks.positive("price_per_hour", price_per_hour),
-                            serving.table, serving.compute,
-                            None if request_rate is None else checks.positive("request_rate", request_rate))
+        serving = self._serving(sheet, server_link(sheet), engine, isl, osl, compute)
+        result = served(serving, parse_layout(checks.text("layout", layout)),
+                        None if concurrency is None else checks.count("concurrency", concurrency, 1),
+                        checks.positive("price_per_hour", price_per_hour),
+                        checks.positive("request_rate", request_rate))
         return Report(result, tables.throughput_text(result))
 
     def train(self, layout: str = "tp=1", *, seq: int, global_batch: int, micro_batch: int = 1,

@@ -85,15 +85,13 @@ def throughput_arguments(parser) -> None:
 def run_throughput(args) -> int:
     from ..cards.degrees import parse_layout
     from ..front.hardware import device, link, server_link
-    from ..serving.throughput import throughput
+    from ..serving.throughput import served
 
     compiled, sheet = compile_spec(args.spec, args), device(args.device, args.memory)
     layout = parse_layout(args.layout)
     wire = server_link(sheet, args.link)
     serving = serving_of(args, compiled, sheet, wire, link(args.network) if args.network else wire)
-    result = throughput(compiled, layout, sheet, wire, serving.network, serving.engine, args.isl, args.osl,
-                        args.concurrency, args.cached_fraction, args.price_per_hour, serving.table, args.compute,
-                        args.request_rate, serving.mtp, serving.acceptance)
+    result = served(serving, layout, args.concurrency, args.price_per_hour, args.request_rate)
     return show(result, args, tables.throughput_text(result))
 
 

@@ -5,9 +5,9 @@ et al. 2024, defines it: the rate served within the targets).
 
 A layout's cards serve alike whatever the number of its data-parallel replicas beyond the smallest group its
 experts need, so each (TP, EP, PP) is costed once, on its smallest replica, and printed over all N cards. For
-each, the largest batch that meets both targets is found by bisection (TTFT and TPOT grow with the batch, the
-tokens a card yields too), after the batch the engine reaches bounds what the layout can give: a layout whose
-bound falls below the ranking's last printed row is not searched further.
+each, the largest batch that meets both targets is found by regula falsi (TTFT and TPOT grow with the batch,
+the tokens a card yields too), after the batch the engine reaches bounds what the layout can give: a layout
+whose bound falls below the ranking's last printed row is not searched further.
 
 With `disaggregated`, prompts and decodes run on layouts of their own: the decode side's largest batch that
 meets TPOT, the prefill side's most prompts a step that meet TTFT with the hand-off of their state, and a card of
@@ -198,6 +198,14 @@ def _largest(excess: Callable[[int], float], low: int, high: int, at_low: float,
     return low
 
 
+def _top_within(excess: Callable[[int], float], most: int) -> int | None:
+    """The largest of 1 … `most` where `excess` is at most 1 (None when 1 already exceeds it), each end asked once."""
+    at_one, at_most = excess(1), excess(most)
+    if at_one > 1:
+        return None
+    return most if at_most <= 1 else _largest(excess, 1, most, at_one, at_most)
+
+
 def _choice(whole: Layout, replica: Layout, point: Point, binds: str) -> Choice:
     per_card = point.tokens_per_second / replica.cards
     return Choice(layout=whole.text(), replica=replica, batch=point.batch,
@@ -216,10 +224,10 @@ def _split(serving: Serving, candidates, ttft: float, tpot: float,
         def slow(batch: int, layout: Layout = replica) -> float:
             return decode_side(serving, layout, batch).step_seconds / serving.tokens_per_step / tpot
 
-        if most < 1 or slow(1) > 1:
+        batch = _top_within(slow, most) if most >= 1 else None
+        if batch is None:
             continue
-        side = decode_side(serving, replica, most if slow(most) <= 1 else _largest(slow, 1, most, slow(1),
-                                                                                   slow(most)))
+        side = decode_side(serving, replica, batch)
         if best_decode is None or side.requests_per_second_per_card > best_decode.requests_per_second_per_card:
             best_decode = side
     best_prefill: tuple[Side, float] | None = None
@@ -229,10 +237,10 @@ def _split(serving: Serving, candidates, ttft: float, tpot: float,
             side, transfer = prefill_side(serving, layout, prompts)
             return (side.step_seconds + transfer) / ttft
 
-        if late(1) > 1:
+        prompts = _top_within(late, packed)
+        if prompts is None:
             continue
-        most = packed if late(packed) <= 1 else _largest(late, 1, packed, late(1), late(packed))
-        side, transfer = prefill_side(serving, replica, most)
+        side, transfer = prefill_side(serving, replica, prompts)
         if best_prefill is None or side.requests_per_second_per_card > best_prefill[0].requests_per_second_per_card:
             best_prefill = (side, transfer)
     if best_decode is None or best_prefill is None:

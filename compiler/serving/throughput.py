@@ -60,35 +60,45 @@ def throughput(compiled, layout, device, link, network, engine: Engine, isl: int
                concurrency: int | None = None, cached_fraction: float = 0.0, price_per_hour: float | None = None,
                table=None, compute: str | None = None, request_rate: float | None = None, mtp: int = 0,
                acceptance: float = 0.0) -> Throughput:
+    """The steady state of a layout under an engine, from its parts (served() takes them as one Serving)."""
     if table is None:
         raise no_table(device)
-    serving = Serving(compiled, device, link, network, engine, table, compute, isl, osl, cached_fraction, mtp,
-                      acceptance)
+    return served(Serving(compiled, device, link, network, engine, table, compute, isl, osl, cached_fraction, mtp,
+                          acceptance), layout, concurrency, price_per_hour, request_rate)
+
+
+def served(serving: Serving, layout, concurrency: int | None = None, price_per_hour: float | None = None,
+           request_rate: float | None = None) -> Throughput:
+    """The steady state of `layout` under `serving`: at the concurrency asked, at what a request rate keeps in
+    flight, or at the most the engine runs."""
     drafter_ready(serving)
     room = room_of(serving, layout)
     batch, limit = batch_limit(serving, layout, room, concurrency)
-    if request_rate is not None:
-        found = at_rate(serving, layout, batch, request_rate)
-        point, limit = found if found[0].batch < batch else (point_at(serving, layout, batch), limit)
-    else:
-        point = point_at(serving, layout, batch)
+    point = at_rate(serving, layout, batch, request_rate) if request_rate is not None else \
+        point_at(serving, layout, batch)
+    if point.batch < batch:
+        limit = "request rate"
     tokens = point.tokens_per_second
     cost = None if price_per_hour is None else price_per_hour * layout.cards / 3600 / tokens * 1e6
-    return Throughput(model=compiled.name, layout=layout.text(), cards=layout.cards, device=device.name,
-                      link=link.name, engine=engine.name, engine_source=engine.source, isl=isl, osl=osl,
-                      cached_fraction=cached_fraction, concurrency=concurrency, request_rate=request_rate,
+    engine, table = serving.engine, serving.table
+    return Throughput(model=serving.compiled.name, layout=layout.text(), cards=layout.cards,
+                      device=serving.device.name, link=serving.link.name, engine=engine.name,
+                      engine_source=engine.source, isl=serving.isl, osl=serving.osl,
+                      cached_fraction=serving.cached_fraction, concurrency=concurrency, request_rate=request_rate,
                       batch=point.batch, batch_limit=limit, kv_requests_max=min(room.kv_max, 10**9),
                       kv_budget_bytes=room.budget, prefill_tokens_per_step=point.batch * serving.new_share,
-                      mtp=mtp, acceptance=acceptance if mtp else None, tokens_per_step=serving.tokens_per_step,
-                      step_seconds=point.step, step_bound_seconds=point.bound, ttft_seconds=point.ttft,
-                      tpot_seconds=point.tpot, output_tokens_per_second=tokens,
-                      output_tokens_per_second_per_card=tokens / layout.cards, requests_per_second=tokens / osl,
-                      price_per_hour=price_per_hour, cost_per_million_output_tokens=cost,
-                      efficiency_table=table.file, times={"bound": point.bound, "expected": point.step})
+                      mtp=serving.mtp, acceptance=serving.acceptance if serving.mtp else None,
+                      tokens_per_step=serving.tokens_per_step, step_seconds=point.step,
+                      step_bound_seconds=point.bound, ttft_seconds=point.ttft, tpot_seconds=point.tpot,
+                      output_tokens_per_second=tokens, output_tokens_per_second_per_card=tokens / layout.cards,
+                      requests_per_second=tokens / serving.osl, price_per_hour=price_per_hour,
+                      cost_per_million_output_tokens=cost, efficiency_table=table.file,
+                      times={"bound": point.bound, "expected": point.step})
 
-def at_rate(serving: Serving, layout, most: int, rate: float) -> tuple[Point, str]:
-    """The batch a request rate keeps in flight (Little's law: rate · the time a request stays), at most `most`;
-    the point at it and what binds it. E413 when the rate is beyond what the layout serves."""
+
+def at_rate(serving: Serving, layout, most: int, rate: float) -> Point:
+    """The point at the smallest batch, at most `most`, that holds what a request rate keeps in flight (Little's
+    law: rate · the time a request stays); E413 when the rate is beyond what the layout serves."""
     def stays(point: Point) -> float:   # requests the rate keeps in flight at this point, all replicas together
         return rate * (point.ttft + (serving.osl - 1) * point.tpot)
 
@@ -98,17 +108,11 @@ def at_rate(serving: Serving, layout, most: int, rate: float) -> tuple[Point, st
         raise refused(f"{rate:,.3g} requests a second is more than {layout.text()} serves: at its largest batch "
                       f"({most:,} a replica) it finishes {served:,.3g} a second",
                       f"ask for --request-rate {served * 0.95:,.3g} or less, or give more cards")
-    low, high = 1, most       # the smallest batch that holds what the rate keeps in flight
+    low, high = 1, most
     while low < high:
         middle = (low + high) // 2
         if stays(point_at(serving, layout, middle)) <= middle * layout.dp:
             high = middle
         else:
             low = middle + 1
-    return point_at(serving, layout, low), "request rate"
-
-
-def _busiest_card(compiled, layout):
-    from ..cards.fleet import heaviest_card
-
-    return heaviest_card(compiled, layout)
+    return point_at(serving, layout, low)
