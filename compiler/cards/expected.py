@@ -101,7 +101,7 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
         if not flops and not moved and not training:
             continue
         bound = max(flops / peak, moved / device.bandwidth)
-        kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, flops, moved,
+        kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, (flops, moved, bound),
                                                  (copy, copy_basis), training)
         if kernel == "memory" and training:
             own = max(own, layers * sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC) / device.bandwidth)
@@ -114,25 +114,26 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
                     expected_seconds=total, ops=rows)
 
 
-def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str, flops: float, moved: float,
+def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str, figures: tuple[float, float, float],
             copy: tuple[float, str], training: bool = False) -> tuple[str, float, str, float]:
     """(the kernel an op runs, its efficiency, where that was read, the op's roofline in that kernel's format):
-    its own kernel where its kind has a timing hook and the table a point, else a memory-bound copy."""
+    its own kernel where its kind has a timing hook and the table a point, else a memory-bound copy. `figures`
+    are the op's FLOPs, bytes and bound at the call's peak."""
     from archcost.compiler.ops import REGISTRY
 
-    peak = device.peak_for(peak_format)
-    own = max(flops / peak, moved / device.bandwidth)
+    flops, moved, bound = figures
     spec = REGISTRY[op.kind]
     if spec.timing is None:
-        return "memory", *copy, own
+        return "memory", *copy, bound
     kind, fmt, shape = spec.timing(op.args, phase)
     fmt = peak_format if kind in COMPUTE_FORMAT_KINDS else fmt
     numbers = {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()}
     found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
     if found is None:
-        return "memory", *copy, own
+        return "memory", *copy, bound
     if training and kind == "attention_prefill":
         found = training_attention(table, numbers, device, found)
+    peak = device.peak_for(peak_format)
     slower = device.peak_for(fmt) if fmt in device.peak else peak
     return kind, *found, max(flops / min(peak, slower), moved / device.bandwidth)
 
@@ -157,7 +158,7 @@ def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table
                  training: bool = False) -> float:
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
     kernels of a call runs (at least 1), which a card of a layout applies to its own bound."""
-    key = ("kernel ratio", device.model_dump_json(), phase, scenario, peak_format, table.file, training)
+    key = ("kernel ratio", fractions.identity(device), phase, scenario, peak_format, table.file, training)
     if key not in compiled.memo:  # layouts that share a replica's shape share it
         timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training).ops
         bound = sum(t.bound_seconds for t in timed)

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from ..terms.scenario import Scenario
+from ..timing.fractions import identity
 from .engines import Engine
 
 
@@ -84,7 +85,7 @@ def room_of(serving: Serving, layout, prefill_only: bool = False) -> Room:
     (in whole pages) one replica holds; E413 when not even one fits."""
     compiled, engine, device = serving.compiled, serving.engine, serving.device
     positions = serving.isl + (0 if prefill_only else serving.osl)
-    key = ("serving room", layout, engine, positions, device.name, device.memory)
+    key = ("serving room", layout, engine, positions, identity(device))
     if key not in compiled.memo:
         compiled.memo[key] = _room(serving, layout, positions)
     if isinstance(compiled.memo[key], Exception):
@@ -195,8 +196,8 @@ def call_times(serving: Serving, layout, phase: str, scenario: Scenario) -> tupl
     batch for its average step and for the step that carries a whole prompt, and its neighbours again."""
     from ..cards.layout import layout_cards
 
-    key = ("serving call", layout, phase, scenario, serving.device.name, serving.device.memory, serving.link.name,
-           serving.network.name, serving.compute, serving.table.file)
+    key = ("serving call", layout, phase, scenario, identity(serving.device), identity(serving.link),
+           identity(serving.network), serving.compute, serving.table.file)
     if key not in serving.compiled.memo:
         times = layout_cards(serving.compiled, layout, phase, scenario, serving.device, serving.link,
                              serving.compute, serving.network, serving.table).times
@@ -209,7 +210,7 @@ def drafter_share(serving: Serving, batch: int, context: int) -> float:
     from ..cards.expected import expected_call
 
     compiled = serving.compiled
-    key = ("drafter share", serving.device.name, serving.table.file, serving.compute, batch, context)
+    key = ("drafter share", identity(serving.device), serving.table.file, serving.compute, batch, context)
     if key not in compiled.memo:
         fmt = serving.compute or serving.device.preferred_peak()
         ops = expected_call(compiled, serving.device, "decode", Scenario(B=batch, S=context), fmt, serving.table,

@@ -113,15 +113,16 @@ def fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link
     """(the interpolated efficiency of a kernel of this kind and shape, what it was read from), or None when the
     table holds no point of that kind. Kept on the table per device, link and shape: a layout search asks the
     same shapes again and again."""
-    key = ("fraction", kind, fmt, tuple(sorted(shape.items())), _sheet_key(device), _sheet_key(link))
+    key = ("fraction", kind, fmt, tuple(sorted(shape.items())), identity(device), identity(link))
     memo = table.memo()
     if key not in memo:
         memo[key] = _fraction(table, kind, fmt, shape, device, link)
     return memo[key]
 
 
-def _sheet_key(sheet) -> tuple | None:
-    return None if sheet is None else (type(sheet).__name__, sheet.model_dump_json())
+def identity(sheet) -> tuple | None:
+    """A device or link sheet as a memo's key: every figure on it (two spellings of one sheet are one)."""
+    return None if sheet is None else (type(sheet).__name__, sheet.model_copy(update={"name": ""}).model_dump_json())
 
 
 def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
