@@ -23,11 +23,11 @@ from .dot import (
     FONT,
     STEERS,
     LayoutMarks,
-    _edge_style,
     _identifier,
     _node_label,
     _node_name,
     _node_style,
+    edge_style,
     steering,
 )
 from .readable import readable
@@ -56,11 +56,7 @@ def to_block_dot(compiled: Compiled, phase: str = "prefill", scenario: Scenario 
         ends = (owner[source] or source, owner[target] or target)
         if ends[0] != ends[1] and ends not in drawn:
             drawn.add(ends)
-            style = _edge_style(data)
-            if marks and (source, target) in marks.edges:
-                style = {**style, "label": f"{style['label']}\n{marks.edges[source, target]}", "color": "#c0392b",
-                         "fontcolor": "#c0392b", "penwidth": "1.6"}
-            dot.edge(*(_name(end, clusters) for end in ends), **style)
+            dot.edge(*(_name(end, clusters) for end in ends), **edge_style(data, marks, (source, target)))
     for node_id, data in graph.nodes(data=True):
         if REGISTRY[data["op"].kind].token_input and not graph.in_degree(node_id):
             dot.edge("tokens", _name(owner[node_id] or node_id, clusters), label=" m ids")

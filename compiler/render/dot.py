@@ -36,7 +36,6 @@ FONT = "Helvetica"
 def to_dot(compiled: Compiled, marks: LayoutMarks | None = None) -> str:
     """DOT source; byte-identical for the same spec. `marks`, a layout's: the collective an edge carries
     (`all_reduce over tp`), drawn in red on that edge, and the part of each split op a card holds."""
-    traffic = marks.edges if marks else None
     graph = compiled.graph
     clusters: dict[str, Cluster] = graph.graph["clusters"]
     members = _members(graph)
@@ -59,10 +58,7 @@ def to_dot(compiled: Compiled, marks: LayoutMarks | None = None) -> str:
         ends = (folded.stands_for.get(source, source), folded.stands_for.get(target, target))
         if ends[0] != ends[1] and ends not in drawn:
             drawn.add(ends)
-            style = _edge_style(data)
-            if traffic and (source, target) in traffic:
-                style = {**style, "label": f"{style['label']}\n{traffic[source, target]}", "color": "#c0392b",
-                         "fontcolor": "#c0392b", "penwidth": "1.6"}
+            style = edge_style(data, marks, (source, target))
             dot.edge(_node_name(ends[0]), _node_name(ends[1]), **style)
     for node_id, data in graph.nodes(data=True):
         if REGISTRY[data["op"].kind].token_input and not graph.in_degree(node_id):
@@ -73,6 +69,15 @@ def to_dot(compiled: Compiled, marks: LayoutMarks | None = None) -> str:
             drawn.add(ends)
             dot.edge(_node_name(ends[0]), _node_name(ends[1]), **STEERS)
     return dot.source
+
+
+def edge_style(data: dict, marks: LayoutMarks | None, edge: tuple[str, str]) -> dict[str, str]:
+    """An edge's look: what flows along it, and in red the collective a layout puts on it."""
+    style = _edge_style(data)
+    if marks is None or edge not in marks.edges:
+        return style
+    return {**style, "label": f"{style['label']}\n{marks.edges[edge]}", "color": "#c0392b", "fontcolor": "#c0392b",
+            "penwidth": "1.6"}
 
 
 STEERS = {"label": " steers", "style": "dashed", "color": "#7f8c8d", "fontcolor": "#7f8c8d", "arrowhead": "odot"}
