@@ -54,6 +54,13 @@ CODES: dict[str, ErrorKind] = {
     "E112": ErrorKind("path not served",
                       "`archcost serve` reads only the specs named on its command line, the specs and standard "
                       "library it ships, and what the page sends. Name the file when starting the server."),
+    "E113": ErrorKind("page request too large",
+                      "`archcost serve` reads requests of up to 8 MiB (HTTP 413 past it). Send the spec's text "
+                      "without what it does not need, or run the command line on the file."),
+    "E114": ErrorKind("model past the op limit",
+                      "A model expands to more primitive ops than the compiler builds (20,000): a repeated layer "
+                      "written out by hand, or repeats nested too deep. Write a repeated layer once inside "
+                      "`repeat N`."),
     "E200": ErrorKind("unknown block",
                       "Check the spelling (the hint names the closest block) and that the file defining it "
                       "is loaded with `use`."),
@@ -186,6 +193,10 @@ CODES: dict[str, ErrorKind] = {
                       "(the weights and the peak step fill the card), the step's token budget cannot prefill a "
                       "prompt beside the decodes, or no efficiency table covers the device. The message names "
                       "the figures and the hint the nearest choice that runs."),
+    "E414": ErrorKind("no layout found",
+                      "A search over layouts (`layouts`, `layouts --fewest`) found none "
+                      "that splits the model evenly over the cards given, or none that holds it. Give more cards, "
+                      "a shorter context or a smaller batch; the message says which search ran dry."),
     "E500": ErrorKind("config is not a JSON object",
                       "`archcost import` reads a Hugging Face config.json: one JSON object. The caret marks where "
                       "the JSON stops being valid (a trailing comma, a missing quote)."),
@@ -217,8 +228,10 @@ CODES: dict[str, ErrorKind] = {
 SPLIT: dict[str, tuple[str, ...]] = {
     "E211": ("E211", "E214", "E215", "E216", "E217", "E218", "E219", "E106"),
     "E401": ("E401", "E402", "E403", "E404", "E405", "E406", "E407", "E408", "E109"),
+    "E106": ("E106", "E113", "E114"),
+    "E405": ("E405", "E414"),
 }
 
 # Codes only the playground's HTTP API raises (`archcost serve`): no command line produces them, so their
-# examples are tests/test_serve.py's, not tests/errors/ cases.
-PAGE_ONLY = ("E110", "E111", "E112")
+# examples are tests/test_playground_api.py's, not tests/errors/ cases.
+PAGE_ONLY = ("E110", "E111", "E112", "E113")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from archcost.compiler.pipeline import Compiled, compile_file, compile_text
+from archcost.compiler.compilation import Compiled, compile_file, compile_text
 from archcost.compiler.terms.scenario import Conventions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,16 +55,16 @@ def spec_path(name: str) -> Path:
 
 
 @cache
-def compiled(name: str, edits: tuple[tuple[str, str], ...] = (), options: Conventions = Conventions()) -> Compiled:
+def compiled(name: str, edits: tuple[tuple[str, str], ...] = (), conventions: Conventions = Conventions()) -> Compiled:
     """A spec compiled once per test session; `edits` rewrite its text first (what-if variants)."""
     path = spec_path(name)
     if not edits:
-        return compile_file(path, options=options)
+        return compile_file(path, conventions=conventions)
     text = path.read_text()
     for old, new in edits:
         assert old in text, f"edit target {old!r} not in {path.name}"
         text = text.replace(old, new)
-    return compile_text(text, options=options, name=str(path), base=path.parent)
+    return compile_text(text, conventions=conventions, name=str(path), base=path.parent)
 
 
 def check_golden(path: Path, actual: str, update: bool) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Scenario
 
 SPECS = Path(__file__).parent.parent / "specs"

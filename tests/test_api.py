@@ -85,7 +85,7 @@ def test_options_and_ledgers():
     expanded = archcost.load(ROOT / "specs" / "deepseek-v3.arch", options={"mla_cache": "expanded"})
     latent = archcost.load(ROOT / "specs" / "deepseek-v3.arch")
     assert expanded.evaluate("decode")["kv_bytes_per_token"] > latent.evaluate("decode")["kv_bytes_per_token"]
-    assert archcost.load(QWEN, ledger="kipply").options.attention == "half_rectangle"
+    assert archcost.load(QWEN, ledger="kipply").conventions.attention == "half_rectangle"
 
 
 @pytest.mark.parametrize("source,code", [("no/such/spec.arch", "E101"), ('model "M" { d = }', "E100")])

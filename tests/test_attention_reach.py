@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
 
 SPEC = """model "Chunked" {{
@@ -95,7 +95,7 @@ def test_windows_chunks_sinks_and_soft_caps_are_the_per_position_sum(mechanism, 
 
 def test_the_eager_rectangle_scores_what_the_cache_holds():
     """Under the rectangle convention (transformers' eager kernel), a decode scores min(S, c − 1) + 1 keys."""
-    model = compile_text(SPEC.format(chunk=8, score=0), options=Conventions(attention="rectangle"))
+    model = compile_text(SPEC.format(chunk=8, score=0), conventions=Conventions(attention="rectangle"))
     assert [evaluate(model, "decode", Scenario(S=s)).context_flops // 128 for s in (3, 20)] == [4, 8]
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Scenario
 
 SPEC = """model "chunks" {{

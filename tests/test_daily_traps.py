@@ -7,7 +7,7 @@ import pytest
 from helpers import ROOT
 
 from archcost.compiler.cli import main
-from archcost.compiler.pipeline import compile_text
+from archcost.compiler.compilation import compile_text
 from archcost.dsl.errors import ArchError, Diagnostic
 
 POST_ONLY = """use std.embedding

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 from helpers import ROOT, check_golden, load_tool
 
+from archcost.compiler.compilation import compile_text, with_path
 from archcost.compiler.numbers.evaluate import by_op, evaluate
 from archcost.compiler.ops import REGISTRY, Arg, Cost, CostContext, OpSpec, registered
-from archcost.compiler.pipeline import compile_text, with_path
 from archcost.compiler.render import dot, listing
 from archcost.compiler.terms import symbols
 from archcost.compiler.terms.scenario import Scenario

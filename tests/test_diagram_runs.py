@@ -8,7 +8,7 @@ import re
 import pytest
 from helpers import SPECS, compiled
 
-from archcost.compiler.pipeline import compile_text
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.render.dot import to_dot
 
 NAMES = sorted(p.stem for p in SPECS.glob("*.arch"))

@@ -42,7 +42,7 @@ def test_every_code_raised_is_catalogued_and_has_an_example():
               if path.name != "codes.py" for code in re.findall(r'"(E\d{3})"', path.read_text())}
     assert raised == set(CODES)
     shown = {code for case in CASES for code in errors_doc.expected_codes(case)}
-    assert shown | set(PAGE_ONLY) == set(CODES) and not shown & set(PAGE_ONLY)  # page codes: test_serve.py
+    assert shown | set(PAGE_ONLY) == set(CODES) and not shown & set(PAGE_ONLY)  # page codes: test_playground_api.py
 
 
 def test_every_code_has_a_fix():

@@ -7,8 +7,8 @@ import math
 import pytest
 from helpers import compiled
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.numbers.evaluate import by_op, evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
 from archcost.dsl.errors import ArchError
 
@@ -56,7 +56,7 @@ def test_hash_routing_has_no_router_matrix():
 
 @pytest.mark.parametrize("batch", [1, 4, 64])
 def test_random_routing_expects_distinct_experts(batch):
-    model = compile_text(MOE.format(router="score"), options=Conventions(routing="random"))
+    model = compile_text(MOE.format(router="score"), conventions=Conventions(routing="random"))
     use = evaluate(model, "decode", Scenario(B=batch, S=10)).experts[0]
     # E·(1 − (1 − k/E)^m) for m = B independent tokens
     assert use.distinct_experts == pytest.approx(16 * (1 - (1 - 2 / 16) ** batch))

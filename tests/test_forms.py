@@ -11,12 +11,12 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from archcost.compiler.compilation import compile_file
 from archcost.compiler.numbers import building, forms, sums
 from archcost.compiler.numbers.assemble import Numbers, assemble
 from archcost.compiler.numbers.evaluate import fast_evaluator, head
 from archcost.compiler.numbers.leaves import leaves
 from archcost.compiler.numbers.symbolic import _SymbolicNumbers
-from archcost.compiler.pipeline import compile_file
 from archcost.compiler.terms.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,8 +8,8 @@ from helpers import compiled, spec_path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from archcost.compiler.compilation import compile_file, compile_text
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.render import formula
 from archcost.compiler.terms.scenario import Conventions, Scenario, at_phase
 from archcost.compiler.terms.symbols import B, G, N_pair, P, S, m, m_out
@@ -32,7 +32,7 @@ def test_keep_leaves_dimensions_symbolic():
 
 def test_request_closed_form_equals_stepping():
     model = compiled("qwen3-8b")
-    closed = at_phase(model.total("flops_matrix"), "request", model.options)
+    closed = at_phase(model.total("flops_matrix"), "request", model.conventions)
     for shape in (Scenario(B=1, S=0, P=128, G=4), Scenario(B=3, S=100, P=7, G=9), Scenario(B=2, S=5, P=1, G=1)):
         stepped = evaluate(model, "request", shape).flops_matrix
         assert closed.xreplace({B: shape.B, S: shape.S, P: shape.P, G: shape.G}) == stepped

@@ -15,8 +15,8 @@ import pytest
 from helpers import ROOT, SPECS
 
 from archcost.compiler.cli import main
+from archcost.compiler.compilation import compile_file, compile_text
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
 from archcost.dsl.loader import load_file

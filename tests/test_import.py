@@ -15,9 +15,9 @@ import pytest
 from helpers import GOLDEN, ROOT, check_golden, compiled, load_tool, published_configs
 
 from archcost.compiler.cli import main
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.importer import IMPORTERS, import_config, import_spec, parse_config, read_config
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
 from archcost.dsl.errors import ArchError
 
@@ -30,7 +30,7 @@ SHAPES = [("prefill", Scenario(P=8192)), ("decode", Scenario(B=8, S=8191)), ("re
 
 
 def imported(stem: str, options: Conventions = Conventions()):
-    return compile_text(import_config(read_config(CONFIGS / f"{stem}.json"), PUBLIC[stem]), options=options)
+    return compile_text(import_config(read_config(CONFIGS / f"{stem}.json"), PUBLIC[stem]), conventions=options)
 
 
 @pytest.mark.parametrize("stem", PUBLIC)
@@ -47,7 +47,7 @@ def test_imported_equals_hand_written(stem, phase, scenario):
     for paths in PATHS.get(stem, [()]):
         options = Conventions(paths=paths)
         ours = numbers(evaluate(imported(stem, options), phase, scenario))
-        assert ours == numbers(evaluate(compiled(stem, options=options), phase, scenario))
+        assert ours == numbers(evaluate(compiled(stem, conventions=options), phase, scenario))
 
 
 def numbers(report) -> dict:

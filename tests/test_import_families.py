@@ -12,9 +12,9 @@ import warnings
 import pytest
 from helpers import ROOT, check_golden, compiled, load_tool
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.importer import FAMILIES, MULTIMODAL, Multimodal, import_config, parse_config, read_config
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
 from archcost.dsl.errors import ArchError
 from archcost.dsl.parser import parse
@@ -86,11 +86,11 @@ SHAPES = [("prefill", Scenario(P=8192)), ("decode", Scenario(B=8, S=8191)), ("re
 @pytest.mark.parametrize("stem", SAME_MODEL)
 def test_published_import_equals_hand_written(stem, phase, scenario):
     spec, paths = SAME_MODEL[stem]
-    for options in (Conventions(), Conventions(paths=paths)):
-        ours = evaluate(compile_text(import_config(read_config(PUBLISHED / f"{stem}.json")), options=options), phase,
-                        scenario).model_dump(exclude={"model", "options", "experts"})
-        theirs = evaluate(compiled(spec, options=options), phase, scenario).model_dump(exclude={"model", "options",
-                                                                                                "experts"})
+    text = import_config(read_config(PUBLISHED / f"{stem}.json"))
+    apart = {"model", "options", "experts"}
+    for conventions in (Conventions(), Conventions(paths=paths)):
+        ours = evaluate(compile_text(text, conventions=conventions), phase, scenario).model_dump(exclude=apart)
+        theirs = evaluate(compiled(spec, conventions=conventions), phase, scenario).model_dump(exclude=apart)
         assert ours == theirs
 
 
@@ -148,7 +148,8 @@ def test_quantization_not_modelled_is_refused(quantization, field):
 def test_weights_flag_overrides_the_checkpoint_formats():
     text = import_config(read_config(PUBLISHED / "gpt-oss-20b.json"))
     stored = evaluate(compile_text(text), "decode", Scenario()).weight_bytes
-    as_int4 = evaluate(compile_text(text, options=Conventions(weights="int4_g128")), "decode", Scenario()).weight_bytes
+    as_int4 = evaluate(compile_text(text, conventions=Conventions(weights="int4_g128")), "decode",
+                       Scenario()).weight_bytes
     assert as_int4 != stored
 
 

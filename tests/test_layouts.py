@@ -120,7 +120,7 @@ def test_sampling_gathers_the_vocabulary_parallel_logits():
     assert gather[0].sent_bytes == 8 * 128_256 * 2 * 3 // 4
     from archcost.compiler.train.step import TrainSetup, train_report
 
-    step = train_report(compiled("llama-3.1-8b", options=Conventions(logits="all")), Layout(tp=4),
+    step = train_report(compiled("llama-3.1-8b", conventions=Conventions(logits="all")), Layout(tp=4),
                         TrainSetup(seq=1024, global_batch=1))
     assert all(t.group != "sampling" for t in step.cards[0].traffic)
 
@@ -152,7 +152,7 @@ def test_identity_experts_stay_on_the_tokens_card():
     `most`, none under `fewest`), one copy of its 6,144 values each, 7/8 of them to other cards, and as many
     come back, in each of 28 MoE layers."""
     def sent(routing: str) -> float:
-        model = compiled("longcat-flash", options=Conventions(paths=(("zero_routing", routing),)))
+        model = compiled("longcat-flash", conventions=Conventions(paths=(("zero_routing", routing),)))
         report = layout_report(model, Layout(tp=1, ep=8, dp=8), "decode", Scenario(B=64))
         return {t.kind: t for t in report.traffic}["all_to_all"].sent_bytes
 
@@ -683,7 +683,7 @@ def test_llama_3_1_405b_fits_one_h100_server_in_fp8_not_in_bf16():
 
     h100 = device("h100-sxm")
     bf16 = capacity_on(compiled("llama-3.1-405b"), Layout(tp=8), h100, 8192, 1)
-    fp8 = capacity_on(compiled("llama-3.1-405b", options=Conventions(weights="fp8")), Layout(tp=8), h100, 8192, 1)
+    fp8 = capacity_on(compiled("llama-3.1-405b", conventions=Conventions(weights="fp8")), Layout(tp=8), h100, 8192, 1)
     two = capacity_on(compiled("llama-3.1-405b"), Layout(tp=8, pp=2), h100, 8192, 1)
     assert bf16.batch_max == 0 and fp8.batch_max > 0 and two.batch_max > 0
 

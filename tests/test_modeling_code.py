@@ -20,9 +20,9 @@ import transformers_runs as runs
 from helpers import ROOT, load_tool
 
 from archcost.compiler.cli import main
+from archcost.compiler.compilation import compile_file, compile_text
 from archcost.compiler.importer import import_spec, parse_config
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_file, compile_text
 from archcost.compiler.terms.scenario import Scenario
 
 FIGURES = runs.read_record()["figures"]

@@ -51,9 +51,9 @@ model "Typed" {
 def server():
     import uvicorn
 
-    from archcost.compiler.serve.app import create_app
-    from archcost.compiler.serve.library import Library
-    from archcost.compiler.serve.worker import Worker
+    from archcost.compiler.playground.app import create_app
+    from archcost.compiler.playground.library import Library
+    from archcost.compiler.playground.worker import Worker
 
     app = create_app(Library.of([]), Worker(limit=120.0))
     serving = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))

@@ -18,10 +18,10 @@ import pytest
 import transformers_runs as runs
 from transformers_runs import CASES, PUBLISHED, SHAPES, SPEC_MODELS
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.importer import IMPORTERS, REMOTE, import_config, parse_config
 from archcost.compiler.importer.common import transformers_paths_of
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Conventions, Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def small_spec(case: str):
     # transformers' eager paths, as the import's own check compiles the spec (issue 45: the defaults are the
     # serving engines')
     options = Conventions(attention="rectangle", paths=transformers_paths_of(spec))
-    return compile_text(spec, options=options)
+    return compile_text(spec, conventions=options)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -73,7 +73,7 @@ def test_flops_equal(case, shape):
 def published_spec(path: Path, flops: bool):
     spec = import_config(parse_config(path.read_text(), path.name))
     options = Conventions(attention="rectangle", paths=transformers_paths_of(spec)) if flops else Conventions()
-    return compile_text(spec, options=options)
+    return compile_text(spec, conventions=options)
 
 
 @pytest.mark.parametrize("path", PUBLISHED, ids=[p.stem for p in PUBLISHED])
@@ -97,7 +97,7 @@ def test_published_configs_flops_as_transformers_runs_them(path, shape):
 def hand_written(name: str):
     spec = ROOT / "specs" / f"{name}.arch"
     options = Conventions(attention="rectangle", paths=SPEC_MODELS[name][2])
-    return compile_text(spec.read_text(), options=options, name=str(spec), base=spec.parent)
+    return compile_text(spec.read_text(), conventions=options, name=str(spec), base=spec.parent)
 
 
 @pytest.mark.parametrize("name", SPEC_MODELS)

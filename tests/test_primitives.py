@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.numbers.evaluate import evaluate, state_bytes_at
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Scenario
 
 WINDOW = """

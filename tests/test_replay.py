@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.front import replay
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.terms.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]

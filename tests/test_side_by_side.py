@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.numbers.evaluate import evaluate
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.render.dot import to_dot
 from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError
@@ -104,7 +104,7 @@ def test_a_residual_adds_at_least_one_sublayer():
 def test_a_called_blocks_tensor_is_named_from_outside():
     """Issue 25: a tensor inside a called block could not be named from outside (E100), so LongCat-Flash's
     shortcut-connected MoE had to be written op by op. `attn.o` names the attention's output projection."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.dsl.errors import ArchError
 
     spec = ('use std.embedding\nuse std.attention.gqa\nmodel "Dotted" {\n  embedding(1000, 64)\n'

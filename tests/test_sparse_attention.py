@@ -26,7 +26,7 @@ PER_SCORED_PAIR = 2 * 64 * 128
 
 @cache
 def v32(attention: str = "as_written"):
-    return compiled("deepseek-v3.2", options=Conventions(attention=attention))
+    return compiled("deepseek-v3.2", conventions=Conventions(attention=attention))
 
 
 def context_flops(cached: int, new: int, batch: int = 1) -> int:
@@ -89,10 +89,10 @@ def test_an_eager_kernel_scores_every_held_position_before_it_masks_the_top_k(ca
     """Issue 45: under `--attention rectangle` (transformers' eager DeepseekV32 and GLM-5 attention, which
     scores every key it holds and masks all but the k best) a decode at S = 2,048 counted top(2048) positions
     where the kernel scores 2,049: V3.2 came out 4,997,120 FLOPs short. Oracle: the rectangle of a causal layer."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
 
     rectangle = Conventions(attention="rectangle")
     phase = "decode" if new == 1 and cached else "prefill"
-    figures = [evaluate(compile_text(TOP_OR_CAUSAL.format(over=over), options=rectangle), phase,
+    figures = [evaluate(compile_text(TOP_OR_CAUSAL.format(over=over), conventions=rectangle), phase,
                         Scenario(B=batch, S=cached, P=new)).flops_matrix for over in ("top(8)", "causal")]
     assert figures[0] == figures[1]

@@ -1,4 +1,4 @@
-"""The tree shows the pipeline: each stage package of compiler/ imports only the stages below it.
+"""The tree shows the stages: each stage package of compiler/ imports only the stages below it.
 
 The order is the compile's own: terms (letters, symbols, the Cost record, the quantity table) → ops → graph →
 front (resolve) → numbers → cards → serving and train → importer → render → cli and api. An import from a lower
@@ -15,8 +15,8 @@ from helpers import ROOT
 
 COMPILER = ROOT / "compiler"
 # floor of each stage package (and of the top-level modules beside them): a module may import its own floor or lower
-FLOORS = {"outputs": 0, "terms": 0, "ops": 1, "graph": 2, "front": 3, "pipeline": 4, "numbers": 4, "timing": 0,
-          "cards": 5, "serving": 6, "train": 6, "importer": 7, "render": 8, "cli": 9, "api": 9, "serve": 9,
+FLOORS = {"outputs": 0, "terms": 0, "ops": 1, "graph": 2, "front": 3, "compilation": 4, "numbers": 4, "timing": 0,
+          "cards": 5, "serving": 6, "train": 6, "importer": 7, "render": 8, "cli": 9, "api": 9, "playground": 9,
           "__init__": 0}
 MAX_TOP_LEVEL_MODULES = 4
 
@@ -73,7 +73,7 @@ def test_no_stage_imports_a_higher_one():
 def test_only_the_outputs_import_render_or_cli():
     """render/ is imported by the three outputs (the CLI, the API and the page's server); cli/ by none but itself."""
     reaching = [f"{a} imports {b}" for a, b in _graph().edges
-                if (_stage(b) == "render" and _stage(a) not in ("render", "cli", "api", "serve"))
+                if (_stage(b) == "render" and _stage(a) not in ("render", "cli", "api", "playground"))
                 or (_stage(b) == "cli" and _stage(a) != "cli")]
     assert reaching == []
 

@@ -6,7 +6,7 @@ import pytest
 import sympy as sp
 from helpers import STDLIB
 
-from archcost.compiler.pipeline import compile_text, probe_that_compiles
+from archcost.compiler.compilation import compile_text, probe_that_compiles
 from archcost.dsl.parser import parse
 
 BLOCKS = [(path, block) for path in sorted(STDLIB.rglob("*.arch")) for block in parse(path.read_text()).blocks]

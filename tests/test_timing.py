@@ -21,8 +21,8 @@ from archcost.compiler.cards.degrees import parse_layout
 from archcost.compiler.cards.expected import expected_call, table_for
 from archcost.compiler.cards.layout import layout_report
 from archcost.compiler.cli import main
+from archcost.compiler.compilation import compile_text
 from archcost.compiler.front.hardware import device, link
-from archcost.compiler.pipeline import compile_text
 from archcost.compiler.serving.capacity import roofline
 from archcost.compiler.terms.scenario import Scenario
 from archcost.compiler.timing import fractions, tables

@@ -32,7 +32,7 @@ V, SEQ = 51_200, 2048
 
 
 def _model(name: str, options: Conventions = TRAINING):
-    return compiled(name, options=options)
+    return compiled(name, conventions=options)
 
 
 def _step(name: str, layout: str, **setup):
@@ -201,7 +201,7 @@ def test_micro_batches_in_flight(schedule, rank, pp, vp, m, held):
 @pytest.mark.parametrize("name", ["deepseek-v3", "qwen3.6-35b-a3b", "jamba-1.5-mini", "deepseek-v4-flash"])
 def test_moe_mla_hybrid_and_compressed_specs_train_with_no_special_case(name):
     """Their model FLOPs are 3 × the forward's, the forward being eval's prefill with every position's logits."""
-    model = compiled(name, options=Conventions(logits="all"))
+    model = compiled(name, conventions=Conventions(logits="all"))
     report = train_report(model, parse_layout("tp=1"), TrainSetup(seq=4096, global_batch=2))
     forward = evaluate(model, "prefill", Scenario(B=2, P=4096)).flops_matrix
     assert report.model_flops == 3 * forward

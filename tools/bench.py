@@ -95,8 +95,8 @@ def processes(env: dict) -> float:
 
 
 def exact_scenarios(floor: float) -> None:
+    from archcost.compiler.compilation import compile_file
     from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Scenario
 
     for name, target in (("qwen3-8b", 50), ("deepseek-v4.1-flash", 500)):
@@ -112,7 +112,7 @@ def exact_scenarios(floor: float) -> None:
 SWEEP = """
 import resource, sys, time
 from pathlib import Path
-from archcost.compiler.pipeline import compile_file
+from archcost.compiler.compilation import compile_file
 from archcost.compiler.serving.sweep import write
 phase = sys.argv[3]
 axes = {k: range(*map(int, v.split(":"))) for k, v in zip("BSPG", sys.argv[4:8])}
@@ -261,8 +261,8 @@ def hostile_limits(floor: float) -> None:
     """How long each limit takes to refuse its hostile input (issue 8: each well under a second)."""
     import tempfile
 
+    from archcost.compiler.compilation import compile_file, compile_text
     from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.pipeline import compile_file, compile_text
     from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.errors import ArchError
 

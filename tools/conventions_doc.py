@@ -124,7 +124,7 @@ NOT_REPORTED = ("The calculator's state *access* curves (chapter2_models.py, `ac
 @functools.cache
 def compiled_specs() -> dict:
     """Every spec of specs/, compiled once (each is the base of every comparison made on it); read only."""
-    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.compilation import compile_file
 
     return {path.name: compile_file(path) for path in sorted((ROOT / "specs").glob("*.arch"))}
 
@@ -137,14 +137,14 @@ def spec_options(bases: dict | None = None) -> list[tuple[str, str, list[str]]]:
 
 def moved(base, option: str, word: str) -> list[str]:
     """How each figure moves from the compiled spec's default to `option = word`."""
-    from archcost.compiler.pipeline import with_path
+    from archcost.compiler.compilation import with_path
 
     return _compared(base, with_path(base, option, word))
 
 
 def rewritten(base, spec: str, written: str, other: str) -> list[str]:
     """How each figure moves when the spec's text says `other` instead of `written`."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
 
     path = ROOT / "specs" / spec
     text = path.read_text()

@@ -92,7 +92,7 @@ def render() -> str:
         case = example_for(code)
         if case is None:
             out += ["", "Raised by the playground's API (`archcost serve`, docs/playground.md) only; "
-                        "tests/test_serve.py makes it happen."] if code in PAGE_ONLY else []
+                        "tests/test_playground_api.py makes it happen."] if code in PAGE_ONLY else []
             continue
         name = case.relative_to(ROOT).as_posix()
         out += ["", f"Example, `{name}`:", "", "```", case.read_text().rstrip("\n"), "```", "",

@@ -40,7 +40,7 @@ WEIRD = ["0", "-1", "-0", "1.5", "0.5", "10^40", "10^12", "9" * 45, "2^300", "x"
 @functools.cache  # a few seconds of probe compiles; a campaign's forked workers inherit them, read only
 def seeds() -> tuple[tuple[str, str], ...]:
     """(name, text) of every spec, and of every stdlib block wrapped in a model that calls it."""
-    from archcost.compiler.pipeline import compile_text, probe_that_compiles
+    from archcost.compiler.compilation import compile_text, probe_that_compiles
     from archcost.dsl.parser import parse
 
     found = [(p.name, p.read_text()) for p in sorted((ROOT / "specs").glob("*.arch"))]
@@ -109,8 +109,8 @@ ACCEPTED = "accepted"
 def run_one(text: str) -> str | None:
     """None when the input is rejected with an ArchError, ACCEPTED when it compiles and evaluates,
     else the traceback of an escape."""
+    from archcost.compiler.compilation import compile_text
     from archcost.compiler.numbers.evaluate import by_op, evaluate
-    from archcost.compiler.pipeline import compile_text
     from archcost.compiler.render import dot, formula, listing
     from archcost.compiler.serving.state import profile
     from archcost.compiler.terms.scenario import Scenario
@@ -147,7 +147,7 @@ def _oracles():
 def run_numbers(text: str):
     """run_one, then every spec oracle (tools/oracles.py) on a mutant that compiles: (outcome, {oracle:
     failed}); an oracle that fails, or raises, makes the outcome an escape naming it."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.dsl.errors import ArchError
 
     oracles = _oracles()
@@ -211,9 +211,9 @@ def mutate_config(text: str, rng: random.Random) -> str:
 def run_config(text: str) -> str | None:
     """As run_one, for a config.json: refused at a line of the config, or imported into a spec that
     compiles and evaluates; anything else is an escape."""
+    from archcost.compiler.compilation import compile_text
     from archcost.compiler.importer import import_config, parse_config
     from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.pipeline import compile_text
     from archcost.compiler.terms.scenario import Scenario
     from archcost.dsl.errors import ArchError
 
@@ -558,8 +558,8 @@ def _server():
     """A workspace, the server's library and scratch folder, and a secret file: what one worker's requests use."""
     import tempfile
 
-    from archcost.compiler.serve.library import Library
-    from archcost.compiler.serve.session import Workspace
+    from archcost.compiler.playground.library import Library
+    from archcost.compiler.playground.session import Workspace
 
     folder = Path(tempfile.mkdtemp(prefix="archcost-fuzz-server-"))
     (folder / "secret.txt").write_text(SECRET)
@@ -586,8 +586,8 @@ def run_server(text: str):
     """A request through the server's own steps (the JSON depth check, names to files, the worker's answer):
     it is answered or refused with a located problem, never an internal error, and no answer shows a line of a
     file the server does not serve. Oracles: `answered` (ok or problem, nothing else) and `no_leak`."""
-    from archcost.compiler.serve.app import MAX_JSON_DEPTH, _nesting, _with_files
-    from archcost.compiler.serve.worker import METHODS, answer
+    from archcost.compiler.playground.app import MAX_JSON_DEPTH, _nesting, _with_files
+    from archcost.compiler.playground.worker import METHODS, answer
 
     workspace, library, folder = _server()
     method, payload = json.loads(text)

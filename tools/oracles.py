@@ -116,7 +116,7 @@ def prefill_grows(model, text: str) -> str | None:
 
 
 def window_le_causal(model, text: str) -> str | None:
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.compiler.terms.conventions import Conventions
 
     for _, data in model.graph.nodes(data=True):  # a spec may count the full rectangle on purpose
@@ -139,7 +139,7 @@ def decode_difference(model, text: str) -> str | None:
     """Only where every op is token by token: a row per position, linear work, per-token caches, causal
     attention (no windows, chunks, selection, recurrent scans or replays, whose prefill runs another
     algorithm)."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.compiler.terms.conventions import Conventions
     from archcost.compiler.terms.symbols import m, m_out
 
@@ -165,7 +165,7 @@ def decode_difference(model, text: str) -> str | None:
 
 
 def import_round_trip(spec_text: str) -> str | None:
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.dsl.printer import canonical
 
     first = compile_text(spec_text, name="<imported>")

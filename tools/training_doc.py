@@ -74,8 +74,8 @@ def reports():
     sys.path.insert(0, str(ROOT))
     from archcost.compiler.cards.degrees import parse_layout
     from archcost.compiler.cards.expected import table_for
+    from archcost.compiler.compilation import compile_file
     from archcost.compiler.front.hardware import device, link
-    from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Conventions
     from archcost.compiler.train.step import TrainSetup, train_report
 

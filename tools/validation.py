@@ -103,8 +103,8 @@ def layout_of(run: dict) -> tuple[str, int]:
 def predict(row: Row, models: dict) -> None:
     from archcost.compiler.cards.degrees import parse_layout
     from archcost.compiler.cards.expected import table_for
+    from archcost.compiler.compilation import compile_file
     from archcost.compiler.front.hardware import device, link
-    from archcost.compiler.pipeline import compile_file
     from archcost.compiler.terms.scenario import Conventions
     from archcost.compiler.train.step import TrainSetup, train_report
     from archcost.dsl.errors import ArchError
@@ -256,8 +256,8 @@ def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str
     products for an FP8 run, the engine's defaults), or None with what refused it in `row.missing`."""
     from archcost.compiler.cards.degrees import parse_layout
     from archcost.compiler.cards.expected import table_for
+    from archcost.compiler.compilation import compile_file
     from archcost.compiler.front.hardware import device, own_link
-    from archcost.compiler.pipeline import compile_file
     from archcost.compiler.serving.engines import preset
     from archcost.compiler.serving.throughput import throughput
     from archcost.compiler.terms.scenario import Conventions

@@ -1,5 +1,5 @@
 """Fetch the playground's front-end libraries from the npm registry and copy the files the page loads into
-compiler/serve/static/vendor/, with each package's licence. The page must work with no network, so these
+compiler/playground/static/vendor/, with each package's licence. The page must work with no network, so these
 files ship in the wheel; run this only to change a version:
 
     .venv/bin/python tools/vendor_assets.py

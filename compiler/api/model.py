@@ -75,21 +75,21 @@ class _Source:
     allow_outside: bool = False
     stands_for: Path | None = None  # the file spec text is the buffer of: its folder and its name in errors
 
-    def build(self, options: Conventions, keep: frozenset[str] = frozenset()):
-        from archcost.compiler import pipeline
+    def build(self, conventions: Conventions, keep: frozenset[str] = frozenset()):
+        from archcost.compiler import compilation
 
         if self.path is not None:
-            return pipeline.compile_file(self.path, options, keep, self.allow_outside)
+            return compilation.compile_file(self.path, conventions, keep, self.allow_outside)
         if self.stands_for is None:
-            return pipeline.compile_text(self.text, options, keep)
-        return pipeline.compile_text(self.text, options, keep, name=self.stands_for.name,
+            return compilation.compile_text(self.text, conventions, keep)
+        return compilation.compile_text(self.text, conventions, keep, name=self.stands_for.name,
                                      base=self.stands_for.parent.resolve())
 
-    def key(self, options: Conventions) -> dict | None:
+    def key(self, conventions: Conventions) -> dict | None:
         """The formula cache's key for this source (the CLI's, for the same file and flags); None for text."""
         if self.path is None or not cache.enabled():
             return None
-        return cache.key(self.path, options.model_dump(), self.allow_outside)
+        return cache.key(self.path, conventions.model_dump(), self.allow_outside)
 
 
 class Model(Questions):
@@ -98,20 +98,20 @@ class Model(Questions):
     A spec file whose forms the formula cache holds is compiled only when something beyond those forms is
     asked for."""
 
-    def __init__(self, source: _Source, options: Conventions):
+    def __init__(self, source: _Source, conventions: Conventions):
         self._source = source
-        self.options = options
-        self._key = source.key(options)
+        self.conventions = conventions
+        self._key = source.key(conventions)
         self._entry = cache.load(self._key) if self._key is not None else None
         self._built: dict = {}  # each phase's evaluator from the cached forms, built on first use
         self._remembered: set[str] = set()  # phases this model has put in the formula cache
-        self._compiled = None if self._entry is not None else source.build(options)
+        self._compiled = None if self._entry is not None else source.build(conventions)
 
     @property
     def compiled(self):
         """The compiled model (graph.compiled.Compiled), compiled on first use."""
         if self._compiled is None:
-            self._compiled = self._source.build(self.options)
+            self._compiled = self._source.build(self.conventions)
         return self._compiled
 
     @property
@@ -136,7 +136,7 @@ class Model(Questions):
         unknown = sorted(set(kept) - _dimension_names(self.compiled))
         if unknown:
             raise checks.bad_value(f"`keep`: this model binds no dimension `{unknown[0]}`")
-        compiled = self._source.build(self.options, frozenset(kept)) if kept else self.compiled
+        compiled = self._source.build(self.conventions, frozenset(kept)) if kept else self.compiled
         return Formula(compiled, quantities, phase)
 
     def evaluate(self, phase: str | None = None, *, B: int = 1, S: int = 0, P: int | None = None, G: int = 1,

@@ -143,8 +143,8 @@ class Questions:
                            dropout=checks.switch("dropout", dropout),
                            schedule=None if schedule is None else checks.word("schedule", schedule, SCHEDULES))
         sheets = _train_sheets(device, link, network, memory)
-        compiled = self.compiled if self.options.logits == "all" else self._source.build(
-            self.options.model_copy(update={"logits": "all"}))  # a step's loss reads every position's logits
+        compiled = self.compiled if self.conventions.logits == "all" else self._source.build(
+            self.conventions.model_copy(update={"logits": "all"}))  # a step's loss reads every position's logits
         from archcost.compiler.cards.expected import table_for
         from archcost.compiler.render.training import train_text
 

@@ -137,7 +137,7 @@ def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch
                 raise
             continue  # a layout that splits heads or experts unevenly: no card layout makes it
     if not found:
-        raise ArchError([Diagnostic(code="E405", message=f"no layout of {cards} cards splits this model's heads "
+        raise ArchError([Diagnostic(code="E414", message=f"no layout of {cards} cards splits this model's heads "
                                                          "and experts evenly")])
     return sorted(found, key=lambda f: (not f.fits, f.step_no_overlap, f.layout.pp, -f.layout.ep))
 
@@ -154,8 +154,10 @@ def fewest_cards(compiled, device: Device, link: Link, context: int, batch: int,
         if best is not None and best.fits:
             return cards, best
         cards *= 2
-    raise ArchError([Diagnostic(code="E405", message=f"no layout of up to {most} × {device.name} holds this model "
-                                                     f"at context {context:,} and batch {batch:,}")])
+    raise ArchError([Diagnostic(code="E414", message=f"no layout of up to {most} × {device.name} holds this model "
+                                                     f"at context {context:,} and batch {batch:,}",
+                                hint="a shorter context, a smaller batch, fewer bytes a weight (`--weights`) or a "
+                                     "device with more memory")])
 
 
 def plot(fits: list[Fit], device: Device, path: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from archcost.dsl.loader import display_name, load_file, read_source
 from archcost.dsl.printer import canonical
 
+from ..compilation import check_library
 from ..numbers.evaluate import evaluate
 from ..outputs import atomic_write
-from ..pipeline import check_library
 from ..render import listing
 from ..render.units import grouped, human_bytes, human_count
 from ..terms.scenario import Scenario

@@ -20,7 +20,7 @@ MODULES = (
     "training",
     "draw",
     "importing",
-    "serve",
+    "playground",
 )  # `archcost --help`'s order
 
 

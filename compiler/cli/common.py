@@ -13,7 +13,7 @@ from ..terms.letters import LEDGERS, MAX_COUNT, bad_value
 if TYPE_CHECKING:  # the compiler is imported by the commands that compile, not by the warm path
     from pydantic import BaseModel
 
-    from ..pipeline import Compiled
+    from ..compilation import Compiled
     from ..terms.conventions import Conventions, Scenario
 
 
@@ -159,12 +159,12 @@ def caching(args) -> bool:
 
 
 def compile_spec(path: str, args=None, keep: frozenset[str] = frozenset()) -> Compiled:
-    from ..pipeline import compile_file
+    from ..compilation import compile_file
     from ..terms.conventions import Conventions
 
     chosen = options(args) if args is not None and hasattr(args, "logits") else Conventions()
     allow = bool(getattr(args, "allow_use_outside", False))
-    compiled = compile_file(path, options=chosen, keep=keep, allow_outside=allow)
+    compiled = compile_file(path, conventions=chosen, keep=keep, allow_outside=allow)
     for flag in ("output", "plot"):  # the command's output file may be none of the files the compile read
         output_file(getattr(args, flag, None), path, *compiled.files_read())
     return compiled

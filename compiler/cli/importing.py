@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..compilation import compile_text
 from ..outputs import atomic_write
-from ..pipeline import compile_text
 from ..render.units import human_count
 from .common import Command, output_file
 

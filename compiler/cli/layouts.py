@@ -107,7 +107,7 @@ def _formulas(compiled, layout, args) -> int:
     for name, expr in (("params", cost.params), ("weight_bytes", cost.weight_bytes),
                        ("state_bytes", cost.state_bytes), ("flops_matrix", cost.flops_matrix), ("sent_bytes", sent)):
         level = name in ("params", "weight_bytes", "state_bytes")
-        closed = at_phase(expr, args.phase, compiled.options, level=level).xreplace(replica)
+        closed = at_phase(expr, args.phase, compiled.conventions, level=level).xreplace(replica)
         print(f"  {name} = {sp.sstr(closed)}")
     return 0
 

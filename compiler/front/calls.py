@@ -21,7 +21,7 @@ from .expr import to_sympy
 from .scope import Scope, bind_output, block_input, check_widths, sources
 
 if TYPE_CHECKING:
-    from .resolution import Resolving
+    from .contract import Resolving
 
 
 def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:

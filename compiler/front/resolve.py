@@ -87,7 +87,7 @@ class Resolution:
         model = self._the_model()
         size = expanded_size(model.body, self.program.entry.path, self.declarations)
         if size > MAX_NODES:
-            raise ArchError([self.sources.diagnostic("E106", f"this model expands to as many as {size:,} ops; the "
+            raise ArchError([self.sources.diagnostic("E114", f"this model expands to as many as {size:,} ops; the "
                                                      f"limit is {MAX_NODES:,}", model.span,
                                                      hint="a repeated layer is written once inside `repeat N`")])
         self._check_weights()
@@ -278,7 +278,7 @@ class Resolution:
 
     def add_node(self, node: OpNode, span) -> None:
         if len(self.nodes) >= MAX_NODES:
-            raise self.problem("E106", f"more than {MAX_NODES} ops", span)
+            raise self.problem("E114", f"more than {MAX_NODES} ops", span)
         self.nodes.append(node)
         self.kinds[node.id] = node.kind
         self.labels[node.id] = node.label

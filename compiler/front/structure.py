@@ -17,7 +17,7 @@ from .expr import to_sympy
 from .scope import Scope, differs
 
 if TYPE_CHECKING:
-    from .resolution import Resolving
+    from .contract import Resolving
 
 
 def resolve_structure(res: Resolving, stmt: ast.Repeat | ast.Select | ast.If, scope: Scope) -> None:

@@ -1,4 +1,4 @@
-"""A compiled model: its IR, its cost graph and the options it was costed under (the graph stage's product)."""
+"""A compiled model: its IR, its cost graph and the conventions it was costed under (the graph stage's product)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from .ir import ModelIR
 
 @dataclass
 class Compiled:
-    """A model's cost graph with the options it was costed under."""
+    """A model's cost graph with the conventions it was costed under."""
 
     ir: ModelIR
     graph: nx.DiGraph
-    options: Conventions
+    conventions: Conventions
     program: Program | None = None  # every source it was compiled from, to compile again along another path
     keep: frozenset[str] = frozenset()
     # closed forms and their exact evaluators, built once and reused by every scenario (evaluate.py)
@@ -36,15 +36,15 @@ class Compiled:
 
         return [source_file(name) for name in self.program.modules] if self.program is not None else []
 
-    def conventions(self) -> dict[str, str]:
+    def conventions_named(self) -> dict[str, str]:
         """The run-wide counting conventions these numbers were computed with (flags, API keywords)."""
-        named = self.options.model_dump(exclude={"paths", "weights", "kv", "scales"})
-        if self.options.weights:
-            named["weights"] = self.options.weights
-        if self.options.kv:
-            named["kv"] = self.options.kv
-        if self.options.scales != "logical":  # named only when chosen: every default report stays as it was
-            named["scales"] = self.options.scales
+        named = self.conventions.model_dump(exclude={"paths", "weights", "kv", "scales"})
+        if self.conventions.weights:
+            named["weights"] = self.conventions.weights
+        if self.conventions.kv:
+            named["kv"] = self.conventions.kv
+        if self.conventions.scales != "logical":  # named only when chosen: every default report stays as it was
+            named["scales"] = self.conventions.scales
         return named
 
     def execution_paths(self) -> dict[str, str]:
@@ -53,7 +53,7 @@ class Compiled:
 
     def options_named(self) -> dict[str, str]:
         """Both together: the counting conventions, then the execution paths (the report's `options`)."""
-        return {**self.conventions(), **self.execution_paths()}
+        return {**self.conventions_named(), **self.execution_paths()}
 
     def total(self, field: str, keep=None) -> sp.Expr:
         """Σ over the graph of one cost field (of the ops `keep` accepts); the whole total is built once."""

@@ -18,7 +18,7 @@ from .ir import OpNode
 EDGE_FIELDS = ("read_activations",)
 
 
-def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGraph:
+def annotate(graph: nx.DiGraph, conventions: dict[str, str], act_format) -> nx.DiGraph:
     """Attach `cost` (per instance, per call) to every node, from what the graph says of it: the caches on
     its state edges and its stage; the graph is otherwise unchanged."""
     staged: dict[tuple, sp.Expr] = {}  # (expression, stage) → the expression in that stage, built once
@@ -37,7 +37,7 @@ def annotate(graph: nx.DiGraph, options: dict[str, str], act_format) -> nx.DiGra
         key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail)
         if key not in priced:  # a spec written out layer by layer repeats the same few ops hundreds of times
             history = S if tail is None else S_w
-            context = CostContext(act_bytes=act_format, states=states, options=options, window_history=history)
+            context = CostContext(act_bytes=act_format, states=states, conventions=conventions, window_history=history)
             cost = REGISTRY[op.kind].cost(op.args, context)
             priced[key] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
         data["cost"] = priced[key]

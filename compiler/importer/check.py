@@ -17,8 +17,8 @@ from typing import NamedTuple
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
+from ..compilation import compile_text
 from ..numbers.evaluate import evaluate
-from ..pipeline import compile_text
 from ..terms.scenario import Conventions, Scenario
 from . import held, meta
 from .config import Config, spec_title
@@ -128,7 +128,7 @@ def checked_with(paths: tuple[tuple[str, str], ...]) -> str:
 
 def check(text: str, walked, built, kv_bits: int, records: str = "", values: str | None = None) -> list[str]:
     compiled = compile_text(text, name="<imported spec>",
-                            options=Conventions(attention="rectangle", paths=walked.paths))
+                            conventions=Conventions(attention="rectangle", paths=walked.paths))
     model = meta.runnable(built)
     keeps_cache = meta.keeps_cache(model)
     shapes = meta.check_shapes(keeps_cache, model)
@@ -189,7 +189,8 @@ def _fixed_state(values_text: str, model, paths) -> tuple[str, str | None]:
     a value, against the tensors transformers' cache holds after a prefill (issue 45: RecurrentGemma's spec kept
     4 conv inputs a channel where transformers keeps 3)."""
     short, _ = meta.CACHE_PROMPTS
-    values = compile_text(values_text, name="<imported spec>", options=Conventions(attention="rectangle", paths=paths))
+    values = compile_text(values_text, name="<imported spec>",
+                          conventions=Conventions(attention="rectangle", paths=paths))
     by_kind = evaluate(values, "prefill", Scenario(P=short)).state_by_kind
     ours = (by_kind.get("recurrent", 0) + by_kind.get("conv", 0)) // 4
     theirs = held.fixed_values(model, short)

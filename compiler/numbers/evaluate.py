@@ -56,7 +56,7 @@ def head(compiled: Compiled) -> dict:
     """What every report of the model says it evaluated (the assembly copies it into each): built once."""
     if "head" not in compiled.memo:
         compiled.memo["head"] = {"model": compiled.name, "options": compiled.options_named(),
-                                 "conventions": compiled.conventions(), "paths": compiled.execution_paths()}
+                                 "conventions": compiled.conventions_named(), "paths": compiled.execution_paths()}
     return compiled.memo["head"]
 
 
@@ -85,8 +85,8 @@ def state_bytes_at(compiled: Compiled, history: int, batch: int = 1, state=None)
 
 def attention_crossover(compiled: Compiled) -> float:
     """The prefill length n (B = 1, S = 0) at which query-context FLOPs equal all other matrix FLOPs."""
-    attention = at_phase(compiled.total("context_flops"), "prefill", compiled.options)
-    rest = at_phase(compiled.total("flops_matrix"), "prefill", compiled.options) - attention
+    attention = at_phase(compiled.total("context_flops"), "prefill", compiled.conventions)
+    rest = at_phase(compiled.total("flops_matrix"), "prefill", compiled.conventions) - attention
     balance = sp.expand((attention - rest).xreplace({B: 1, S: 0}))
     roots = [r for r in sp.Poly(balance, P).nroots(n=30) if r.is_real and r > 0] if balance.has(P) else []
     if not roots:

@@ -125,7 +125,7 @@ def _state_kinds(compiled: Compiled) -> dict[str, str]:
 
 def _figures(compiled: Compiled, phase: str, found: dict[str, Leaf], reads: tuple[str, ...] | None) -> list:
     """One plan entry per kind of figure (of those `reads` names): a row of leaf keys per op that adds one."""
-    options = compiled.options.cost_options()
+    options = compiled.conventions.cost_conventions()
     entries = {spec.figures.key: ["figures", spec.figures.key, [], _excluded(spec.figures.model)]
                for spec in REGISTRY.values() if spec.figures and (reads is None or spec.figures.key in reads)}
     for index, (_, data) in enumerate(compiled.graph.nodes(data=True)):
@@ -192,7 +192,7 @@ def _at_phase(expr: sp.Expr, compiled: Compiled, letters: dict[sp.Symbol, sp.Exp
     or, where the spec left a name unbound, by sympy, whose substitution may cancel it where a tree's would not."""
     if _in_letters(compiled, expr):
         return from_sympy(expr, NAMES, bound=_bound(compiled, tuple(letters.items())))
-    return from_sympy(call_form(expr, compiled.options).xreplace(letters), NAMES, free=True)
+    return from_sympy(call_form(expr, compiled.conventions).xreplace(letters), NAMES, free=True)
 
 
 def _in_letters(compiled: Compiled, expr: sp.Expr) -> bool:
@@ -210,7 +210,7 @@ def _bound(compiled: Compiled, letters: tuple) -> dict:
     if key not in compiled.memo:
         trees = {symbol: from_sympy(value, NAMES) for symbol, value in letters}
         per_call = {symbol: from_sympy(value, NAMES, bound=trees)
-                    for symbol, value in call_letters(compiled.options).items()}
+                    for symbol, value in call_letters(compiled.conventions).items()}
         compiled.memo[key] = {**trees, **per_call}
     return compiled.memo[key]
 

@@ -129,7 +129,7 @@ class SymbolicEvaluator:
                 return _plain(exact(sc.B, sc.S, sc.P, sc.G))
             except (ZeroDivisionError, ValueError, TypeError, OverflowError):
                 pass  # the symbolic path below says what went wrong, and where
-        closed = at_phase(expr, self.phase, self.compiled.options, level=level)
+        closed = at_phase(expr, self.phase, self.compiled.conventions, level=level)
         if closed.free_symbols - {B, S, P, G}:  # a name with no value, even where this scenario hides it (min(0, x))
             raise self._unbound(closed.free_symbols - {B, S, P, G})
         values = {B: sp.Integer(sc.B), S: sp.Integer(sc.S), P: sp.Integer(sc.P), G: sp.Integer(sc.G)}
@@ -142,7 +142,7 @@ class SymbolicEvaluator:
         memo = self.compiled.memo
         if key not in memo:
             closed = at_phase(sp.Integer(expr) if isinstance(expr, int) else expr, self.phase,
-                              self.compiled.options, level=level)
+                              self.compiled.conventions, level=level)
             plain = not (closed.free_symbols - {B, S, P, G}) and not closed.atoms(AppliedUndef)
             memo[key] = exact_function(closed, B, S, P, G) if plain else None  # else the symbolic path says why
         return memo[key]
@@ -151,7 +151,7 @@ class SymbolicEvaluator:
         """Prefill, then the G − 1 decodes, decode j seeing S + P + j cached positions: summed in closed
         form when a decode is polynomial in j, else step by step, exactly (floors, windows, replay)."""
         sc = self.scenario
-        call = substituted(call_form(expr, self.compiled.options), {B: sp.Integer(sc.B)})
+        call = substituted(call_form(expr, self.compiled.conventions), {B: sp.Integer(sc.B)})
         if call.free_symbols - {S, P}:
             raise self._unbound(call.free_symbols - {S, P})
         first = self._number(substituted(call, {S: sp.Integer(sc.S), P: sp.Integer(sc.P)}))

@@ -123,7 +123,7 @@ def per_pair(a: SimpleNamespace):
 
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
-    override = ctx.options.get("attention")
+    override = ctx.conventions.get("attention")
     terms = [(term, *pairs_and_reads(term, override, ctx.window_history)) for term in a.over]
     pairs = sp.Add(*(p for _, p, _ in terms))
     interaction = 2 * a.heads * (a.qk + a.v) * pairs       # QKᵀ: 2·qk, AV: 2·v per head and pair
@@ -145,11 +145,11 @@ def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
     (Korthikanti et al. 2022 §4.1: 2·as²b + as²b + 2·as²b with 16-bit activations). The pairs are the ones its
     FLOPs count: `--attention rectangle` for the full square an eager kernel stores; selective recomputation
     drops these and runs the interaction again. FlashAttention (the default) keeps no scores."""
-    if ctx.options.get("attention_kernel", "flash") == "flash":
+    if ctx.conventions.get("attention_kernel", "flash") == "flash":
         # FlashAttention keeps each query row's softmax statistics, one FP32 log-sum-exp a head (Dao 2023 §3.1,
         # `softmax_lse`), and draws the dropout mask again from its seed in the backward
         return Saved(inputs=True, own=a.heads * m * LSE_BYTES)
-    override = ctx.options.get("attention")
+    override = ctx.conventions.get("attention")
     pairs = sp.Add(*(pairs_and_reads(term, override, ctx.window_history)[0] for term in a.over))
     scores = a.heads * pairs
     dropped = scores * MASK_BYTES + scores * ctx.act_bytes if dropout_on(ctx) else ZERO

@@ -41,7 +41,7 @@ class CostContext:
 
     act_bytes: sp.Expr
     states: tuple[SimpleNamespace, ...] = ()  # arguments of the caches an `attend` reads
-    options: dict[str, str] = field(default_factory=dict)
+    conventions: dict[str, str] = field(default_factory=dict)
     # positions a window looks back on before the call: S, or in a replay stage the letter S_w its stage
     # substitution gives a value (graph.costs._stage)
     window_history: sp.Expr = S
@@ -52,7 +52,7 @@ def stored_values(count, fmt, ctx: CostContext):
     `--scales stored` its block scales too, as a checkpoint's safetensors total counts them (issue 25:
     MiniMax-M2's published 228,703,644,928 is its logical count plus 62 × 223,872 FP8 tile scales). Its
     bytes are the format's either way: they always hold the scales."""
-    return count + fmt.scale_count(count) if ctx.options.get("scales") == "stored" else count
+    return count + fmt.scale_count(count) if ctx.conventions.get("scales") == "stored" else count
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class Saved:
 
 def dropout_on(ctx: CostContext) -> bool:
     """Whether a training step runs with dropout (`--dropout on`): its masks are kept for the backward pass."""
-    return ctx.options.get("dropout") == "on"
+    return ctx.conventions.get("dropout") == "on"
 
 
 Show = Callable[[Any], str]  # how a caller prints an expression inside a shape text

@@ -19,7 +19,7 @@ def widths(a: SimpleNamespace):
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     # seed 000's "2N per token" ledger counts a multiply-add per vector parameter as matrix work
     rows = ZERO if a.idle else a.rows  # an idle op holds its vectors and never runs
-    as_matrix = 2 * rows * a.params if ctx.options.get("vector_params") == "matrix" else 0
+    as_matrix = 2 * rows * a.params if ctx.conventions.get("vector_params") == "matrix" else 0
     work = rows * a.flops
     return Cost(
         params=a.params,

@@ -65,7 +65,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     per_expert = matrices + bias
     weighted = ffn_top(a)
     routed_rows = m * weighted                                # Σ t_e = m·k
-    touched = distinct_experts(a, ctx.options.get("routing", "uniform"))
+    touched = distinct_experts(a, ctx.conventions.get("routing", "uniform"))
     identities = 2 * width * m * (a.top - weighted)           # an identity pick: its gate's scale and the add
     read, written = row_widths(a)
     # the activation between the matrices, the gate's scale and the weighted sum (none yet after a map half)

@@ -34,7 +34,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     bias_weights = width_out * a.count if a.bias else ZERO
     weights = matrix_weights + bias_weights
     held = bias_weights if a.tied else weights  # a tied head reuses the embedding table, not its own bias (CTRL)
-    bias_as_matrix = ctx.options.get("vector_params") == "matrix"
+    bias_as_matrix = ctx.conventions.get("vector_params") == "matrix"
     rows = ZERO if a.idle else a.rows  # an idle matrix is held and never run: no rows, no reads
     return Cost(
         params=stored_values(held, a.dtype, ctx),

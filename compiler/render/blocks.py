@@ -13,10 +13,10 @@ import graphviz
 import networkx as nx
 import sympy as sp
 
+from ..compilation import Compiled
 from ..graph.ir import Cluster, ancestors
 from ..numbers.plain import PlainEvaluator
 from ..ops import REGISTRY
-from ..pipeline import Compiled
 from ..terms.scenario import Scenario
 from .dot import (
     COLORS,

@@ -14,10 +14,10 @@ import graphviz
 import networkx as nx
 import sympy as sp
 
+from ..compilation import Compiled
 from ..graph.ir import Cluster, OpNode, ancestors, steered_ids
 from ..ops import REGISTRY
 from ..outputs import atomic_write, unknown_format
-from ..pipeline import Compiled
 from .patterns import runs
 from .readable import readable
 from .units import grouped

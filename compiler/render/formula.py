@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..compilation import Compiled
 from ..graph import costs
-from ..pipeline import Compiled
 from ..terms.quantities import COMPONENTS, FIELDS, LEVELS
 from ..terms.scenario import at_phase
 
@@ -32,7 +32,7 @@ def formulas(compiled: Compiled, quantity: str, phase: str = "call") -> list[tup
         if phase == "call":
             expr = costs.grouped(compiled.graph, field)
         else:
-            expr = sp.factor_terms(sp.expand(at_phase(compiled.total(field), phase, compiled.options,
+            expr = sp.factor_terms(sp.expand(at_phase(compiled.total(field), phase, compiled.conventions,
                                                       field in LEVELS)))
         rows.append((field, description, expr))
     return rows

@@ -6,8 +6,8 @@ import json
 
 from archcost.dsl.loader import Program
 
+from ..compilation import Compiled
 from ..ops import shape_text, shown  # noqa: F401  (shape_text: re-exported for the renderers)
-from ..pipeline import Compiled
 
 
 def graph_listing(compiled: Compiled) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pipeline import Compiled
+from ..compilation import Compiled
 from ..serving.curves import capacity_curve, decode_flops_curve, roof_line, state_curve
 from .units import human_bytes
 

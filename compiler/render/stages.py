@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from archcost.dsl.errors import ArchError, did_you_mean
 
+from ..compilation import Compiled, with_path
 from ..graph.ir import outermost
-from ..pipeline import Compiled, with_path
 from ..terms.scenario import Scenario
 from .table import Table
 

@@ -29,7 +29,7 @@ class CompiledView:
     def __init__(self, compiled: Compiled, reads: tuple[str, ...] | None = None):
         self.compiled, self.name, self.phases, self.reads = compiled, compiled.name, set(), reads
         self.model_name = compiled.name  # the spec's own, before `compare` tells two of a name apart
-        self.conventions, self.paths = compiled.conventions(), compiled.execution_paths()
+        self.conventions, self.paths = compiled.conventions_named(), compiled.execution_paths()
 
     def report(self, phase: str, **shape) -> dict:
         self.phases.add(phase)

@@ -35,7 +35,7 @@ class Conventions(BaseModel):
     # choices for the spec's own `option` statements (execution paths), e.g. (("mla_cache", "expanded"),)
     paths: tuple[tuple[str, str], ...] = ()
 
-    def cost_options(self) -> dict[str, str]:
+    def cost_conventions(self) -> dict[str, str]:
         chosen = {} if self.attention == "as_written" else {"attention": self.attention}
         stored = {"scales": "stored"} if self.scales == "stored" else {}
         return {**chosen, "vector_params": self.vector_params, "routing": self.routing, **stored}

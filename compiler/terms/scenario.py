@@ -10,16 +10,16 @@ from .symbols import B, G, H, N_pair, N_rect, P, S, causal_pairs, m, m_out, rect
 
 _j = sp.Symbol("j", nonnegative=True, integer=True)
 
-def call_letters(options: Conventions) -> dict[sp.Symbol, sp.Expr]:
+def call_letters(conventions: Conventions) -> dict[sp.Symbol, sp.Expr]:
     """The per-call letters in B, S, P: one call of B requests, each with S cached positions and P new ones."""
-    logits_rows = B if options.logits == "last" else B * P
+    logits_rows = B if conventions.logits == "last" else B * P
     return {m: B * P, m_out: logits_rows, N_pair: causal_pairs(B, S, P), N_rect: rectangle_pairs(B, S, P),
             H: S + P}
 
 
-def call_form(expr: sp.Expr, options: Conventions) -> sp.Expr:
+def call_form(expr: sp.Expr, conventions: Conventions) -> sp.Expr:
     """One call of B requests, each with S cached positions and P new ones."""
-    return expr.xreplace(call_letters(options))
+    return expr.xreplace(call_letters(conventions))
 
 
 def phase_letters(phase: str, level: bool = False) -> dict[sp.Symbol, sp.Expr]:
@@ -35,9 +35,9 @@ def phase_letters(phase: str, level: bool = False) -> dict[sp.Symbol, sp.Expr]:
     raise ValueError(f"a {phase} flow has no single substitution (its decodes are summed)")
 
 
-def at_phase(expr: sp.Expr, phase: str, options: Conventions, level: bool = False) -> sp.Expr:
+def at_phase(expr: sp.Expr, phase: str, conventions: Conventions, level: bool = False) -> sp.Expr:
     """`expr` (per call, in m, m_out, N_pair, H) as a closed form in B, S, P, G for `phase`."""
-    call = call_form(expr, options)
+    call = call_form(expr, conventions)
     if phase in ("call", "prefill"):
         return call
     if phase == "decode" or level:

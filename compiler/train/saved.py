@@ -52,12 +52,13 @@ def saved_rules(compiled, dropout: bool, kernel: str = "flash") -> dict[str, Sav
     if key in compiled.memo:
         return compiled.memo[key]
     graph = compiled.graph
-    options = {**compiled.options.cost_options(), "dropout": "on" if dropout else "off", "attention_kernel": kernel}
+    conventions = {**compiled.conventions.cost_conventions(), "dropout": "on" if dropout else "off",
+                   "attention_kernel": kernel}
     rules = {}
     for node_id, data in graph.nodes(data=True):
         op, tail = data["op"], data["tail"]
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
-        context = CostContext(act_bytes=compiled.ir.act_format, states=states, options=options,
+        context = CostContext(act_bytes=compiled.ir.act_format, states=states, conventions=conventions,
                               window_history=S if tail is None else S_w)
         rule = REGISTRY[op.kind].saved(op.args, context)
         rules[node_id] = Saved(inputs=rule.inputs, scores=staged(ONE * rule.scores, tail),

@@ -61,7 +61,7 @@ async def _payload(request: Request, library: Library, scratch: Path) -> dict | 
         return refused("E111", "the API takes `Content-Type: application/json` only", 415)
     body = await request.body()
     if len(body) > MAX_BODY:
-        return refused("E106", f"a request is larger than {MAX_BODY:,} bytes", 413)
+        return refused("E113", f"a request is larger than {MAX_BODY:,} bytes", 413)
     if _nesting(body) > MAX_JSON_DEPTH:
         return refused("E111", f"the request's JSON nests more than {MAX_JSON_DEPTH} deep", 400)
     try:

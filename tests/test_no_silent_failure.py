@@ -151,7 +151,7 @@ def test_the_card_limit_is_named(capsys):
 ])
 def test_gqa_refuses_what_would_silently_mean_something_else(arguments, says):
     """A negative window or cap used to mean none; a window beside a chunk dropped the chunk (E309)."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.dsl.errors import ArchError
 
     spec = ('use std.attention.gqa\nmodel "G" {\n  lookup embed: 1000 -> 64\n'
@@ -169,9 +169,9 @@ PUBLISHED = Path(__file__).resolve().parent / "configs" / "published"
 def _imported_weight_bytes(config: dict) -> tuple[str, int]:
     import json
 
+    from archcost.compiler.compilation import compile_text
     from archcost.compiler.importer import import_config, parse_config
     from archcost.compiler.numbers.evaluate import evaluate
-    from archcost.compiler.pipeline import compile_text
     from archcost.compiler.terms.scenario import Scenario
 
     text = import_config(parse_config(json.dumps(config, indent=2), "config.json"))
@@ -237,7 +237,7 @@ MOE = str(Path(__file__).resolve().parents[1] / "specs" / "qwen3-30b-a3b.arch")
 def _layout(spec: str, words: str, phase: str = "decode", **shape):
     from archcost.compiler.cards.degrees import parse_layout
     from archcost.compiler.cards.layout import layout_report
-    from archcost.compiler.pipeline import compile_file
+    from archcost.compiler.compilation import compile_file
     from archcost.compiler.terms.scenario import Scenario
 
     return layout_report(compile_file(spec), parse_layout(words), phase, Scenario(**shape))
@@ -292,7 +292,7 @@ def test_more_micro_batches_than_requests_are_refused(capsys):
 def test_state_names_the_name_on_took_over():
     """`on = latent` takes the name over; `state = latent` then names the op that did, and the message says so
     (it used to name `scale` as if the spec had written it)."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.dsl.errors import ArchError
 
     spec = ('model "On" {\n  lookup embed: 1000 -> 64\n  linear down: 64 -> 32\n  cache latent: per_token, width = 32\n'
@@ -324,7 +324,7 @@ def test_the_chapter_tables_are_labelled_and_reserve_says_its_default(capsys):
 def test_a_repeat_count_cannot_depend_on_the_request():
     """`repeat B as layers` compiled: the model's depth changed with the batch (the fuzzer's cards_sum oracle
     found it: a data-parallel replica's B made a shallower model)."""
-    from archcost.compiler.pipeline import compile_text
+    from archcost.compiler.compilation import compile_text
     from archcost.dsl.errors import ArchError
 
     with pytest.raises(ArchError) as caught:

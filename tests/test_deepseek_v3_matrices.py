@@ -37,6 +37,6 @@ def ops():
 
 
 @pytest.mark.parametrize("shape,layers,flops", TABLE_2_3, ids=[row[0] for row in TABLE_2_3])
-def test_table_2_3_row(ops, shape, layers, flops):
+def test_each_matrix_of_table_2_3(ops, shape, layers, flops):
     matches = [o for o in ops if o.shape == shape and o.layers == layers and o.flops_matrix == flops]
     assert matches, f"no op {shape} ×{layers} with {flops} FLOPs; have {[(o.shape, o.layers) for o in ops]}"

@@ -28,8 +28,9 @@ def shown(file: str | None) -> str:
     return Path(file).name if file else "<text>"
 
 
-class Conventions(BaseModel):
-    """The counting conventions and the spec's options (the CLI's flags; docs/conventions.md)."""
+class Settings(BaseModel):
+    """How a model is loaded: the counting conventions and the spec's options, as the CLI's flags give them
+    (docs/conventions.md); the request field `conventions` carries it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -75,7 +76,7 @@ class Request(BaseModel):
 
     spec: SpecText | None = None
     specs: list[SpecText] | None = Field(default=None, min_length=1, max_length=16)
-    conventions: Conventions = Conventions()
+    conventions: Settings = Settings()
     scenario: Scenario = Scenario()
     table: StrictStr = Field(default="summary", max_length=200)
     node: StrictStr | None = NAME

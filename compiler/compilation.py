@@ -16,21 +16,21 @@ from .ops import REGISTRY
 from .terms.scenario import Conventions
 
 
-def compile_file(path: str | Path, options: Conventions = Conventions(), keep: frozenset[str] = frozenset(),
+def compile_file(path: str | Path, conventions: Conventions = Conventions(), keep: frozenset[str] = frozenset(),
                  allow_outside: bool = False) -> Compiled:
-    return _compile(load_file(path, allow_outside), options, keep)
+    return _compile(load_file(path, allow_outside), conventions, keep)
 
 
 def with_path(compiled: Compiled, option: str, word: str) -> Compiled:
     """The same spec compiled again, from the sources it was read from, with one `option` set to `word`."""
-    paths = tuple((k, v) for k, v in compiled.options.paths if k != option) + ((option, word),)
-    options = compiled.options.model_copy(update={"paths": paths})
-    return _compile(compiled.program, options, compiled.keep)
+    paths = tuple((k, v) for k, v in compiled.conventions.paths if k != option) + ((option, word),)
+    conventions = compiled.conventions.model_copy(update={"paths": paths})
+    return _compile(compiled.program, conventions, compiled.keep)
 
 
-def compile_text(text: str, options: Conventions = Conventions(), keep: frozenset[str] = frozenset(),
+def compile_text(text: str, conventions: Conventions = Conventions(), keep: frozenset[str] = frozenset(),
                  name: str = "<text>", base: Path | None = None) -> Compiled:
-    return _compile(load_text(text, name=name, base=base), options, keep)
+    return _compile(load_text(text, name=name, base=base), conventions, keep)
 
 
 def check_library(path: str | Path, allow_outside: bool = False) -> ast.Module | None:
@@ -93,7 +93,7 @@ def _inputs_read(node) -> int:
     return 0
 
 
-def _compile(program: Program, options: Conventions, keep: frozenset[str]) -> Compiled:
-    ir = resolve(program, keep, options.paths, options.weights, options.kv)
-    graph = costs.annotate(lower(ir), options.cost_options(), ir.act_format)
-    return Compiled(ir=ir, graph=graph, options=options, program=program, keep=keep)
+def _compile(program: Program, conventions: Conventions, keep: frozenset[str]) -> Compiled:
+    ir = resolve(program, keep, conventions.paths, conventions.weights, conventions.kv)
+    graph = costs.annotate(lower(ir), conventions.cost_conventions(), ir.act_format)
+    return Compiled(ir=ir, graph=graph, conventions=conventions, program=program, keep=keep)

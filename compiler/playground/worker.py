@@ -22,19 +22,19 @@ def _answer(workspace, method: str, asked: Request) -> dict:
     """One request, answered by the workspace; the page's methods and their arguments."""
     from .session import import_config
 
-    conventions, scenario, spec = asked.conventions, asked.scenario, asked.spec
+    settings, scenario, spec = asked.conventions, asked.scenario, asked.spec
     if method == "import":
         return import_config(asked.config, asked.file)
     if method == "compare":
-        return workspace.compare(list(asked.specs), conventions, asked.table, scenario)
+        return workspace.compare(list(asked.specs), settings, asked.table, scenario)
     calls = {
-        "compile": lambda: workspace.summary(spec, conventions),
-        "evaluate": lambda: workspace.evaluate(spec, conventions, scenario),
-        "node": lambda: workspace.node(spec, conventions, scenario, asked.node),
-        "formulas": lambda: workspace.formulas(spec, conventions, scenario.phase),
-        "diagram": lambda: workspace.diagram(spec, conventions, asked.blocks, asked.layout),
-        "layout": lambda: workspace.layout(spec, conventions, scenario, asked.degrees, asked.device, asked.link),
-        "plots": lambda: workspace.plots(spec, conventions, asked.device or "h100_sxm", scenario),
+        "compile": lambda: workspace.summary(spec, settings),
+        "evaluate": lambda: workspace.evaluate(spec, settings, scenario),
+        "node": lambda: workspace.node(spec, settings, scenario, asked.node),
+        "formulas": lambda: workspace.formulas(spec, settings, scenario.phase),
+        "diagram": lambda: workspace.diagram(spec, settings, asked.blocks, asked.layout),
+        "layout": lambda: workspace.layout(spec, settings, scenario, asked.degrees, asked.device, asked.link),
+        "plots": lambda: workspace.plots(spec, settings, asked.device or "h100_sxm", scenario),
     }
     return calls[method]()
 

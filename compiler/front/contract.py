@@ -1,4 +1,5 @@
-"""What the statement resolvers (calls.py, structure.py) ask of the model being resolved.
+"""The contract between the dispatcher and the statement resolvers (calls.py, structure.py): what they ask
+of the model being resolved.
 
 resolve.Resolution is the one implementation; the resolvers see it through this interface, so the
 dispatcher imports them and they never import it back.

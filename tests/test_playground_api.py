@@ -14,9 +14,9 @@ import pytest
 from helpers import ROOT, SPECS, run_cli
 from starlette.testclient import TestClient
 
-from archcost.compiler.serve.app import create_app
-from archcost.compiler.serve.library import Library
-from archcost.compiler.serve.worker import Worker
+from archcost.compiler.playground.app import create_app
+from archcost.compiler.playground.library import Library
+from archcost.compiler.playground.worker import Worker
 
 TINY = """use std.embedding
 use std.ffn.swiglu
@@ -150,6 +150,16 @@ def test_deep_json_is_refused_before_it_is_parsed(client):
         assert response.status_code == 400 and first["code"] == "E111" and "nests more than" in first["message"]
     inside_a_string = {"spec": {"text": "# " + "[" * 5000 + "\n" + TINY}}
     assert post(client, "compile", inside_a_string).json()["ok"]["name"] == "tiny"
+
+
+def test_a_request_past_the_size_limit_is_refused_unread(client):
+    """A body larger than the server reads is answered 413 (E113), before any of it is parsed."""
+    from archcost.compiler.playground.app import MAX_BODY
+
+    body = json.dumps({"spec": {"text": "# " + "x" * MAX_BODY + "\n" + TINY}})
+    response = client.post("/api/compile", content=body, headers={"Content-Type": "application/json"})
+    first = response.json()["problem"]["diagnostics"][0]
+    assert response.status_code == 413 and first["code"] == "E113" and f"{MAX_BODY:,} bytes" in first["message"]
 
 
 def test_requests_from_other_sites_are_refused(client):

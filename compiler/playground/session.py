@@ -16,7 +16,7 @@ from archcost.compiler.render.blocks import BLOCK_NODE
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import diagram, plots
-from .requests import Conventions, Scenario, SpecText
+from .requests import Scenario, Settings, SpecText
 
 MODELS_KEPT = 16  # compiled models a page session keeps: a few specs side by side, and the one being edited
 
@@ -40,38 +40,38 @@ class Workspace:
     def __init__(self) -> None:
         self._models: OrderedDict[str, archcost.Model] = OrderedDict()
 
-    def model(self, spec: SpecText, conventions: Conventions) -> archcost.Model:
-        key = json.dumps([spec.text, spec.file, conventions.model_dump()], sort_keys=True)
+    def model(self, spec: SpecText, settings: Settings) -> archcost.Model:
+        key = json.dumps([spec.text, spec.file, settings.model_dump()], sort_keys=True)
         if key in self._models:
             self._models.move_to_end(key)
             return self._models[key]
-        model = archcost.load(text=spec.text, file=spec.file, **conventions.load_arguments())
+        model = archcost.load(text=spec.text, file=spec.file, **settings.load_arguments())
         self._models[key] = model
         while len(self._models) > MODELS_KEPT:
             self._models.popitem(last=False)
         return model
 
-    def summary(self, spec: SpecText, conventions: Conventions) -> dict:
+    def summary(self, spec: SpecText, settings: Settings) -> dict:
         """The model's name, its parameter count and the options it offers (each with its words)."""
-        model = self.model(spec, conventions)
+        model = self.model(spec, settings)
         compiled = model.compiled
         head = model.evaluate("decode", S=0).data
         return {"name": compiled.name, "params": head["params"], "params_active": head["params_active"],
                 "options": compiled.ir.path_choices, "chosen": compiled.ir.paths,
                 "files": sorted(str(f) for f in compiled.files_read())}
 
-    def evaluate(self, spec: SpecText, conventions: Conventions, scenario: Scenario) -> dict:
+    def evaluate(self, spec: SpecText, settings: Settings, scenario: Scenario) -> dict:
         """Every quantity for one request shape: the report's data (`archcost eval --json`), its table as
         the CLI prints it."""
-        result = self.model(spec, conventions).evaluate(scenario.phase, **scenario.shape())
+        result = self.model(spec, settings).evaluate(scenario.phase, **scenario.shape())
         table = result.table()
         return {"data": result.data, "text": str(result), "title": table.title, "header": table.header,
                 "rows": table.cells}
 
-    def node(self, spec: SpecText, conventions: Conventions, scenario: Scenario, node: str) -> dict:
+    def node(self, spec: SpecText, settings: Settings, scenario: Scenario, node: str) -> dict:
         """A diagram node for the page's panel, at the scenario: an op's row of `eval --by-op`, or for a
         block (`block layers.attn`) the rows of the ops inside it."""
-        result = self.model(spec, conventions).evaluate(scenario.phase, ops=True, **scenario.shape())
+        result = self.model(spec, settings).evaluate(scenario.phase, ops=True, **scenario.shape())
         block = node.startswith(BLOCK_NODE)
         inside = node.removeprefix(BLOCK_NODE) + "."
         found = [op.model_dump() for op in result.ops if op.op == node or (block and op.op.startswith(inside))]
@@ -79,37 +79,37 @@ class Workspace:
             raise ArchError([Diagnostic(code="E111", message=f"this model has no op or block `{node}`")])
         return {"ops": found} if block else found[0]
 
-    def formulas(self, spec: SpecText, conventions: Conventions, phase: str) -> dict:
-        formula = self.model(spec, conventions).formula(phase=phase)
+    def formulas(self, spec: SpecText, settings: Settings, phase: str) -> dict:
+        formula = self.model(spec, settings).formula(phase=phase)
         return {"latex": formula.latex(), "text": str(formula)}
 
-    def diagram(self, spec: SpecText, conventions: Conventions, blocks: bool, layout: str | None) -> dict:
+    def diagram(self, spec: SpecText, settings: Settings, blocks: bool, layout: str | None) -> dict:
         """The graph as SVG, and for each drawn node its op: kind, label, shapes and the span it came from."""
-        model = self.model(spec, conventions)
+        model = self.model(spec, settings)
         drawn = model.diagram(blocks=blocks, layout=layout or None)
         return {"svg": drawn.svg(), "nodes": diagram.nodes(model.compiled, spec.shown)}
 
-    def layout(self, spec: SpecText, conventions: Conventions, scenario: Scenario, degrees: str,
+    def layout(self, spec: SpecText, settings: Settings, scenario: Scenario, degrees: str,
                device: str | None, link: str | None) -> dict:
         from archcost.compiler.render.layouts import cards_table, layout_text
 
-        model = self.model(spec, conventions)
+        model = self.model(spec, settings)
         report = model.layout(degrees, scenario.phase, device=device or None, link=link or None, **scenario.shape())
         cards = cards_table(report)
         return {"text": layout_text(report) + _capacity(model.compiled, report, device or None),
                 "report": json.loads(report.model_dump_json()),
                 "header": cards.header, "rows": cards.cells,
-                "diagram": self.diagram(spec, conventions, False, degrees)["svg"]}
+                "diagram": self.diagram(spec, settings, False, degrees)["svg"]}
 
-    def compare(self, specs: list[SpecText], conventions: Conventions, table: str, scenario: Scenario) -> dict:
-        models = [self.model(spec, conventions) for spec in specs]
+    def compare(self, specs: list[SpecText], settings: Settings, table: str, scenario: Scenario) -> dict:
+        models = [self.model(spec, settings) for spec in specs]
         shape = scenario.shape() if table == "summary" else {}
         result = models[0].compare(*models[1:], table=table, **({"phase": scenario.phase, **shape} if shape else {}))
         return {"title": result.title, "header": result.header, "rows": result.cells, "notes": result.notes,
                 "text": result.text(), "text_columns": result.text_columns}
 
-    def plots(self, spec: SpecText, conventions: Conventions, device: str, scenario: Scenario) -> dict:
-        return plots.plots(self.model(spec, conventions).compiled, device, scenario)
+    def plots(self, spec: SpecText, settings: Settings, device: str, scenario: Scenario) -> dict:
+        return plots.plots(self.model(spec, settings).compiled, device, scenario)
 
 
 def _capacity(compiled, report, device: str | None) -> str:

@@ -28,9 +28,9 @@ def run(args) -> int:
         read_source(spec)
     import uvicorn
 
-    from ..serve.app import LOOPBACK, create_app
-    from ..serve.library import Library
-    from ..serve.worker import Worker
+    from ..playground.app import LOOPBACK, create_app
+    from ..playground.library import Library
+    from ..playground.worker import Worker
 
     app = create_app(Library.of(list(args.specs)), Worker(float(args.time_limit)), (*LOOPBACK, args.host))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")

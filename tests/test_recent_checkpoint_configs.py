@@ -54,7 +54,7 @@ def _report(name: str, **paths: str):
     from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.terms.scenario import Conventions, Scenario
 
-    return evaluate(compiled(name, options=Conventions(paths=tuple(paths.items()))), "decode", Scenario())
+    return evaluate(compiled(name, conventions=Conventions(paths=tuple(paths.items()))), "decode", Scenario())
 
 
 def test_minimax_m2_is_its_safetensors_total_less_the_fp8_scales():
@@ -79,12 +79,12 @@ def test_the_scales_convention_counts_a_checkpoints_values():
     from archcost.compiler.numbers.evaluate import evaluate
     from archcost.compiler.terms.scenario import Conventions, Scenario
 
-    logical, stored = (evaluate(compiled("minimax-m2", options=Conventions(scales=word)), "decode", Scenario())
+    logical, stored = (evaluate(compiled("minimax-m2", conventions=Conventions(scales=word)), "decode", Scenario())
                        for word in ("logical", "stored"))
     assert stored.params == 228_703_644_928 == logical.params + 62 * 223_872
     assert stored.weight_bytes == logical.weight_bytes and stored.flops == logical.flops
     assert stored.params_active > logical.params_active  # the routed experts' and attention's scales of a token
-    qwen = [evaluate(compiled("qwen3-8b", options=Conventions(scales=w)), "decode", Scenario()).params
+    qwen = [evaluate(compiled("qwen3-8b", conventions=Conventions(scales=w)), "decode", Scenario()).params
             for w in ("logical", "stored")]
     assert qwen[0] == qwen[1] == 8_190_735_360  # bf16 carries no scales
 
