@@ -10,6 +10,7 @@ transformers and keeps docs/importing.md's list of the ones not read yet exact.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from functools import cache
@@ -179,3 +180,66 @@ def test_the_fixed_state_is_checked_against_the_models_cache(model_type):
                            from_modeling_code=True)
     fixed = next(line for line in imported.checked if line.startswith("fixed state"))
     assert re.fullmatch(r"fixed state \(conv slots, recurrent matrices\): ([\d,]+) values = transformers' \1", fixed)
+
+
+def _claims_watched(monkeypatch, types) -> list[str]:
+    """Import `types` from their small configs with every sublayer module offered to every recogniser: the pairs
+    that claim one module and that the registry does not order."""
+    from archcost.compiler.importer import layer, recognisers
+    from archcost.dsl.errors import ArchError
+
+    clashes, real = [], recognisers.sublayer
+
+    def watched(module, at):
+        claiming = [r for r in recognisers.ordered("sublayer") if r.recognise(module, at) is not None]
+        clashes.extend(f"{type(module).__name__}: {a.name} and {b.name}" for a in claiming for b in claiming
+                       if a.name < b.name and a.name not in b.before and b.name not in a.before)
+        return real(module, at)
+
+    monkeypatch.setattr(layer, "sublayer", watched)
+    for model_type in types:
+        with contextlib.suppress(ArchError):  # a type not read still offers its modules up to the one that stops it
+            import_spec(parse_config(modeling_types.small_config(model_type), f"{model_type}.json"),
+                        from_modeling_code=True)
+    return sorted(set(clashes))
+
+
+def test_no_module_of_the_sample_is_claimed_by_two_unordered_recognisers(monkeypatch):
+    assert _claims_watched(monkeypatch, SAMPLE[:6]) == []
+
+
+@pytest.mark.long
+def test_no_module_of_any_type_is_claimed_by_two_unordered_recognisers(monkeypatch):
+    """The walk tries recognisers in the order their `before` gives (ties by name): that order decides nothing
+    unless two recognisers claim one module, and then the registry must say which goes first."""
+    assert _claims_watched(monkeypatch, modeling_types.decoder_types()) == []
+
+
+def test_the_recognisers_are_found_by_discovery_and_name_their_blocks():
+    """One module a recogniser, named as its record is; each block it writes is one the stdlib defines; a
+    `before` names a recogniser of the same level."""
+    from archcost.compiler.importer.recognisers import REGISTRY
+    from archcost.dsl.loader import stdlib_root
+
+    defined = set(re.findall(r"^block (\w+)", "\n".join(p.read_text() for p in stdlib_root().rglob("*.arch")),
+                             re.M))
+    folder = ROOT / "compiler" / "importer" / "recognisers"
+    assert sorted(REGISTRY) == sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    for name, recogniser in REGISTRY.items():
+        assert set(recogniser.writes) <= defined, name
+        assert all(REGISTRY[other].level == recogniser.level for other in recogniser.before), name
+
+
+def test_the_walk_names_no_recogniser():
+    """The walk (layer.py, modeling.py) asks the registry: it imports no recogniser's module and no block name
+    a recogniser writes appears in it."""
+    from archcost.compiler.importer.recognisers import REGISTRY
+
+    written = {block for r in REGISTRY.values() for block in r.writes}
+    for walk in ("layer.py", "modeling.py"):
+        text = (ROOT / "compiler" / "importer" / walk).read_text()
+        assert not re.findall(r"from \.recognisers\.\w+ import", text), walk
+        # a block named as a call's name, compared with one, or as a key: a kind word may be a block's name too
+        named = sorted(block for block in written
+                       if re.search(rf"(==\s*|call\(|[(,]\s*)[\"']{block}[\"']|[\"']{block}[\"']\s*:", text))
+        assert named == [], (walk, named)

@@ -13,7 +13,7 @@ from helpers import ROOT, compiled
 
 from archcost.compiler.compilation import compile_text
 from archcost.compiler.importer import import_config, read_config
-from archcost.compiler.importer.common import TRANSFORMERS_PATHS
+from archcost.compiler.importer.reading.paths import TRANSFORMERS_PATHS
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.terms.scenario import Scenario
 

@@ -20,7 +20,7 @@ from transformers_runs import CASES, PUBLISHED, SHAPES, SPEC_MODELS
 
 from archcost.compiler.compilation import compile_text
 from archcost.compiler.importer import IMPORTERS, REMOTE, import_config, parse_config
-from archcost.compiler.importer.common import transformers_paths_of
+from archcost.compiler.importer.reading.paths import transformers_paths_of
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.terms.scenario import Conventions, Scenario
 

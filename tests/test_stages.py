@@ -91,3 +91,15 @@ def test_stage_chain_is_short():
 def test_few_modules_beside_the_packages():
     top = sorted(p.name for p in COMPILER.glob("*.py"))
     assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+
+
+def _package(module: str) -> str:
+    path = COMPILER.parent / Path(*module.split(".")[1:])
+    return module if (path / "__init__.py").exists() else module.rsplit(".", 1)[0]
+
+
+def test_no_two_packages_import_each_other():
+    """Packages inside a stage too (importer/ over its recognisers/ over its reading/): imports run one way."""
+    packages = nx.DiGraph((_package(a), _package(b)) for a, b in _graph().edges if _package(a) != _package(b))
+    both = sorted(f"{a} <-> {b}" for a, b in packages.edges if a < b and packages.has_edge(b, a))
+    assert both == []

@@ -136,12 +136,25 @@ def _modeling_code(schemas: set[str]) -> list[str]:
              "`linear_kernels = torch` (the chunked linear-attention reference), `diff_kernel = two_calls` and "
              "`experts = dense` (every expert on every token). `--option` switches any of them for a run.")
     out = ["", "## The import from the modeling code", "", *textwrap.wrap(about, 116), "", *textwrap.wrap(tally, 116),
-           "", *textwrap.wrap(paths, 116), "", "## Not read from the modeling code yet", ""]
+           "", *textwrap.wrap(paths, 116), "", *_recognisers(), "", "## Not read from the modeling code yet", ""]
     for name, outcome in types.items():
         if not outcome.get("read"):
             schema = " (its schema reads it)" if name in schemas else ""
             out.append(f"- `{name}`{schema}: {outcome['code']} — {outcome['message']}")
     return out + [""]
+
+
+def _recognisers() -> list[str]:
+    """The registry: each module of compiler/importer/recognisers/, the blocks it writes and where it looks."""
+    from archcost.compiler.importer.recognisers import ordered
+
+    about = ("Each stdlib block is recognised by one module of `compiler/importer/recognisers/`, named after the block "
+             "it writes (after its mechanism where the block bears a model's name: `rglru` writes `griffin_recurrent`) "
+             "and found by discovery; the walk tries them in the order their own `before` gives (ties by "
+             "name) and names none of them. A new mechanism's recogniser is one new module there.")
+    rows = [f"| `{r.name}` | {r.level} | {', '.join(f'`{b}`' for b in r.writes)} |"
+            for level in ("layer", "sublayer") for r in ordered(level)]
+    return [*textwrap.wrap(about, 116), "", "| module | reads | writes |", "|---|---|---|", *rows]
 
 
 def render() -> str:

@@ -19,8 +19,8 @@ from archcost.dsl.errors import ArchError
 from . import deepseek, dense, hybrid, llama4, moe, recent
 from .config import Config, parse_config, read_config, spec_title
 from .quantization import precision
+from .reading.spec import Spec, render
 from .schema import COMMON_NEUTRAL, Schema
-from .spec import Spec, render
 
 
 class Family(NamedTuple):

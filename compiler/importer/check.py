@@ -22,10 +22,10 @@ from ..numbers.evaluate import evaluate
 from ..terms.scenario import Conventions, Scenario
 from . import held, meta
 from .config import Config, spec_title
-from .mla import INDEX_RECORD, INDEX_RECORD_FORMAT
 from .modeling import configs, walk
 from .quantization import precision
-from .spec import render
+from .reading.spec import render
+from .recognisers.mla import INDEX_RECORD, INDEX_RECORD_FORMAT
 
 KV_BITS = {"fp32": 32, "bf16": 16, "fp16": 16}  # the formats a config's torch_dtype gives the keys and values
 

@@ -7,8 +7,8 @@ from typing import ClassVar
 
 from archcost.dsl import ast
 
+from .reading.spec import Layer, Spec, binding, call
 from .schema import Layers, Schema, Size
-from .spec import Layer, Spec, binding, call
 
 
 class Stack(Schema):
@@ -105,39 +105,3 @@ def layer_kinds(cfg: Schema, name: str, allowed: tuple[str, ...], count: int, de
     if len(kinds) != count or any(kind not in allowed for kind in kinds):
         raise cfg.refuse(name, f"`{name}` must list one of {', '.join(allowed)} for each of the {count} layers")
     return list(kinds)
-
-
-# The word of each option an import may write under which transformers' eager code runs the model: the check
-# compiles the spec with these (and says so in its lines), while the spec's default, the first word, is the
-# serving engines' path that the stdlib blocks and the hand-written specs default to: one model, one number
-# (issue 45).
-TRANSFORMERS_PATHS = {"mla_cache": "reexpand", "index_kernel": "eager", "linear_kernels": "torch",
-                      "diff_kernel": "two_calls", "experts": "dense", "hc_comb": "matrix", "window_record": "apart"}
-
-
-def option(name: str, *words: str, note: str | None = None) -> ast.Option:
-    """`option name = default | …`: the serving engines' path first; transformers' path is among the words."""
-    assert name not in TRANSFORMERS_PATHS or TRANSFORMERS_PATHS[name] in words[1:], name
-    return ast.Option(name=name, value=words[0], alternatives=list(words[1:]), note=note)
-
-
-def transformers_paths_of(text: str) -> tuple[tuple[str, str], ...]:
-    """The same, read from an imported spec's text (its model's `option` lines)."""
-    from archcost.dsl.parser import parse
-
-    return transformers_paths([stmt for model in parse(text).models for stmt in model.body])
-
-
-def transformers_paths(options) -> tuple[tuple[str, str], ...]:
-    """The option words under which the spec runs as transformers' eager code does, for the options it declares."""
-    return tuple((o.name, TRANSFORMERS_PATHS[o.name]) for o in options
-                 if isinstance(o, ast.Option) and o.name in TRANSFORMERS_PATHS)
-
-
-def dense_experts_option() -> list[ast.Stmt]:
-    """The spec's `experts` option and the `dense` it sets: routed (each token through its top k, the serving
-    cost) or dense (every expert on every token, as Llama 4's transformers code computes them)."""
-    return [option("experts", "routed", "dense",
-                   note="dense: every expert on every token, as Llama4TextExperts computes them in transformers"),
-            ast.Binding(name="dense",
-                        value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense")))]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from archcost.dsl import ast
-
-from .common import Stack, decoder, option, swiglu
+from .common import Stack, decoder, swiglu
 from .moe import MTP, ffn_layers, routing, sparse_layers
+from .reading.spec import Spec, call
+from .recognisers.mla import mla_cache_option
 from .schema import Count, Layers, Silu, Size
-from .spec import Spec, call
 
 
 class DeepseekV3(Stack):
@@ -75,18 +74,3 @@ def deepseek(cfg: DeepseekV3) -> Spec:
                    stack_note=cfg.cite("num_hidden_layers", "first_k_dense_replace"))
 
 
-def mla_cache_option() -> ast.Option:
-    """The spec's `mla_cache` option: the serving engines' absorbed path first, as std.attention.mla defaults to;
-    the check runs transformers 5's reexpand."""
-    return option("mla_cache", "compressed", "expanded", "reexpand",
-                  note="compressed: the up-projections absorbed (the serving engines and the chapter); expanded: "
-                       "per-head K and V cached; reexpand: transformers 5 (the latent cached, K and V rebuilt "
-                       "each call)")
-
-
-def index_kernel_option() -> ast.Option:
-    """The spec's `index_kernel` option: DeepSeek's fused kernel first, as std.attention.mla defaults to;
-    the check runs transformers' eager indexer."""
-    return option("index_kernel", "fused", "eager",
-                  note="fused: DeepSeek's kernel (the keys up to each query, the heads reduced in the kernel); "
-                       "eager: transformers (every query scores every cached key, the heads summed by a matmul)")

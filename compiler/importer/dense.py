@@ -9,8 +9,8 @@ from pydantic import Field
 from archcost.dsl import ast
 
 from .common import Decoder, gqa, heads, on, swiglu, uniform
+from .reading.spec import Spec, binding, call, op, plus, value
 from .schema import Count, Gelu, Layers, Silu, Size
-from .spec import Spec, binding, call, op, plus, value
 
 
 class Llama(Decoder):

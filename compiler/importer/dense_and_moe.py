@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .feedforward import gated_ffn
-from .modules import Linear, Norm, Where, activation, children, linear, norm, own
-from .spec import call
+from .reading.modules import Linear, Norm, Where, activation, children, linear, norm, own
+from .reading.spec import call
+from .recognisers.swiglu import gated_ffn
 
 NORMS = ("pre_feedforward_layernorm", "post_feedforward_layernorm_1", "pre_feedforward_layernorm_2",
          "post_feedforward_layernorm_2", "post_feedforward_layernorm")

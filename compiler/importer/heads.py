@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import Linear, linear, norm, parameters_of
-from .spec import call
+from .reading.modules import Linear, linear, norm, parameters_of
+from .reading.spec import call
 
 
 def embedding_norm(child, embedding, d: int) -> ast.BlockCall | None:

@@ -8,20 +8,14 @@ from pydantic import Field
 
 from archcost.dsl import ast
 
-from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, option, swiglu
+from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, swiglu
 from .dense import embed_scale
 from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
+from .reading.spec import Layer, Spec, call, number, op, times
+from .recognisers.gated_deltanet import linear_kernels_option
 from .schema import Count, Fraction, Gelu, Layers, Scale, Silu, Size
-from .spec import Layer, Spec, call, number, op, times
 
 BANDED = ("sliding_attention", "full_attention")
-
-
-def linear_kernels_option() -> ast.Option:
-    """The spec's `linear_kernels` option (Gated DeltaNet's prefill and step as the fused kernels or the torch
-    reference compute them)."""
-    return option("linear_kernels", "fused", "torch", note="torch: transformers' torch reference of the linear "
-                  "attention (chunks padded, the step as elementwise work); fused: the kernels' own work")
 
 
 class Gemma2(Decoder):

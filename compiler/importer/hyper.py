@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .common import option
-from .modules import Linear, children, linear, norm, own
-from .spec import call, with_keyword
+from .reading.modules import Linear, children, linear, norm, own
+from .reading.paths import option
+from .reading.spec import call, with_keyword
 
 AROUND = ("attn_hc", "ffn_hc")  # a decoder layer's connections, before its mixer and its feed-forward
 GATED_AROUND = ("attn_hyper_connection", "mlp_hyper_connection")  # Qwen4-Exp's

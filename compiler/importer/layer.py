@@ -1,6 +1,7 @@
 """One decoder layer read as the stdlib's blocks (modeling.py walks the layers): each sublayer recognised
-(recognise.py) with the norms before it (and after it, for a sandwich), sublayers side by side on one norm
-(parallel.py), and the refusal that names a module no block accounts for.
+(recognisers/) with the norms before it (and after it, for a sandwich), sublayers side by side on one norm
+(parallel.py), a layer read whole where a recogniser reads it so, and the refusal that names a module no
+block accounts for.
 """
 
 from __future__ import annotations
@@ -8,23 +9,19 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import cross, dense_and_moe, gemma3n, hyper, parallel, per_layer, scaled_residual, zaya
-from .feedforward import plain_ffn
-from .modules import Found, norm, own
-from .recognise import sublayer
-from .spec import call
+from . import affine_residual, dense_and_moe, hyper, parallel, recognisers, scaled_residual
+from .reading import per_layer
+from .reading.modules import Found, norm, own
+from .reading.spec import call
+from .recognisers import sublayer, whole_layer
 
-# a block's own default norm, where it is not rmsnorm
-BLOCK_NORMS = {"gelu_mlp": "layernorm", "rwkv_time_mix": "layernorm", "rwkv_channel_mix": "layernorm"}
 EMBEDDING_NORMS = ("pre_ln",)  # a norm the first layer applies to the embeddings before its own (RWKV's pre_ln)
-MIXERS = ("gqa", "gated_attention", "mla", "dsv4_attention", "cca", "qsa_attention")
 
 
 def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
     after (Gemma's sandwich)."""
-    text_only = cross.text_only_cross_attention(layer, at.d)
-    whole = text_only if text_only is not None else gemma3n.layer_call(layer, at, at.config.num_hidden_layers)
+    whole = whole_layer(layer, at)
     return (whole,) if whole is not None else _sublayers(layer, path, at)
 
 
@@ -33,10 +30,10 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     if own(layer) and not scaled:
         raise unmapped(layer, path, "parameters of the layer itself")
     connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
-    affine = zaya.residual_affines(layer, at.d)
+    affine = affine_residual.residual_affines(layer, at.d)
     calls = _read_sublayers(layer, path, at, (*connections, *affine), hyper.holds_norms(connections))
     calls = scaled_residual.scaled(calls) if scaled else calls
-    calls = zaya.with_affine_residuals(calls) if affine and calls else calls
+    calls = affine_residual.with_affine_residuals(calls) if affine and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls
     if calls is None:
         raise unmapped(layer, path, "sublayers the stdlib's residual blocks cannot write so")
@@ -69,7 +66,7 @@ def _read_sublayers(layer, path: str, at, apart: tuple[str, ...], normed_apart: 
         if block is None:
             raise unmapped(child, f"{path}.{name}", "no stdlib block has this structure")
         found.append((name, block))
-    found = _shared_beside(found)
+    found = recognisers.absorbed(found)
     found.sort(key=lambda item: not item[1].mixer)   # the mixer first, as the residual stream runs
     norms = norms or (["none"] * len(found) if normed_apart else [])  # a gated residual norms their inputs
     if not found:
@@ -116,7 +113,7 @@ def _side_by_side(found: list[tuple[str, Found]], kind: str, layer, path: str) -
 
 
 def _label(block: Found) -> str:
-    return "attn" if block.call.name in MIXERS else ("mixer" if block.mixer else "ffn")
+    return recognisers.label(block)
 
 
 def _loose_ffn(layer, at) -> Found | None:
@@ -131,22 +128,7 @@ def _loose_ffn(layer, at) -> Found | None:
     for name, child in parts.items():
         if name in ("fc1", "fc2") or ("act" in name and not any(True for _ in child.parameters())):
             holder.add_module(name, child)
-    return plain_ffn(holder, at)
-
-
-def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:
-    """A dense MLP named `shared…` beside the experts, reading the same norm (Granite's shared_mlp): the MoE
-    block's shared expert, which costs the same."""
-    names = [name for name, block in found if block.call.name == "moe"]
-    shared = [name for name, block in found if "shared" in name and block.call.name == "swiglu"]
-    if len(names) != 1 or len(shared) != 1:
-        return found
-    blocks = dict(found)
-    width = next(a for a in blocks[shared[0]].call.args if isinstance(a, ast.Keyword) and a.name == "f")
-    moe = blocks[names[0]]
-    merged = moe.call.model_copy(update={"args": [*moe.call.args, width.model_copy(update={"name": "shared_f"})]})
-    return [(name, Found(merged, False) if name == names[0] else block) for name, block in found
-            if name != shared[0]]
+    return sublayer(holder, at)
 
 
 def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, path: str) -> ast.BlockCall:
@@ -154,7 +136,7 @@ def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, pa
         raise unmapped(layer, path, f"{len(norms)} norms for {count} sublayers")
     kind = norms[0]
     args = list(block.call.args)
-    if kind != BLOCK_NORMS.get(block.call.name, "rmsnorm"):
+    if kind != recognisers.default_norm(block.call.name):
         args.append(ast.Keyword(name="norm", value=ast.Name(id=kind)))
     if len(norms) == 2 * count:
         args.append(ast.Keyword(name="post_norm", value=ast.Bool(value=True)))

@@ -6,10 +6,11 @@ from typing import ClassVar, Literal
 
 from archcost.dsl import ast
 
-from .common import Decoder, Heads, decoder, dense_experts_option, gqa, heads, layer_kinds, on, swiglu
+from .common import Decoder, Heads, decoder, gqa, heads, layer_kinds, on, swiglu
 from .moe import routing
+from .reading.spec import Layer, Spec, call
+from .recognisers.moe import dense_experts_option
 from .schema import Count, Layers, Silu, Size
-from .spec import Layer, Spec, call
 
 
 class Llama4Text(Decoder):

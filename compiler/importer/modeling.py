@@ -1,5 +1,5 @@
 """The import from the modeling code: transformers builds the config's model on the meta device, the walk
-below recognises the stdlib's blocks in its module tree (recognise.py), writes the spec with them, and
+below recognises the stdlib's blocks in its module tree (recognisers/), writes the spec with them, and
 checks the spec against the model it came from (check.py) before anything is printed.
 
 Every parameter of the text model must be accounted for by a recognised block; the first one that is not
@@ -13,18 +13,16 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import gemma3n, heads, hyper, meta, per_layer, zaya
-from .common import dense_experts_option, transformers_paths
+from . import affine_residual, altup, heads, hyper, meta, recognisers
 from .config import Config
-from .deepseek import index_kernel_option, mla_cache_option
 from .dense import embed_scale
-from .differential import diff_kernel_option
-from .dsv4 import window_record_option
-from .hybrid import linear_kernels_option, logit_softcap
+from .hybrid import logit_softcap
 from .layer import EMBEDDING_NORMS, read_layer, refuse, unmapped
-from .modules import norm, own, parameters_of
+from .reading import per_layer
+from .reading.modules import norm, own, parameters_of
+from .reading.paths import transformers_paths
+from .reading.spec import Layer, Spec, binding, call
 from .semantics import where
-from .spec import Layer, Spec, binding, call
 
 
 @dataclass(frozen=True)
@@ -139,23 +137,8 @@ def _kind_names(stack: list[tuple]) -> list[str]:
     return [names[layer] for layer in stack]
 
 
-KIND_WORDS = {"mamba2": "mamba", "short_conv": "conv", "gated_deltanet": "linear", "mla": "mla",
-              "gated_attention": "full", "moe": "moe", "rwkv_time_mix": "rwkv", "kda": "kda",
-              "text_only_cross_attention": "cross", "moa": "moa",
-              "griffin_recurrent": "recurrent", "qsa_attention": "indexed", "cca": "cca", "mlp_routed_moe": "moe",
-              "dense_and_moe": "moe",
-              # connections around the sublayers name no kind of layer
-              "mhc": "", "gated_residual": ""}
-
-
-def _keyword_words(name: str, given: dict) -> list[str] | None:
-    """The words of a block whose keywords say its kind (DeepSeek-V4's attention, Gemma 3n's layer)."""
-    if name == "dsv4_attention":
-        return [getattr(given.get("kind"), "id", "swa")]
-    if name == "gemma3n_layer":
-        return ["sliding" if "window" in given else "full",
-                *(word for key, word in (("kv_share", "shared"), ("sparse", "sparse")) if key in given)]
-    return None
+# the blocks of the connections around and beside the sublayers (not recognisers' blocks): the words they give
+CONNECTION_WORDS = {"dense_and_moe": ["moe"], "mhc": [], "gated_residual": []}
 
 
 def _describe(layer: tuple) -> str:
@@ -164,13 +147,9 @@ def _describe(layer: tuple) -> str:
         if block.label in EMBEDDING_NORMS:
             words.append("first")  # the layer that also normalises the embeddings (RWKV's pre_ln)
             continue
-        given = {a.name: a.value for a in block.args if isinstance(a, ast.Keyword)}
-        if _keyword_words(block.name, given) is not None:
-            words += _keyword_words(block.name, given)
-            continue
-        given = given if block.name == "gqa" else {}
-        words.append("sliding" if "window" in given else "chunked" if "chunk" in given
-                     else KIND_WORDS.get(block.name, "dense" if block.label == "ffn" else "full"))
+        found = recognisers.kind_words(block)
+        words += found if found is not None else CONNECTION_WORDS.get(
+            block.name, ["dense" if block.label == "ffn" else "full"])
     return "_".join(word for word in words if word)
 
 
@@ -199,7 +178,7 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
     if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:  # Gemma's scaled embedding (its class says how much)
         before.append(embed_scale())
     inputs, made = per_layer.inputs_call(base, d, config.num_hidden_layers)
-    before += ([inputs] if inputs else []) + zaya.input_affine(base, d)
+    before += ([inputs] if inputs else []) + affine_residual.input_affine(base, d)
     layer_list = path.rsplit(".", 1)[-1]
     for name, child in base.named_children():
         if name == layer_list or child is embedding or name in towers or name in made:
@@ -207,11 +186,11 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
         if heads.embedding_norm(child, embedding, d) is not None:
             before.insert(1, heads.embedding_norm(child, embedding, d))
             continue
-        kind, merged, altup = norm(child), hyper.merge(child, d), gemma3n.projections(child, name, d)
-        if merged is not None or (altup is not None and altup.name == "altup_unembed"):
-            after.insert(0, merged or altup)  # the streams merged before the final norm
-        elif altup is not None:
-            before.append(altup)
+        kind, merged, streams = norm(child), hyper.merge(child, d), altup.projections(child, name, d)
+        if merged is not None or (streams is not None and streams.name == "altup_unembed"):
+            after.insert(0, merged or streams)  # the streams merged before the final norm
+        elif streams is not None:
+            before.append(streams)
         elif kind is not None and kind.width in (None, d):
             after.append(call(kind.block, "d", label="final_norm"))
         elif type(child).__name__.endswith("Embedding") and own(child).get("weight", (0, 0))[1:] == (d,):
@@ -233,27 +212,13 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
 
 def _options(stack: list[tuple]) -> list[ast.Stmt]:
     blocks = [block for layer in stack for block in layer]
-    names = {block.name for block in blocks}
-    indexed = any(arg.name == "index_heads" for block in blocks if block.name == "mla" for arg in block.args
-                  if isinstance(arg, ast.Keyword))
-    return ([mla_cache_option()] if "mla" in names else []) + ([index_kernel_option()] if indexed else []) \
-        + ([linear_kernels_option()] if names & {"gated_deltanet", "kda"} else []) \
-        + ([diff_kernel_option()] if "diff_attention" in names else []) \
-        + (dense_experts_option() if any(_dense_moe(block) for block in blocks) else []) \
-        + ([hyper.comb_option()] if any(_mixes_streams(block) for block in blocks) else []) \
-        + ([window_record_option()] if "dsv4_attention" in names else [])
+    return recognisers.options(blocks, [hyper.comb_option()] if any(_mixes_streams(b) for b in blocks) else [])
 
 
 def _mixes_streams(block) -> bool:
     """An `mhc` call that mixes its streams by a matrix (DeepSeek-V4's hyper-connections)."""
     return isinstance(block, ast.BlockCall) and block.name == "mhc" and any(
         isinstance(a, ast.Keyword) and a.name == "comb_flops" for a in block.args)
-
-
-def _dense_moe(block) -> bool:
-    """A `moe` call whose experts run densely in transformers (feedforward.runs_every_expert)."""
-    return isinstance(block, ast.BlockCall) and block.name == "moe" and any(
-        isinstance(a, ast.Keyword) and a.name == "dense_experts" for a in block.args)
 
 
 def configs(config: Config) -> tuple[Config, Config | None]:

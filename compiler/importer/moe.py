@@ -9,8 +9,8 @@ from archcost.dsl import ast
 
 from .common import Decoder, decoder, gqa, heads, layer_kinds, on, swiglu, uniform
 from .dense import Mistral, Qwen2
+from .reading.spec import Layer, Spec, call
 from .schema import Count, Fraction, Layers, Schema, Silu, Size
-from .spec import Layer, Spec, call
 
 MTP = {"num_nextn_predict_layers": "multi-token-prediction layers ship with the checkpoint but are not part of "
                                    "the model transformers builds; left out"}

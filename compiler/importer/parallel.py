@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import Found
-from .spec import call, value
+from .reading.modules import Found
+from .reading.spec import call, value
 
 # the stdlib blocks that can leave their norm and residual to the caller
 BESIDE = ("gqa", "mla", "mamba2", "swiglu", "geglu", "gelu_mlp", "moe")

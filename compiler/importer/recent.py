@@ -15,8 +15,8 @@ from typing import ClassVar, Literal
 from .common import decoder, gqa, heads, swiglu, uniform
 from .dense import Llama, Mistral, Qwen3, qwen3
 from .moe import Qwen3Moe, qwen3_moe, rotary
+from .reading.spec import Layer, Spec
 from .schema import Count, Fraction, Layers, Size
-from .spec import Layer, Spec
 
 
 class Qwen3VlText(Qwen3):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import own
-from .spec import with_keyword
+from .reading.modules import own
+from .reading.spec import with_keyword
 
 SCALES = ("input_residual", "post_attention_residual")  # the layer's parameters, in the sublayers' order
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from .recognise import Where
+from .reading.modules import Where
 
 
 def defines(config, name: str) -> bool:

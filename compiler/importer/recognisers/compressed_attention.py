@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .common import option
-from .modules import Found, Linear, Norm, Where, children, linear, norm, own
-from .spec import call
+from ..reading.modules import Found, Linear, Norm, Where, children, linear, norm, own
+from ..reading.paths import option
+from ..reading.spec import call
+from . import Recogniser
 
 NEEDED = {"q_a_proj", "q_a_norm", "q_b_proj", "kv_proj", "kv_norm", "o_a_proj", "o_b_proj"}
 WINDOW_OPTION = "window_record"
@@ -80,3 +81,12 @@ def _pool(module, d: int, width: int, ratio: int, overlap: int) -> bool:
     return all(name in parts and linear(parts[name]) == entries for name in ("kv_proj", "gate_proj")) \
         and own(module) == {"position_bias": (ratio, overlap * width)} \
         and norm(parts["kv_norm"]) == Norm("rmsnorm", width)
+
+
+def _kind_words(found: ast.BlockCall) -> list[str]:
+    """A run of layers is named by its attention's kind: swa, csa or hca."""
+    given = {a.name: a.value for a in found.args if isinstance(a, ast.Keyword)}
+    return [getattr(given.get("kind"), "id", "swa")]
+
+RECOGNISER = Recogniser("compressed_attention", "sublayer", dsv4_attention, writes=("dsv4_attention",), attention=True,
+                        kind_words=_kind_words, options=lambda _calls: [window_record_option()])

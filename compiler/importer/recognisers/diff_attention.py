@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .common import option
-from .modules import Found, Linear, Norm, Where, children, linear, norm, own
-from .spec import call
+from ..reading.modules import Found, Linear, Norm, Where, children, linear, norm, own
+from ..reading.paths import option
+from ..reading.spec import call
+from . import Recogniser
 
 LAMBDAS = ("lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2")
 KERNEL = "diff_kernel"  # the spec's option: the paper's kernel or transformers' two attention calls
@@ -32,3 +33,7 @@ def diff_attention(module, at: Where) -> Found | None:
 def diff_kernel_option() -> ast.Option:
     return option(KERNEL, "paper", "two_calls", note="two_calls: transformers' DiffLlamaAttention, two whole "
                   "attention calls (QKᵀ twice); paper: the score maps subtracted before one AV")
+
+
+RECOGNISER = Recogniser("diff_attention", "sublayer", diff_attention, writes=("diff_attention",),
+                        options=lambda _calls: [diff_kernel_option()])

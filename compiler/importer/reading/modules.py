@@ -1,6 +1,6 @@
 """What a torch module of a transformers model is, read from its parameters' shapes and its own attributes:
 linear maps (nn.Linear, GPT-2's Conv1D), norms, activations. The recognisers of the stdlib's blocks
-(recognise.py) are built from these."""
+(recognisers/) are built from these."""
 
 from __future__ import annotations
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import Found, Linear, Norm, Where, children, linear, norm, own
-from .spec import call, number
+from ..reading.modules import Found, Linear, Norm, Where, children, linear, norm, own
+from ..reading.spec import call, number
+from . import Recogniser, word
 
 PARTS = {"q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm", "indexer"}
 INDEXER = {"index_qk_proj", "q_layernorm", "k_layernorm"}
@@ -35,3 +36,7 @@ def qsa_attention(module, at: Where) -> Found | None:
     return Found(call("qsa_attention", "d", q_heads=q_heads, kv_heads=kv_heads, head_dim=head_dim, index_heads=heads,
                       index_dim=width, ratio=ratio, rotary=at.rotary(head_dim),
                       over=ast.Call(func="top", args=[number(budget)])), mixer=True, post_norm=False)
+
+
+RECOGNISER = Recogniser("qsa_attention", "sublayer", qsa_attention, writes=("qsa_attention",), attention=True,
+                        kind_words=word("indexed"))

@@ -1,11 +1,12 @@
-"""JetMoE's two mixtures recognised (transformers' JetMoeAttention around JetMoeMoA, and JetMoeMoE): experts
-stored as one [E, out, in] tensor a matrix (JetMoeParallelExperts), a top-k router `router.layer`, and a bias of
-d added after the experts' weighted sum (std.attention.moa; std.ffn.moe with `output_bias`)."""
+"""JetMoE's mixture of attention heads recognised (transformers' JetMoeAttention around JetMoeMoA;
+std.attention.moa): attention experts stored as one [E, out, in] tensor a matrix (JetMoeParallelExperts), a top-k
+router `router.layer`, a bias of d added after the experts' weighted sum, one kv_proj every expert reads."""
 
 from __future__ import annotations
 
-from .modules import Found, Linear, Where, activation, children, linear, own
-from .spec import call
+from ..reading.modules import Found, Linear, Where, children, linear, own
+from ..reading.spec import call
+from . import Recogniser, word
 
 MOA = "experts"  # JetMoeAttention's child holding the attention experts (a module name, not the op kind)
 GATED_ACT_FLOPS = {"silu": None, "gelu": 9}  # act(gate)·up per hidden value: std.ffn.moe's default 5, GELU's 9
@@ -21,31 +22,14 @@ def moa(module, at: Where) -> Found | None:
     if not isinstance(kv_heads, int) or not isinstance(head_dim, int):
         return None
     width = kv_heads * head_dim
-    count = _routed(parts[MOA], at, width, width)
+    count = routed_experts(parts[MOA], at, width, width)
     if count is None or linear(parts["kv_proj"]) != Linear(at.d, 2 * width, False):
         return None
     return Found(call("moa", "d", experts=count, top=parts[MOA].top_k, kv_heads=kv_heads,
                       head_dim=head_dim), mixer=True, post_norm=False)
 
 
-def moe(module, at: Where) -> Found | None:
-    """Feed-forward experts: gate and up fused in `input_linear` [E, 2f, d], `output_linear` [E, d, f]."""
-    parts = children(module)
-    if set(parts) != {"input_linear", "output_linear", "router"}:
-        return None
-    up = own(parts["input_linear"]).get("weight", ())
-    if len(up) != 3 or up[1] % 2:
-        return None
-    f = up[1] // 2
-    count = _routed(module, at, 2 * f, f)
-    act = activation(module)
-    if count is None or act not in GATED_ACT_FLOPS:
-        return None
-    return Found(call("moe", "d", experts=count, top=parts["router"].top_k, f=f, act_flops=GATED_ACT_FLOPS[act],
-                      output_bias=True), mixer=False, post_norm=True)
-
-
-def _routed(module, at: Where, in_width: int, out_width: int) -> int | None:
+def routed_experts(module, at: Where, in_width: int, out_width: int) -> int | None:
     """E when `module` holds E experts [E, in_width, d] and [E, d, out_width], a router d → E with no bias in its
     `layer`, and a bias of d of its own; None for anything else."""
     parts = children(module)
@@ -61,3 +45,6 @@ def _routed(module, at: Where, in_width: int, out_width: int) -> int | None:
             or not isinstance(getattr(parts["router"], "top_k", None), int):
         return None
     return count
+
+
+RECOGNISER = Recogniser("moa", "sublayer", moa, writes=("moa",), kind_words=word("moa"))

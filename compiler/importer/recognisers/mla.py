@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import Found, Linear, Norm, Where, children, linear, norm, own
-from .spec import call, number
+from ..reading.modules import Found, Linear, Norm, Where, children, linear, norm, own
+from ..reading.paths import option
+from ..reading.spec import call, number
+from . import Recogniser, word
 
 K_ROPE_NORM = "k_rope_only_layernorm"
 
@@ -78,3 +80,30 @@ def _indexer(module, d: int, q_width: int) -> dict | None:
 # and the serving engines after it; transformers keeps them in the model's dtype, which the check compiles with.
 INDEX_RECORD = "index_record"
 INDEX_RECORD_FORMAT = "fp8_b128"
+
+
+
+def mla_cache_option() -> ast.Option:
+    """The spec's `mla_cache` option: the serving engines' absorbed path first, as std.attention.mla defaults to;
+    the check runs transformers 5's reexpand."""
+    return option("mla_cache", "compressed", "expanded", "reexpand",
+                  note="compressed: the up-projections absorbed (the serving engines and the chapter); expanded: "
+                       "per-head K and V cached; reexpand: transformers 5 (the latent cached, K and V rebuilt "
+                       "each call)")
+
+
+def index_kernel_option() -> ast.Option:
+    """The spec's `index_kernel` option: DeepSeek's fused kernel first, as std.attention.mla defaults to;
+    the check runs transformers' eager indexer."""
+    return option("index_kernel", "fused", "eager",
+                  note="fused: DeepSeek's kernel (the keys up to each query, the heads reduced in the kernel); "
+                       "eager: transformers (every query scores every cached key, the heads summed by a matmul)")
+
+
+def _options(calls: list[ast.BlockCall]) -> list[ast.Stmt]:
+    """`mla_cache`, and `index_kernel` where a layer holds DeepSeek Sparse Attention's indexer."""
+    indexed = any(isinstance(a, ast.Keyword) and a.name == "index_heads" for c in calls for a in c.args)
+    return [mla_cache_option(), *([index_kernel_option()] if indexed else [])]
+
+RECOGNISER = Recogniser("mla", "sublayer", mla, writes=("mla",), attention=True, kind_words=word("mla"),
+                        options=_options)

@@ -6,8 +6,10 @@ output gate (low-rank or one matrix) into a sigmoid-gated RMSNorm of head_dim, t
 
 from __future__ import annotations
 
-from .modules import Found, Linear, Where, children, linear, own
-from .spec import call
+from ..reading.modules import Found, Linear, Where, children, linear, own
+from ..reading.spec import call
+from . import Recogniser, word
+from .gated_deltanet import linear_kernels_option
 
 
 def kda(module, at: Where) -> Found | None:
@@ -58,3 +60,7 @@ def _count(shape: tuple[int, ...]) -> int:
     for size in shape:
         total *= size
     return total
+
+
+RECOGNISER = Recogniser("kda", "sublayer", kda, writes=("kda",), kind_words=word("kda"),
+                        options=lambda _calls: [linear_kernels_option()])

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import Linear, Norm, children, linear, norm, own
-from .spec import call
+from ..reading.modules import Linear, Norm, Where, children, linear, norm, own
+from ..reading.spec import call
+from . import Recogniser, word
 
 GATES = {"cross_attn_attn_gate": (1,), "cross_attn_mlp_gate": (1,)}
 
 
-def text_only_cross_attention(layer, d: int) -> ast.BlockCall | None:
-    parts = children(layer)
+def text_only_cross_attention(layer, at: Where) -> ast.BlockCall | None:
+    parts, d = children(layer), at.d
     if own(layer) != GATES or set(parts) != {"cross_attn", "input_layernorm", "mlp", "post_attention_layernorm"} \
             or any(norm(parts[name]) != Norm("rmsnorm", d) for name in ("input_layernorm", "post_attention_layernorm")):
         return None
@@ -32,3 +33,7 @@ def text_only_cross_attention(layer, d: int) -> ast.BlockCall | None:
     return call("text_only_cross_attention", "d", q.width_out // head_dim, k.width_out // head_dim, head_dim,
                 gate.width_out, label="cross_attention",
                 note=f"{type(layer).__name__}: skipped without image features, its weights held")
+
+
+RECOGNISER = Recogniser("text_only_cross_attention", "layer", text_only_cross_attention,
+                        writes=("text_only_cross_attention",), kind_words=word("cross"))

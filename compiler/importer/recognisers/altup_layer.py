@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .modules import Linear, Norm, Where, activation, children, linear, norm, own
-from .per_layer import LABEL, READ, input_width
-from .spec import call
+from ..reading.modules import Linear, Norm, Where, activation, children, linear, norm, own
+from ..reading.per_layer import LABEL, READ, input_width
+from ..reading.spec import call
+from . import Recogniser
 
 NORMS = ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm")
 PARTS = {"self_attn", "mlp", "altup", "laurel", *NORMS, *READ}
-PROJECTIONS = ("altup_projections", "altup_unembed_projections")  # the base model's, in and out
 
 
-def layer_call(layer, at: Where, layers: int) -> ast.BlockCall | None:
+def layer_call(layer, at: Where) -> ast.BlockCall | None:
     """`gemma3n_layer(d, …, from = (previous, per_layer.inputs))` for a Gemma 3n decoder layer, else None."""
-    parts, d = children(layer), at.d
+    parts, d, layers = children(layer), at.d, at.config.num_hidden_layers
     if set(parts) != PARTS or own(layer) or any(norm(parts[name]) != Norm("rmsnorm", d) for name in NORMS):
         return None
     attention, streams = _attention(parts["self_attn"], at), _altup(parts["altup"], d)
@@ -87,12 +87,10 @@ def _laurel(module, d: int) -> int | None:
     return left.width_out
 
 
-def projections(child, name: str, d: int) -> ast.BlockCall | None:
-    """`altup_embed(d, streams = s)` or `altup_unembed(…)` for the base model's lists of s − 1 d → d matrices."""
-    found = [linear(part) for part in child.children()] if name in PROJECTIONS else []
-    if not found or any(shape != Linear(d, d, False) for shape in found):
-        return None
-    block = "altup_embed" if name == PROJECTIONS[0] else "altup_unembed"
-    streams = len(found) + 1
-    return call(block, "d", streams=streams if streams != 4 else None, label="altup_in" if block == "altup_embed"
-                else "altup_out")
+def _kind_words(found: ast.BlockCall) -> list[str]:
+    """A run of layers is named by its attention's reach and what it shares: sliding or full, shared, sparse."""
+    given = {a.name for a in found.args if isinstance(a, ast.Keyword)}
+    return ["sliding" if "window" in given else "full",
+            *(word for key, word in (("kv_share", "shared"), ("sparse", "sparse")) if key in given)]
+
+RECOGNISER = Recogniser("altup_layer", "layer", layer_call, writes=("gemma3n_layer",), kind_words=_kind_words)

@@ -1,5 +1,8 @@
-"""The feed-forward blocks recognised in a transformers layer: SwiGLU and GeGLU (gate and up apart or fused),
-two-matrix MLPs, and mixtures of experts with their routers and shared experts (recognise.py dispatches)."""
+"""Mixtures of experts recognised (std.ffn.moe's moe): a router over experts stored fused (as transformers 5
+keeps them) or one module each, an optional shared expert with an optional sigmoid gate, experts of two matrices
+(Nemotron-H); and experts stored as one [E, out, in] tensor a matrix with a top-k router `router.layer` and a bias
+of d after their weighted sum (JetMoE's ParallelExperts, `output_bias`). A spec whose experts run densely in
+transformers gains the `experts` option."""
 
 from __future__ import annotations
 
@@ -7,113 +10,14 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from .modules import (
-    Found,
-    Linear,
-    Where,
-    activation,
-    children,
-    learned_activation,
-    linear,
-    own,
-    pick,
-    shapes_of,
-    sub_norm,
-)
-from .spec import call
-
-GATE = ("gate_proj", "w1")
-UP = ("up_proj", "w3", "fc1", "c_fc", "dense_h_to_4h", "fc_in")
-DOWN = ("down_proj", "w2", "fc2", "c_proj", "dense_4h_to_h", "fc_out", "Wo")
-# fc1: Moshi's, 2f wide (a plain MLP's is f); Wi: ModernBERT's
-FUSED_GATE_UP = ("gate_up_proj", "input_linear", "fc1", "Wi")
-ROUTER = ("gate", "router")
-SHARED = ("shared_expert", "shared_experts", "shared_mlp")
-GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu", "relu2": "relu2_glu"}
-
-
-SUB_NORM = "ffn_sub_norm"  # BitNet's RMSNorm of the gated product, before the down projection
-MOE_POST_NORM = "post_mlp_layernorm"  # A.X-K1's RMSNorm of the MoE block's output, held by the block itself
-
-
-def _ffn_parts(module) -> tuple[dict, dict] | None:
-    """The MLP's matrices by name and shape (an activation with learned scalars is the activation's, a
-    sub-norm the gated MLP's own)."""
-    parts = {name: child for name, child in children(module).items()
-             if not learned_activation(child) and name != SUB_NORM}
-    if own(module) or not parts:
-        return None
-    shapes = shapes_of(parts)
-    return (parts, shapes) if all(shape is not None for shape in shapes.values()) else None
-
-
-def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
-    """SwiGLU or GeGLU: gate and up (separate or one fused matrix) d → f, down f → d."""
-    found = _ffn_parts(module)
-    if found is None:
-        return None
-    parts, shapes = found
-    gate, up, down = pick(parts, GATE)[0], pick(parts, UP)[0], pick(parts, DOWN)[0]
-    d = width or at.d
-    fused = pick(parts, FUSED_GATE_UP)[0]
-    down = down or ("output_linear" if fused == "input_linear" else None)
-    if fused and down and set(parts) == {fused, down}:
-        f = shapes[down].width_in
-        if shapes[fused] != Linear(d, 2 * f, shapes[down].bias):
-            return None
-    elif gate and up and down and set(parts) == {gate, up, down}:
-        f = shapes[gate].width_out
-        if shapes[gate] != shapes[up] or shapes[gate].width_in != d or shapes[down] != Linear(f, d, shapes[gate].bias):
-            return None
-    else:
-        return None
-    block = GATED_BLOCKS.get(activation(module) or _config_act(at.config) or _forward_act(module))
-    down_norm = sub_norm(children(module), SUB_NORM, f)
-    if block is None or down_norm is None or (down_norm and block == "geglu"):
-        return None
-    return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if down_norm else None),
-                 mixer=False)
-
-
-def plain_ffn(module, at: Where) -> Found | None:
-    """A two-matrix MLP: up d → f, an activation, down f → d (GPT-2, OPT, StarCoder2)."""
-    found = _ffn_parts(module) if SUB_NORM not in children(module) else None
-    if found is None:
-        return None
-    parts, shapes = found
-    up, down = pick(parts, UP)[0], pick(parts, DOWN)[0]
-    if type(module).__name__ == "Sequential" and list(parts) == ["0", "2"]:  # CTRL: Linear, activation, Linear
-        up, down = "0", "2"
-    if not (up and down) or set(parts) != {up, down} or shapes[up].width_in != at.d:
-        return None
-    f = shapes[up].width_out
-    if shapes[down] != Linear(f, at.d, shapes[up].bias):
-        return None
-    act = activation(module) or _config_act(at.config)
-    if act not in ("gelu", "relu", "silu", "relu2", "xielu"):
-        return None
-    return Found(call("gelu_mlp", "d", f=f, bias=shapes[up].bias, act=act), mixer=False, post_norm=False)
-
-
-def _forward_act(module) -> str | None:
-    """The activation a module's own forward calls by name (LFM2's MLP calls F.silu and holds no activation
-    module, and its config names none): the modeling code read as text, never run."""
-    import inspect
-
-    try:
-        source = inspect.getsource(type(module).forward)
-    except (OSError, TypeError):
-        return None
-    found = {act for act, calls in (("silu", ("silu(",)), ("gelu", ("gelu(",))) if any(c in source for c in calls)}
-    return found.pop() if len(found) == 1 else None
-
-
-def _config_act(config) -> str | None:
-    act = getattr(config, "hidden_act", None) or getattr(config, "hidden_activation", None)
-    if act in ("silu", "swish"):
-        return "silu"
-    return "gelu" if isinstance(act, str) and act.startswith("gelu") else ("relu" if act == "relu" else None)
-
+from ..reading.feedforward import MOE_POST_NORM, ROUTER, SHARED
+from ..reading.modules import Found, Linear, Where, activation, children, linear, own, pick, sub_norm
+from ..reading.paths import option
+from ..reading.spec import call
+from . import Recogniser, word
+from .gelu_mlp import plain_ffn
+from .moa import GATED_ACT_FLOPS, routed_experts
+from .swiglu import gated_ffn
 
 ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1, "relu2": 2}  # std.activation's counts, for an ungated expert
 
@@ -283,3 +187,57 @@ def _ungated(experts, shapes: dict, count: int, at: Where) -> Experts | None:
             or up[0] != count or up[2] != at.d or down != (count, at.d, up[1]) or act not in ACT_FLOPS:
         return None
     return Experts(up[1], False, False, act)
+
+
+def parallel_experts(module, at: Where) -> Found | None:
+    """Feed-forward experts: gate and up fused in `input_linear` [E, 2f, d], `output_linear` [E, d, f]."""
+    parts = children(module)
+    if set(parts) != {"input_linear", "output_linear", "router"}:
+        return None
+    up = own(parts["input_linear"]).get("weight", ())
+    if len(up) != 3 or up[1] % 2:
+        return None
+    f = up[1] // 2
+    count = routed_experts(module, at, 2 * f, f)
+    act = activation(module)
+    if count is None or act not in GATED_ACT_FLOPS:
+        return None
+    return Found(call("moe", "d", experts=count, top=parts["router"].top_k, f=f, act_flops=GATED_ACT_FLOPS[act],
+                      output_bias=True), mixer=False, post_norm=True)
+
+
+def dense_experts_option() -> list[ast.Stmt]:
+    """The spec's `experts` option and the `dense` it sets: routed (each token through its top k, the serving
+    cost) or dense (every expert on every token, as Llama 4's transformers code computes them)."""
+    return [option("experts", "routed", "dense",
+                   note="dense: every expert on every token, as Llama4TextExperts computes them in transformers"),
+            ast.Binding(name="dense",
+                        value=ast.BinOp(op="==", left=ast.Name(id="experts"), right=ast.Name(id="dense")))]
+
+
+def _shared_beside(found: list[tuple[str, Found]]) -> list[tuple[str, Found]]:
+    """A dense MLP named `shared…` beside the experts, reading the same norm (Granite's shared_mlp): the MoE
+    block's shared expert, which costs the same."""
+    names = [name for name, block in found if block.call.name == "moe"]
+    shared = [name for name, block in found if "shared" in name and block.call.name == "swiglu"]
+    if len(names) != 1 or len(shared) != 1:
+        return found
+    blocks = dict(found)
+    width = next(a for a in blocks[shared[0]].call.args if isinstance(a, ast.Keyword) and a.name == "f")
+    moe = blocks[names[0]]
+    merged = moe.call.model_copy(update={"args": [*moe.call.args, width.model_copy(update={"name": "shared_f"})]})
+    return [(name, Found(merged, False) if name == names[0] else block) for name, block in found
+            if name != shared[0]]
+
+
+def _either(module, at: Where) -> Found | None:
+    return moe(module, at) or parallel_experts(module, at)
+
+
+def _options(calls: list[ast.BlockCall]) -> list[ast.Stmt]:
+    """`experts` and the `dense` it sets, where transformers runs every expert on every token (runs_every_expert)."""
+    dense = any(isinstance(a, ast.Keyword) and a.name == "dense_experts" for c in calls for a in c.args)
+    return dense_experts_option() if dense else []
+
+RECOGNISER = Recogniser("moe", "sublayer", _either, writes=("moe",), kind_words=word("moe"), options=_options,
+                        absorbs=_shared_beside)

@@ -4,8 +4,9 @@ block-diagonal gates with their biases and its Λ, the output projection."""
 
 from __future__ import annotations
 
-from .modules import Found, Linear, Where, activation, children, linear, own
-from .spec import call
+from ..reading.modules import Found, Linear, Where, activation, children, linear, own
+from ..reading.spec import call
+from . import Recogniser, word
 
 
 def recurrent_block(module, at: Where) -> Found | None:
@@ -41,3 +42,7 @@ def _heads(lru, width: int) -> int | None:
     expected = {"recurrent_param": (width,), "input_gate_weight": gate, "recurrent_gate_weight": gate,
                 "input_gate_bias": (heads, block), "recurrent_gate_bias": (heads, block)}
     return heads if held == expected else None
+
+
+RECOGNISER = Recogniser("rglru", "sublayer", recurrent_block, writes=("griffin_recurrent",),
+                        kind_words=word("recurrent"))

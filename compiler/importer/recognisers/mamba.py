@@ -1,0 +1,32 @@
+"""Mamba-1's mixer recognised (std.attention.mamba)."""
+
+from __future__ import annotations
+
+from ..reading.modules import Found, Linear, Where, children, linear, own
+from ..reading.spec import call
+from . import Recogniser
+
+
+def mamba(module, at: Where) -> Found | None:
+    """Mamba-1's mixer (Mamba, Falcon-Mamba, Jamba with its norms on dt, B and C): in_proj to x and z, a
+    depthwise conv, x_proj to dt, B and C, dt_proj back to the inner width, A_log and D, out_proj."""
+    parts = children(module)
+    norms = {"dt_layernorm", "b_layernorm", "c_layernorm"} & set(parts)
+    if set(parts) - norms != {"in_proj", "conv1d", "x_proj", "dt_proj", "out_proj"} or norms not in (set(), {
+            "dt_layernorm", "b_layernorm", "c_layernorm"}) or set(own(module)) != {"A_log", "D"}:
+        return None
+    inner, state, rank = module.intermediate_size, module.ssm_state_size, module.time_step_rank
+    projection = linear(parts["in_proj"])
+    if inner % at.d or projection is None or projection.width_out != 2 * inner \
+            or own(module)["A_log"] != (inner, state):
+        return None
+    if linear(parts["x_proj"]) != Linear(inner, rank + 2 * state, False) or linear(parts["dt_proj"]) != Linear(
+            rank, inner, True) or linear(parts["out_proj"]) != Linear(inner, at.d, projection.bias):
+        return None
+    conv_bias = "bias" in own(parts["conv1d"])
+    return Found(call("mamba", "d", state=state, expand=inner // at.d, conv_kernel=module.conv_kernel_size,
+                      dt_rank=rank, conv_bias=None if conv_bias else False, proj_bias=projection.bias or None,
+                      inner_norms=True if norms else None), mixer=True, post_norm=False)
+
+
+RECOGNISER = Recogniser("mamba", "sublayer", mamba, writes=("mamba",))
