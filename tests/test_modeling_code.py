@@ -243,3 +243,24 @@ def test_the_walk_names_no_recogniser():
         named = sorted(block for block in written
                        if re.search(rf"(==\s*|call\(|[(,]\s*)[\"']{block}[\"']|[\"']{block}[\"']\s*:", text))
         assert named == [], (walk, named)
+
+
+def test_the_readme_states_the_recorded_coverage():
+    """README's count of the types the modeling code reads is the record's (it once said 147 where 148 were)."""
+    record = json.loads((ROOT / "tests" / "reference" / "modeling_coverage.json").read_text())
+    read = sum(1 for outcome in record["types"].values() if outcome.get("read"))
+    version = ".".join(record["transformers"].split(".")[:2])
+    said = f"{read} of transformers {version}'s {len(record['types'])} decoder-only text model types"
+    assert said in " ".join((ROOT / "README.md").read_text().split())
+
+
+def test_the_coverage_tool_says_what_moved_with_transformers():
+    coverage = load_tool("modeling_coverage")
+    before = {"transformers": "1.0", "types": {"a": {"read": True}, "b": {"code": "E506", "message": "no block"},
+                                                "c": {"read": True}}}
+    after = {"transformers": "1.1", "types": {"a": {"code": "E507", "message": "differs"}, "b": {"read": True},
+                                               "d": {"code": "E506", "message": "`x` (X): no stdlib block"}}}
+    assert coverage.changes(before, after) == [
+        "transformers 1.0 -> 1.1: 3 decoder-only text types (1 new, 1 gone)",
+        "  new   d: E506: `x` (X): no stdlib block", "  gone  c",
+        "  moved a: read and checked -> E507: differs", "  moved b: E506: no block -> read and checked"]

@@ -240,7 +240,8 @@ class Ernie45Moe(Decoder):
     vocab_size: Size = 103_424
     num_attention_heads: Size = 20
     intermediate_size: Size = 12_288
-    NEUTRAL: ClassVar[dict[str, str]] = {"moe_norm_min": "a floor of the routing weights' normalisation: a number"}
+    NEUTRAL: ClassVar[dict[str, str]] = {"moe_norm_min": "a floor of the routing weights' normalisation: a number",
+                                         **MTP}
     hidden_act: Silu = "silu"
     use_bias: bool = False                # biases on Q, K, V, O, the dense MLPs and the head
     moe_num_experts: Size = 64
