@@ -235,3 +235,8 @@ SPLIT: dict[str, tuple[str, ...]] = {
 # Codes only the playground's HTTP API raises (`archcost serve`): no command line produces them, so their
 # examples are tests/test_playground_api.py's, not tests/errors/ cases.
 PAGE_ONLY = ("E110", "E111", "E112", "E113")
+
+# Codes no input shows today: the import's check refusing a spec that costs another model (E507). Every type of
+# transformers 5.25 the recognisers read passes it (the last that did not, ZAYA1, lacked the delayed value std.
+# attention.cca now keeps), so tests/test_modeling_code.py makes it happen with a recogniser that misreads a width.
+CHECK_ONLY = ("E507",)

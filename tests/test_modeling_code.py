@@ -264,3 +264,32 @@ def test_the_coverage_tool_says_what_moved_with_transformers():
         "transformers 1.0 -> 1.1: 3 decoder-only text types (1 new, 1 gone)",
         "  new   d: E506: `x` (X): no stdlib block", "  gone  c",
         "  moved a: read and checked -> E507: differs", "  moved b: E506: no block -> read and checked"]
+
+
+def test_a_spec_that_costs_another_model_is_refused_with_both_figures(monkeypatch):
+    """E507: the check, not the recognisers, is what keeps a wrong spec from being written. A recogniser that
+    misreads the key and value heads (half as many as the model has) gives a spec whose parameters and matrix
+    FLOPs differ from the model transformers built: the import stops with both figures, never the spec."""
+    from dataclasses import replace
+
+    from archcost.compiler.importer import recognisers
+    from archcost.compiler.importer.reading.modules import Found
+    from archcost.dsl import ast
+    from archcost.dsl.errors import ArchError
+
+    honest = recognisers.REGISTRY["gqa"]
+
+    def misread(module, at):
+        found = honest.recognise(module, at)
+        if found is None:
+            return None
+        args = [a.model_copy(update={"value": ast.Num(text=str(int(a.value.text) // 2))})
+                if isinstance(a, ast.Keyword) and a.name == "kv_heads" else a for a in found.call.args]
+        return Found(found.call.model_copy(update={"args": args}), found.mixer, found.post_norm)
+
+    monkeypatch.setitem(recognisers.REGISTRY, "gqa", replace(honest, recognise=misread))
+    with pytest.raises(ArchError) as refused:
+        import_spec(parse_config(modeling_types.small_config("llama"), "llama.json"), from_modeling_code=True)
+    (diagnostic,) = refused.value.diagnostics
+    assert diagnostic.code == "E507" and "does not cost that model" in diagnostic.message
+    assert "parameters: the spec 1,004,572,672, transformers 1,071,681,536" in diagnostic.message
