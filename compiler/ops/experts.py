@@ -5,6 +5,9 @@ Example 2-4: the weight bytes a batch reads are U·N_e·b, U the distinct expert
 Zero-computation experts (LongCat-Flash, arXiv:2509.01322 §2.1): the router picks its k among E weighted
 experts and `zero` identity experts, which return their input; `ffn_top` of the k picks land on weighted
 experts (the rest cost a scale and an add per value), so a token's compute and active parameters vary with it.
+`out_norm`: each expert normalises its routed rows' outputs with an RMS norm of its own scale (Ergo's
+ErgoExpertNorm, one vector of `width` an expert): an expert's weights grow by that vector, and each routed row
+costs the norm's 4 FLOPs a value (std.norm's rmsnorm).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from .base import Arg, Cost, CostContext, Figures, OpSpec, Saved, stored_values
 from .sharding import Share, share
 
 Number = int | float
+NORM_FLOPS = 4  # an RMS norm's FLOPs a value: square, sum, scale by the inverse root, the learned scale (std.norm)
 
 
 def widths(a: SimpleNamespace):
@@ -61,8 +65,9 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     width, hidden = a.signature
     # biases: one per output of each matrix but the last (f each) and of the last (width)
     bias = ((a.matrices - 1) * hidden + width) if a.bias else 0
+    norm = width if a.out_norm else 0                          # the expert's own RMS norm scale on its output
     matrices = a.matrices * width * hidden
-    per_expert = matrices + bias
+    per_expert = matrices + bias + norm
     weighted = ffn_top(a)
     routed_rows = m * weighted                                # Σ t_e = m·k
     touched = distinct_experts(a, ctx.conventions.get("routing", "uniform"))
@@ -76,7 +81,7 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
         weight_bytes=a.count * per_expert * a.dtype,
         flops_matrix=2 * (m * a.count if a.dense else routed_rows) * matrices,  # a multiply-add per weight used
         # the activation, the weighted sum, and an add per bias
-        flops_nonmatrix=routed_rows * (combined + bias) + identities,
+        flops_nonmatrix=routed_rows * (combined + bias + NORM_FLOPS * norm) + identities,
         read_weights=touched * per_expert * a.dtype,
         selected_expert_bytes=weighted * per_expert * a.dtype,  # Table 2-C: k experts per token
         read_activations=routed_rows * read * ctx.act_bytes,
@@ -87,12 +92,13 @@ def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
 def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
     """Per routed row: the token's copy the grouped products read and one hidden vector per matrix (gated:
     the gate's and the up projection's outputs and the activation's, the down product's input; two
-    matrices: the first's output and the activation's). The router's linear keeps the rows it scores."""
+    matrices: the first's output and the activation's), and with `out_norm` the norm's input. The router's linear
+    keeps the rows it scores."""
     width, hidden = a.signature
     rows = m * a.count if a.dense else m * ffn_top(a)
     if a.half != "both":  # half an expert keeps the rows it multiplies: its input per pick
         return Saved(own=rows * row_widths(a)[0] * ctx.act_bytes)
-    return Saved(own=rows * (width + a.matrices * hidden) * ctx.act_bytes)
+    return Saved(own=rows * (width + a.matrices * hidden + (width if a.out_norm else 0)) * ctx.act_bytes)
 
 
 class ExpertUse(BaseModel):
@@ -173,6 +179,7 @@ SPEC = OpSpec(
             "alone, the k picks' outputs side by side; reduce: its f → in matrix, the k outputs weighted and added "
             "(JetMoE's attention experts)"),
         Arg("bias", "bool", False, doc="a bias on every output of every expert matrix (gpt-oss)"),
+        Arg("out_norm", "bool", False, doc="an RMS norm of its own scale on each expert's output (Ergo)"),
         Arg("dense", "bool", False, doc="every token runs through every expert, the unrouted weighted 0 (as "
             "transformers' Llama4TextExperts computes)"),
         Arg("act_flops", "expr", 0, doc="non-matrix FLOPs of the activation per hidden value (5 for "
@@ -188,7 +195,7 @@ SPEC = OpSpec(
     diagram_shape=diagram_shape,
     figures=Figures("experts", ExpertUse, expert_use, doc="per MoE op: E, k, routed rows, distinct experts U, "
                     "bytes read per layer"),
-    formula="params = E·matrices·in·f; F = 2·m·k·matrices·in·f (Σ t_e = m·k); "
+    formula="params = E·(matrices·in·f + biases + norm); F = 2·m·k·matrices·in·f (Σ t_e = m·k); "
             "R = U·matrices·in·f·bytes, U the distinct experts the call touches",
     timing=timing,
 )

@@ -25,7 +25,7 @@ def plain_ffn(module, at: Where) -> Found | None:
     act = activation(module) or config_act(at.config)
     if act not in ("gelu", "relu", "silu", "relu2", "xielu"):
         return None
-    return Found(call("gelu_mlp", "d", f=f, bias=shapes[up].bias, act=act), mixer=False, post_norm=False)
+    return Found(call("gelu_mlp", "d", f=f, bias=shapes[up].bias, act=act), mixer=False)
 
 
 RECOGNISER = Recogniser("gelu_mlp", "sublayer", plain_ffn, writes=("gelu_mlp",), default_norm="layernorm")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 
 from ..reading.feedforward import MOE_POST_NORM, ROUTER, SHARED
-from ..reading.modules import Found, Linear, Where, activation, children, linear, own, pick, sub_norm
+from ..reading.modules import Found, Linear, Norm, Where, activation, children, linear, norm, own, pick, sub_norm
 from ..reading.paths import option
 from ..reading.spec import call
 from . import Recogniser, word
@@ -19,6 +19,9 @@ from .gelu_mlp import plain_ffn
 from .moa import GATED_ACT_FLOPS, routed_experts
 from .swiglu import gated_ffn
 
+EXPERT_NORM = "post_expert_norm"  # Ergo's experts' child: an RMS norm scale [E, d] of each expert's own
+SHARED_NORM = "norm"  # the shared expert's RMS norm of its output (Ergo)
+SCORERS = ("wg", "gate", "layer", "linear")  # a router's one child holding its score matrix (module names)
 ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1, "relu2": 2}  # std.activation's counts, for an ungated expert
 
 
@@ -28,6 +31,7 @@ class Experts:
     biased: bool
     clamped: bool       # gpt-oss's clamped SwiGLU
     act: str | None     # an ungated expert's activation (two matrices); None: gated, three
+    normed: bool = False  # an RMS norm of each expert's own on its output (Ergo's post_expert_norm)
 
 
 def moe(module, at: Where) -> Found | None:
@@ -56,7 +60,7 @@ def moe(module, at: Where) -> Found | None:
             or statics is None:
         return None
     shared_name, shared = pick(parts, SHARED)
-    shared_f = _shared_width(shared, shape, at) if shared is not None else None
+    shared_f, shared_norm = _shared_width(shared, shape, at) if shared is not None else (None, False)
     gate = parts.get("shared_expert_gate")
     post = _post_norm(parts, {router_name, "experts", shared_name, "shared_expert_gate"}, at)
     if (gate is not None and linear(gate) != Linear(at.d, 1, False)) or shared_f == 0 or post is None:
@@ -67,7 +71,8 @@ def moe(module, at: Where) -> Found | None:
                       shared_gate=gate is not None or None,
                       router_bias="bias" in scores or correction or statics or None,
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None,
-                      post_norm=True if post else None),
+                      post_norm=True if post else None, expert_norm=shape.normed or None,
+                      shared_norm=shared_norm or None),
                  mixer=False, post_norm=not post)  # moe takes post_norm (Kolibri's sandwich norms) once
 
 
@@ -98,25 +103,38 @@ def _width(found: Found) -> int:
     return next(a.value for a in found.call.args if isinstance(a, ast.Keyword) and a.name == "f")
 
 
-def _shared_width(shared, experts: Experts, at: Where) -> int:
-    """The shared expert's width: a SwiGLU beside gated experts, an ungated MLP of the experts' activation beside
-    ungated ones; 0 when it is neither."""
+def _shared_width(shared, experts: Experts, at: Where) -> tuple[int, bool]:
+    """(the shared expert's width, whether it norms its output like the experts): a SwiGLU beside gated experts,
+    an ungated MLP of the experts' activation beside ungated ones (with an RMS norm of d after it where the
+    experts norm theirs: Ergo's ErgoSharedExpert.norm); width 0 when it is neither."""
     if experts.act is None:
         inner = gated_ffn(shared, at)
-        return _width(inner) if inner is not None and inner.call.name == "swiglu" else 0
-    inner = plain_ffn(shared, at)
+        return (_width(inner) if inner is not None and inner.call.name == "swiglu" else 0), False
+    normed = experts.normed and norm(children(shared).get(SHARED_NORM)) == Norm("rmsnorm", at.d)
+    inner = plain_ffn(_without(shared, SHARED_NORM) if normed else shared, at)
     acts = [a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "act"] if inner else []
     biased = [a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "bias"] if inner else []
     if inner is None or acts != [ast.Name(id=experts.act)] or biased != [ast.Bool(value=False)]:
-        return 0
-    return _width(inner)
+        return 0, False
+    return _width(inner), normed
+
+
+def _without(module, name: str):
+    """A holder of `module`'s children but `name` (the MLP inside a shared expert that also norms its output)."""
+    import torch
+
+    holder = torch.nn.Module()
+    for child_name, child in module.named_children():
+        if child_name != name:
+            holder.add_module(child_name, child)
+    return holder
 
 
 def _scoring(router):
     """The module holding the router's score matrix: the router itself, or its one linear child (HunYuan's
-    gate.wg, AFMoE's router.gate, DBRX's router.layer)."""
+    gate.wg, AFMoE's router.gate, DBRX's router.layer, Ergo's gate.linear)."""
     inner = children(router)
-    if not own(router) and len(inner) == 1 and set(inner) <= {"wg", "gate", "layer"}:
+    if not own(router) and len(inner) == 1 and set(inner) <= set(SCORERS):
         child = next(iter(inner.values()))
         return child if linear(child) is not None else router
     return router
@@ -145,10 +163,15 @@ def _experts(experts, count: int, at: Where) -> Experts | None:
         if len(inner) != count or any(i is None or i.call != inner[0].call for i in inner):
             return None
         return Experts(_width(inner[0]), False, False, None)
-    if children(experts):
+    normed = set(children(experts)) == {EXPERT_NORM} and own(children(experts)[EXPERT_NORM]) == {
+        "weight": (count, at.d)} and not children(children(experts)[EXPERT_NORM])
+    if children(experts) and not normed:
         return None
-    if getattr(experts, "has_gate", True) is False:  # two matrices around an activation (Nemotron-H)
-        return _ungated(experts, shapes, count, at)
+    if getattr(experts, "has_gate", True) is False:  # two matrices around an activation (Nemotron-H, Ergo)
+        found = _ungated(experts, shapes, count, at)
+        return None if found is None else Experts(found.f, found.biased, found.clamped, found.act, normed)
+    if normed:
+        return None
     up, down = shapes.get("gate_up_proj"), shapes.get("down_proj")
     if up is None or down is None or len(up) != 3 or up[0] != count or down[0] != count:
         return None
@@ -181,12 +204,16 @@ def _stacked_glu(experts, count: int, at: Where) -> Experts | None:
 
 
 def _ungated(experts, shapes: dict, count: int, at: Where) -> Experts | None:
+    """Up [E, f, d] and down [E, d, f], or [E, d, f] and [E, f, d] stored transposed (Ergo)."""
     up, down = shapes.get("up_proj"), shapes.get("down_proj")
     act = activation(experts)
-    if set(shapes) != {"up_proj", "down_proj"} or len(up) != 3 or getattr(experts, "is_transposed", False) \
-            or up[0] != count or up[2] != at.d or down != (count, at.d, up[1]) or act not in ACT_FLOPS:
+    if set(shapes) != {"up_proj", "down_proj"} or len(up) != 3 or up[0] != count or act not in ACT_FLOPS:
         return None
-    return Experts(up[1], False, False, act)
+    transposed = getattr(experts, "is_transposed", False)
+    f = up[2] if transposed else up[1]
+    if (up[1] if transposed else up[2]) != at.d or down != ((count, f, at.d) if transposed else (count, at.d, f)):
+        return None
+    return Experts(f, False, False, act)
 
 
 def parallel_experts(module, at: Where) -> Found | None:
