@@ -178,8 +178,9 @@ def _runs(layers: list[Layer], prefix: str, note: str | None) -> list[ast.Stmt]:
         seen[layer.kind] = seen.get(layer.kind, 0) + 1
         kind = prefix + (layer.kind if seen[layer.kind] == 1 else f"{layer.kind}_{seen[layer.kind]}")
         out += _one(size, kind, layer.stmts)
-    if out and note:
-        out[0] = out[0].model_copy(update={"note": note})
+    if out and note:  # the stack's note above the first statement, which keeps its own (the module it came from)
+        own_note = getattr(out[0], "note", None)
+        out[0] = out[0].model_copy(update={"note": f"{note}\n{own_note}" if own_note else note})
     return out
 
 
