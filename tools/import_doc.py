@@ -149,7 +149,8 @@ def _recognisers() -> list[str]:
     from archcost.compiler.importer.recognisers import ordered
 
     about = ("Each stdlib block is recognised by one module of `compiler/importer/recognisers/`, named after the block "
-             "it writes (after its mechanism where the block bears a model's name: `rglru` writes `griffin_recurrent`) "
+             "it writes, or after its mechanism where the block bears a model's name or another module reads the same "
+             "block (`rglru` writes `griffin_recurrent`, `query_gate` a `gqa`), "
              "and found by discovery; the walk tries them in the order their own `before` gives (ties by "
              "name) and names none of them. A new mechanism's recogniser is one new module there.")
     rows = [f"| `{r.name}` | {r.level} | {', '.join(f'`{b}`' for b in r.writes)} |"

@@ -1,6 +1,7 @@
 """The stdlib's blocks the import from the modeling code recognises: one module a block, named after the block it
-writes (after its mechanism where the block bears a model's name: rglru.py writes `griffin_recurrent`), found by
-discovery as compiler/ops finds its ops. Nothing outside this package names one of them.
+writes, or after its mechanism where the block bears a model's name or another module reads the same block
+(rglru.py writes `griffin_recurrent`, query_gate.py a `gqa`), found by discovery as compiler/ops finds its ops.
+Nothing outside this package names one of them.
 
 Each module holds a `RECOGNISER`: the block it writes, where it looks (`sublayer`: one child of a decoder layer;
 `layer`: a whole decoder layer read as one block), the function that recognises it (the block's call and what it
