@@ -1,4 +1,4 @@
-"""The stdlib's blocks the import from the modeling code recognises: one module a block, named after the block it
+"""The stdlib's blocks the import from the modeling code recognises: one module a mechanism, named after the block it
 writes, or after its mechanism where the block bears a model's name or another module reads the same block
 (rglru.py writes `griffin_recurrent`, query_gate.py a `gqa`), found by discovery as compiler/ops finds its ops.
 Nothing outside this package names one of them.
