@@ -63,7 +63,8 @@ CODE_LOADERS = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cl
 
 def test_nothing_the_package_reads_can_execute():
     """Issue 45: lark's grammar cache was a pickle in the user's cache folder. No module of dsl/ or compiler/
-    imports a deserialiser that can run code, and no Lark is built with a cache; what the package keeps on disk is
+    imports a deserialiser that can run code, no Lark is built with a cache, and no multiprocessing pipe or queue is
+    read by its unpickling calls (the playground's compiler process speaks JSON); what the package keeps on disk is
     JSON (dsl/cachedir.py), checked by tests/test_parser.py's planted pickles and tests/test_warm.py's forgeries."""
     found = []
     for package in ("compiler", "dsl"):
@@ -76,6 +77,10 @@ def test_nothing_the_package_reads_can_execute():
                 if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Lark" \
                         and any(k.arg == "cache" for k in node.keywords):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno} builds a Lark with a cache")
+                # multiprocessing's Connection.recv and its queues unpickle what comes through them
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("recv", "get_nowait") \
+                        or isinstance(node, ast.Attribute) and node.attr in ("Queue", "SimpleQueue", "JoinableQueue"):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} unpickles what a pipe or queue brings")
     assert found == []
 
 

@@ -5,6 +5,7 @@ fresh one, so no spec can hang the server (issue 30)."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import threading
 
@@ -68,6 +69,16 @@ def _malformed(message: str) -> dict:
     return problem(ArchError([Diagnostic(code="E111", message=f"a malformed request: {message}")]), "")
 
 
+def _send(connection, message) -> None:
+    """A message through the pipe as JSON text: Connection.send would pickle it, and Connection.recv unpickle
+    whatever comes back, code included; requests and answers are JSON data the page sends and reads anyway."""
+    connection.send_bytes(json.dumps(message).encode("utf-8"))
+
+
+def _received(connection):
+    return json.loads(connection.recv_bytes().decode("utf-8"))
+
+
 def _serve(connection) -> None:
     """The worker's loop: requests in, answers out, until the server closes the pipe."""
     import gc
@@ -76,13 +87,13 @@ def _serve(connection) -> None:
 
     gc.freeze()
     workspace = Workspace()
-    connection.send("ready")  # the compiler's imports are paid: a request's time limit starts now
+    _send(connection, "ready")  # the compiler's imports are paid: a request's time limit starts now
     while True:
         try:
-            method, payload = connection.recv()
+            method, payload = _received(connection)
         except (EOFError, OSError):
             return
-        connection.send(answer(workspace, method, payload))
+        _send(connection, answer(workspace, method, payload))
 
 
 class Worker:
@@ -107,7 +118,7 @@ class Worker:
         self._process.start()
         theirs.close()
         self._connection = ours
-        if not ours.poll(START_LIMIT) or ours.recv() != "ready":
+        if not ours.poll(START_LIMIT) or _received(ours) != "ready":
             self._stop()
             raise RuntimeError("the compiler process did not start")
 
@@ -115,10 +126,10 @@ class Worker:
         """The answer to one request, or E110 when it runs past the limit (the worker is then stopped)."""
         with self._lock:
             self._ensure()
-            self._connection.send((method, payload))
+            _send(self._connection, [method, payload])
             if self._connection.poll(self.limit):
                 try:
-                    return self._connection.recv()
+                    return _received(self._connection)
                 except EOFError:  # the process died (out of memory, a crash in a native library)
                     self._stop()
                     return {"internal": "archcost: the compiler process ended while answering; it restarts "
