@@ -9,7 +9,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import affine_residual, dense_and_moe, hyper, parallel, recognisers, residual_gate, scaled_residual
+from . import dense_and_moe, hyper, parallel, recognisers, residual_modules, scaled_residual
 from .reading import per_layer
 from .reading.modules import Found, norm, own
 from .reading.spec import call
@@ -30,12 +30,11 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     if own(layer) and not scaled:
         raise unmapped(layer, path, "parameters of the layer itself")
     connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
-    affine = affine_residual.residual_affines(layer, at.d)
-    gates = residual_gate.residual_gates(layer, at.d)
-    calls = _read_sublayers(layer, path, at, (*connections, *affine, *gates), hyper.holds_norms(connections))
+    held = residual_modules.residual_modules(layer, at.d)
+    calls = _read_sublayers(layer, path, at, (*connections, *(held.names if held else ())),
+                            hyper.holds_norms(connections))
     calls = scaled_residual.scaled(calls) if scaled else calls
-    calls = affine_residual.with_affine_residuals(calls) if affine and calls else calls
-    calls = residual_gate.gated(calls) if gates and calls else calls
+    calls = residual_modules.with_residual_modules(calls, held) if held and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls
     if calls is None:
         raise unmapped(layer, path, "sublayers the stdlib's residual blocks cannot write so")

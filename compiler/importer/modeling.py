@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import affine_residual, altup, heads, hyper, meta, recognisers
+from . import altup, heads, hyper, meta, recognisers, residual_modules
 from .config import Config
 from .dense import embed_scale
 from .hybrid import logit_softcap
@@ -178,7 +178,7 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
     if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:  # Gemma's scaled embedding (its class says how much)
         before.append(embed_scale())
     inputs, made = per_layer.inputs_call(base, d, config.num_hidden_layers)
-    before += ([inputs] if inputs else []) + affine_residual.input_affine(base, d)
+    before += ([inputs] if inputs else []) + residual_modules.input_affine(base, d)
     layer_list = path.rsplit(".", 1)[-1]
     for name, child in base.named_children():
         if name == layer_list or child is embedding or name in towers or name in made:
