@@ -11,7 +11,7 @@ from archcost.dsl.errors import ArchError, Diagnostic
 
 from . import dense_and_moe, hyper, parallel, recognisers, residual_modules, scaled_residual
 from .reading import per_layer
-from .reading.modules import Found, norm, own
+from .reading.modules import Found, holding, norm, own
 from .reading.spec import call
 from .recognisers import sublayer, whole_layer
 
@@ -120,16 +120,11 @@ def _label(block: Found) -> str:
 def _loose_ffn(layer, at) -> Found | None:
     """An MLP whose two matrices are children of the layer itself (OPT, BioGPT, XGLM: fc1 and fc2 beside the
     attention), read as one: the two matrices and the layer's activation, held together."""
-    import torch
-
     parts = dict(layer.named_children())
     if "fc1" not in parts or "fc2" not in parts:
         return None
-    holder = torch.nn.Module()
-    for name, child in parts.items():
-        if name in ("fc1", "fc2") or ("act" in name and not any(True for _ in child.parameters())):
-            holder.add_module(name, child)
-    return sublayer(holder, at)
+    return sublayer(holding({name: child for name, child in parts.items() if name in ("fc1", "fc2")
+                             or ("act" in name and not any(True for _ in child.parameters()))}), at)
 
 
 def _with_norms(name: str, block: Found, norms: list[str], count: int, layer, path: str) -> ast.BlockCall:

@@ -166,6 +166,17 @@ class Where:
         return None if turned == head_dim else turned
 
 
+def holding(parts: dict):
+    """One module holding `parts` as its children, to be read as a block: matrices a layer keeps loose (OPT's fc1
+    and fc2 beside its attention), or an MLP without the norm a module keeps after it (Ergo's shared expert)."""
+    import torch
+
+    holder = torch.nn.Module()
+    for name, child in parts.items():
+        holder.add_module(name, child)
+    return holder
+
+
 def pick(parts: dict, names: tuple[str, ...]):
     return next(((name, parts[name]) for name in names if name in parts), (None, None))
 

@@ -11,7 +11,20 @@ from dataclasses import dataclass
 from archcost.dsl import ast
 
 from ..reading.feedforward import MOE_POST_NORM, ROUTER, SHARED
-from ..reading.modules import Found, Linear, Norm, Where, activation, children, linear, norm, own, pick, sub_norm
+from ..reading.modules import (
+    Found,
+    Linear,
+    Norm,
+    Where,
+    activation,
+    children,
+    holding,
+    linear,
+    norm,
+    own,
+    pick,
+    sub_norm,
+)
 from ..reading.paths import option
 from ..reading.spec import call
 from . import Recogniser, word
@@ -111,23 +124,13 @@ def _shared_width(shared, experts: Experts, at: Where) -> tuple[int, bool]:
         inner = gated_ffn(shared, at)
         return (_width(inner) if inner is not None and inner.call.name == "swiglu" else 0), False
     normed = experts.normed and norm(children(shared).get(SHARED_NORM)) == Norm("rmsnorm", at.d)
-    inner = plain_ffn(_without(shared, SHARED_NORM) if normed else shared, at)
+    mlp = holding({n: c for n, c in shared.named_children() if n != SHARED_NORM}) if normed else shared
+    inner = plain_ffn(mlp, at)
     acts = [a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "act"] if inner else []
     biased = [a.value for a in inner.call.args if isinstance(a, ast.Keyword) and a.name == "bias"] if inner else []
     if inner is None or acts != [ast.Name(id=experts.act)] or biased != [ast.Bool(value=False)]:
         return 0, False
     return _width(inner), normed
-
-
-def _without(module, name: str):
-    """A holder of `module`'s children but `name` (the MLP inside a shared expert that also norms its output)."""
-    import torch
-
-    holder = torch.nn.Module()
-    for child_name, child in module.named_children():
-        if child_name != name:
-            holder.add_module(child_name, child)
-    return holder
 
 
 def _scoring(router):
