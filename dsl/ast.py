@@ -12,7 +12,9 @@ from .errors import Span
 class Node(BaseModel):
     """Equality and dumps ignore spans and notes: the same text anywhere in a file is the same tree."""
 
-    model_config = ConfigDict(frozen=True)
+    # each class's validator is built when the class is first used, not at import: a cold `eval` builds those its
+    # spec's syntax uses (a few milliseconds of the 32 classes' 36)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     span: Span | None = Field(default=None, repr=False, exclude=True)
     # a comment a generated tree carries for the printer (the importer cites config fields); the parser
