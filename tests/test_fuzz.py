@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE, LONG = 150, 4_000  # mutations: the default run's bounded sample, and the `long` run's (.ci/run)
+SAMPLE, LONG = 100, 4_000  # mutations: the default run's bounded sample, and the `long` run's (.ci/run)
 
 
 fuzz = load_tool("fuzz")
@@ -81,7 +81,7 @@ def test_flags_api_and_file_outputs_never_escape(target, count):
 
 @pytest.mark.parametrize("target,count,oracles", [
     ("server", 400, {"answered", "no_leak"}), ("cache", 24, {"same_output", "nothing_ran"}),
-    ("signals", 4, {"clean_exit", "no_temporary", "target_whole"}),
+    ("signals", 2, {"clean_exit", "no_temporary", "target_whole"}),
     pytest.param("server", 20_000, {"answered", "no_leak"}, marks=pytest.mark.long),
     pytest.param("cache", 400, {"same_output", "nothing_ran"}, marks=pytest.mark.long),
     pytest.param("signals", 40, {"clean_exit", "no_temporary", "target_whole"}, marks=pytest.mark.long)])

@@ -58,7 +58,7 @@ def round_trip_and_run(text: str) -> None:
     assert fuzz.run_one(text) in (None, fuzz.ACCEPTED)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(programs)
 def test_grammar_programs_round_trip_and_never_crash(text):
     round_trip_and_run(text)
