@@ -368,9 +368,11 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
             "points, attention in BF16), the elementwise kernels between them moving their activations through "
             "memory, and the collectives at their measured bus bandwidth. It does not count the backward "
             "attention kernel's own efficiency (the forward's stands in), MoE dispatch and load imbalance (the "
-            "GPT-OSS and Qwen3-MoE runs, the furthest off), the optimizer step, or overlap of the data-parallel "
-            "gradient sync beyond full; runs shorter than expected point at a layout archcost costs otherwise "
-            "than the run ran it (GPT-OSS-120B over 64 cards with no expert parallelism).", "",
+            "Megatron-Bridge GPT-OSS and Qwen3-MoE runs, the furthest below), the optimizer step, or overlap of "
+            "the data-parallel gradient sync beyond full. Runs shorter than expected point at communication the "
+            "run hides: DeepSeek-V3 under NeMo Automodel recomputes every block (its recipe's activation "
+            "checkpointing), and archcost's recomputed forward sends its expert all-to-all between servers again "
+            "and adds it to the compute, where DeepEP's kernels overlap part of it.", "",
             "### Not predicted yet", "", "| run | model | device | what is missing |", "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in found
             if r.error is None]
