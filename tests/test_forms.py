@@ -4,6 +4,7 @@ code."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,7 @@ def test_generated_evaluators_equal_sympy(c, s, p, b, g):
 def test_fast_numbers_equal_the_symbolic_path(spec, shape):
     """Every report number of every spec and phase, from the generated evaluators and from sympy (a request's
     decodes summed step by step), equal."""
-    compiled = compile_file(spec)
+    compiled = _compiled(spec)
     scenario = Scenario(**shape)
     for phase in ("prefill", "decode", "request"):
         built = leaves(compiled, phase)
@@ -92,6 +93,12 @@ def test_fast_numbers_equal_the_symbolic_path(spec, shape):
         fast = assemble(head(compiled), built.plan, phase, shape, Numbers(evaluator(**shape)))
         slow = assemble(head(compiled), built.plan, phase, shape, _SymbolicNumbers(compiled, built.leaves, scenario))
         assert fast == slow, f"{spec.stem} {phase}"
+
+
+@functools.cache
+def _compiled(spec: Path):
+    """One compile a spec for both shapes (its evaluators are pure: what one shape builds the other reuses)."""
+    return compile_file(spec)
 
 
 # ------------------------------------------------------------------------------------------ hostile forms
