@@ -96,18 +96,22 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) 
     split_over_stage, logits = memo["stage split", inner]
     if split_over_stage.problems:
         return split_over_stage
-    if ("graph stages",) not in memo:
-        stages = _stages(graph)
-        memo["graph stages",] = (stages, *spans_of(graph, stages))
-    stages, spans, layers = memo["graph stages",]
+    stages, spans, layers = graph_stages(graph, memo)
     split = stage_split(layers, degrees)
     if isinstance(split, str):
         return Placement(problems=[(graph.nodes[next(iter(stages))]["op"], split)])
     placement = Placement(shares=split_over_stage.shares, layouts=split_over_stage.layouts, stages=stages,
                           stage_layers=split, spans=spans)
-    collectives = split_over_stage.collectives + _stage_sends(graph, placement, degrees) + logits
+    collectives = split_over_stage.collectives + stage_sends(graph, placement, degrees.pp) + logits
     placement.collectives = [replace(c, network=network_share(c, degrees)) for c in collectives]
     return placement
+
+
+def graph_stages(graph: nx.DiGraph, memo: dict) -> tuple[dict, dict, int]:
+    """(op → first, stack or last; stacked op → its span; the model's layers), found once per model."""
+    if ("graph stages",) not in memo:
+        memo["graph stages",] = (stages := _stages(graph), *spans_of(graph, stages))
+    return memo["graph stages",]
 
 
 def _split(graph: nx.DiGraph, degrees: SymbolicLayout) -> tuple[Placement, list[Collective]]:
@@ -142,14 +146,14 @@ def _logits_gather(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLay
     return found
 
 
-def _stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:
+def stage_sends(graph: nx.DiGraph, placement: Placement, pp: sp.Expr) -> list[Collective]:
     """Between pipeline stages the residual stream goes on: one send of the tensor entering the layers."""
-    if degrees.pp == 1:
+    if pp == 1:
         return []
     for source, target, edge in graph.edges(data=True):
         if edge["kind"] == "tensor" and placement.stages[target] == "stack" and placement.stages[source] != "stack" \
                 and edge.get("tensor_bytes") is not None:
-            return [Collective("send", (target, target), "pp", degrees.pp, edge["tensor_bytes"], ONE)]
+            return [Collective("send", (target, target), "pp", pp, edge["tensor_bytes"], ONE)]
     return []
 
 
