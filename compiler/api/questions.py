@@ -97,8 +97,8 @@ class Questions:
         from archcost.compiler.cards.fleet import ranked
 
         fits = ranked(self.compiled, count, sheet, wire, checks.count("context", context or 8192, 1),
-                      checks.count("batch", batch, 1), 0, checks.text("compute", compute), table_for(sheet))
-        fits = fits[:checks.count("top", top, 1)]
+                      checks.count("batch", batch, 1), 0, checks.text("compute", compute), table_for(sheet),
+                      top=checks.count("top", top, 1))
         return Report(fits, fits_text(self.name, fits, sheet, wire, context or 8192, batch))
 
     def throughput(self, device: str, *, isl: int, osl: int, layout: str = "tp=1", engine: str = "vllm",

@@ -15,7 +15,7 @@ from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout
 from .figures import Symbolic, card_figures, state_on_card
-from .layout import LayoutReport, layout_cards
+from .layout import LayoutReport, compute_format, layout_cards
 from .pipeline import stage_keys
 from .placement import placed
 
@@ -125,11 +125,65 @@ def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batc
 
 
 def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch: int,
-           workspace: int = 0, compute: str | None = None, table=None) -> list[Fit]:
-    """Every layout of `cards` cards, those that fit first, then by the decode step's bound."""
+           workspace: int = 0, compute: str | None = None, table=None, top: int | None = None) -> list[Fit]:
+    """Every layout of `cards` cards, those that fit first, then by the decode step's bound; with `top`, the
+    first `top` of them, the same rows, found by the screen (screen.py) and evaluated exactly."""
     experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
+    candidates = list(layouts(cards, experts))
+    if top is not None and top < len(candidates):
+        found = _screened(compiled, candidates, device, link, context, batch, workspace, compute, table, top)
+        if found is not None:
+            return found
+    return _every(compiled, candidates, cards, device, link, context, batch, workspace, compute, table)[:top]
+
+
+def _key(fit: Fit) -> tuple:
+    return (not fit.fits, fit.step_no_overlap, fit.layout.pp, -fit.layout.ep)
+
+
+def _screened(compiled, candidates: list[Layout], device: Device, link: Link, context: int, batch: int,
+              workspace: int, compute: str | None, table, top: int) -> list[Fit] | None:
+    """The first `top` layouts: every layout's key from the screen, then exactly `fit` those at or near the
+    `top`-th (within the screen's rounding) and those whose card fits by less than a byte's rounding; None
+    (search exactly) where the screen cannot cost the model or an exact key differs from its screened one."""
+    import numpy as np  # the search's own import: `layout` and the serving model never load numpy
+
+    from ..numbers.arrays import NotAnArray
+    from .screen import TOLERANCE, Unscreened, screen
+
+    peak = device.peak_for(compute or compute_format(compiled, device))
+    try:
+        with np.errstate(all="ignore"):
+            refused, free, step = screen(compiled, candidates, device, link, context, batch, workspace, peak)
+    except (Unscreened, NotAnArray, Symbolic):
+        return None  # a form the screen cannot evaluate: the exact search
+    kept = [i for i in range(len(candidates)) if not refused[i]]
+    if not kept:
+        return None  # the exact search says why no layout splits the model
+    order = sorted(kept, key=lambda i: (free[i] < 0, step[i], candidates[i].pp, -candidates[i].ep))
+    nth = order[min(top, len(order)) - 1]
+    margin = 1 + 1e3 * TOLERANCE
+    unsure = {i for i in kept if abs(free[i]) <= 1 + TOLERANCE * device.memory}
+    near = {i for i in kept if (free[i] >= 0) > (free[nth] >= 0)
+            or ((free[i] >= 0) == (free[nth] >= 0) and step[i] <= step[nth] * margin)}
     found = []
-    for layout in layouts(cards, experts):
+    for i in sorted(near | unsure):
+        try:
+            exact = fit(compiled, candidates[i], device, link, context, batch, workspace, compute, table)
+        except ArchError:
+            return None  # the screen let through a layout the placement refuses
+        if (i not in unsure and exact.fits != (free[i] >= 0)) or \
+                abs(exact.step_no_overlap - step[i]) > TOLERANCE * max(exact.step_no_overlap, 1e-30):
+            return None
+        found.append(exact)
+    return sorted(found, key=_key)[:top]
+
+
+def _every(compiled, candidates: list[Layout], cards: int, device: Device, link: Link, context: int, batch: int,
+           workspace: int, compute: str | None, table) -> list[Fit]:
+    """Every layout of the search, each evaluated exactly."""
+    found = []
+    for layout in candidates:
         try:
             found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table))
         except ArchError as refused:
@@ -139,7 +193,7 @@ def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch
     if not found:
         raise ArchError([Diagnostic(code="E414", message=f"no layout of {cards} cards splits this model's heads "
                                                          "and experts evenly")])
-    return sorted(found, key=lambda f: (not f.fits, f.step_no_overlap, f.layout.pp, -f.layout.ep))
+    return sorted(found, key=_key)
 
 
 def fewest_cards(compiled, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
@@ -148,7 +202,7 @@ def fewest_cards(compiled, device: Device, link: Link, context: int, batch: int,
     cards = 1
     while cards <= most:
         try:
-            best = ranked(compiled, cards, device, link, context, batch, workspace)[0]
+            best = ranked(compiled, cards, device, link, context, batch, workspace, top=1)[0]
         except ArchError:
             best = None  # no even layout of this many cards
         if best is not None and best.fits:

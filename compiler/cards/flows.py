@@ -182,3 +182,82 @@ def _size_plan(compiled, expr, phase: str, positions: int) -> tuple[Fraction, tu
     key = ("size table", base, phase)
     table(compiled, key, lambda: ({"0": Leaf(base, phase, "flops_matrix")}, None))
     return content, key
+
+
+# ------------------------------------------------------------------ the layout search's screen, over arrays
+
+def collective_seconds(compiled, placement, layouts: list, tp, ep, value, shape: tuple, link) -> list[tuple]:
+    """The layout search's screen (screen.py): each collective of a placement with TP and EP as letters, and a
+    send between stages, as (its first op, or None for the send; NCCL's time of all its copies in the model,
+    an array over `layouts`): flow_uses' copies and bytes, nccl.seconds over arrays. `value` evaluates an
+    expression of the degrees over the layouts."""
+    import numpy as np
+
+    from .nccl import seconds_of_arrays
+    from .placement import stage_sends
+
+    node = np.array([lay.node for lay in layouts], dtype=np.float64)
+    found = []
+    for collective in list(placement.collectives) + stage_sends(compiled.graph, placement, 2):
+        cards = _group_cards(collective.group, tp, ep, layouts)
+        buffer = value(_decode_size(compiled, collective.size, shape))
+        copies = float(collective.times) * np.where(cards > 1, 1.0, 0.0)  # flows.flow_uses: steps over one's
+        each = _share(collective.kind, cards) * buffer  # what one copy sends from a card
+        extent = _extent(collective.group, tp, layouts)
+        servers = np.where(extent <= node, 1.0, np.minimum(cards, np.ceil(extent / node)))
+        network = np.where(extent <= node, 0.0,
+                           (extent - node) / np.maximum(extent - 1, 1) if collective.kind == "all_to_all" else 1.0)
+        seconds = seconds_of_arrays(collective.kind, cards, servers, copies, each, network, link, link)
+        found.append((None if collective.group == "pp" else collective.edge[0], seconds))
+    return found
+
+
+def _share(kind: str, n):
+    """collectives.sent_bytes of one byte over arrays of group sizes."""
+    import numpy as np
+
+    return {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
+            "all_to_all": (n - 1) / n, "send": np.ones_like(n)}[kind]
+
+
+def _group_cards(group: str, tp, ep, layouts: list):
+    """The cards of a collective's group, over the layouts: a group the screen does not cost is NotAnArray."""
+    import numpy as np
+
+    from ..numbers.arrays import NotAnArray
+
+    if group in ("tp", "sampling"):
+        return tp
+    if group == "ep":
+        return ep
+    if group == "pp":
+        return np.array([lay.pp for lay in layouts], dtype=np.float64)
+    raise NotAnArray(group)
+
+
+def _extent(group: str, tp, layouts: list):
+    """collectives._extent: the card numbers a group's collective spans."""
+    import numpy as np
+
+    if group in ("tp", "sampling"):
+        return tp
+    if group == "ep":
+        return np.array([lay.ep for lay in layouts], dtype=np.float64)
+    return np.array([lay.tp * lay.cp * lay.dp * lay.pp for lay in layouts], dtype=np.float64)
+
+
+def _decode_size(compiled, size, shape: tuple):
+    """A collective's buffer at the decode call (its letters m, H, ... as the numbers path reads them), as an
+    expression of the degrees alone."""
+    from ..terms.scenario import at_phase
+
+    key = ("decode size", size, shape)
+    if key not in compiled.memo:
+        compiled.memo[key] = at_phase(exact(size), "decode", compiled.conventions).xreplace(_shape(shape))
+    return compiled.memo[key]
+
+
+def _shape(shape: tuple) -> dict:
+    from ..terms.symbols import B, G, P, S
+
+    return {B: shape[0], S: shape[1], P: shape[2], G: shape[3]}

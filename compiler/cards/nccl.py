@@ -127,3 +127,64 @@ def collective_seconds(use, link, network, table, device) -> float:
     if found is None:
         return bound
     return max(bound, use.copies * fractions.roofline_seconds(kind, None, shape, device, link) / found[0])
+
+
+# ------------------------------------------------------------------------- the same model over arrays
+
+def seconds_of_arrays(kind: str, cards, servers, copies, sent, network, link, across):
+    """`seconds` over numpy arrays of uses of one kind (the layout search's screen, screen.py): the same
+    algorithms, protocols and constants, each array element one use (cards, servers, copies, bytes each copy
+    sends, the part of them between servers); `across` the network link."""
+    import numpy as np
+
+    if kind in RING_STEPS:
+        one = np.minimum.reduce([_ring_arrays(kind, cards, servers, sent, link, across, p) for p in range(3)])
+        if kind == "all_reduce":
+            trees = [_tree_arrays(cards, servers, sent, link, across, p) for p in range(3)]
+            one = np.minimum(one, np.minimum.reduce(trees))
+        if link.nvls:
+            one = np.where(servers == 1, np.minimum(one, _nvls_arrays(kind, cards, sent, link)), one)
+    else:
+        one = np.minimum.reduce([_pairwise_arrays(sent, network, link, across, p) for p in range(3)])
+    return np.where((copies == 0) | (cards == 1), 0.0, copies * one)
+
+
+def _ring_arrays(kind, n, servers, sent, link, network, p):
+    import numpy as np  # the screen's import: the exact path never loads numpy
+
+    steps = RING_STEPS[kind](n)
+    between = np.where(servers > 1, 2 * servers, 0) if kind == "all_reduce" else servers - 1
+    inside = HOP[link_class(link.name)]["ring"][p]
+    latency = BASE["ring"][p] + (steps - between) * inside + between * HOP["net"]["ring"][p]
+    across = servers > 1
+    share = np.where(across | (kind == "all_reduce"), 0.25, 1 / 3) if p == 0 else (0.92, 1.0)[p - 1]
+    bandwidth = np.where(across, network.bandwidth, link.bandwidth) * share
+    return latency * US + sent / bandwidth
+
+
+def _tree_arrays(n, servers, sent, link, network, p):
+    import numpy as np  # the screen's import: the exact path never loads numpy
+
+    inside = HOP[link_class(link.name)]["tree"][p]
+    latency = BASE["tree"][p] + 2 * ((n / servers - 1) * inside + np.log2(servers) * HOP["net"]["tree"][p])
+    share = (1 / 3.8 if p == 0 else np.where(servers == 1, 7 / 9, 120 / 128) if p == 1 else 1.0)
+    bandwidth = np.where(servers > 1, network.bandwidth, link.bandwidth) * 0.92 * share
+    buffer = sent * n / np.where(n > 1, 2 * (n - 1), 1)
+    return latency * US + 2 * buffer / bandwidth
+
+
+def _nvls_arrays(kind, n, sent, link):
+    import numpy as np  # the screen's import: the exact path never loads numpy
+
+    steps = RING_STEPS[kind](n)
+    buffer = sent * n / np.where(steps > 0, steps, 1)
+    return NVLS_HOP * US + buffer / (link.bandwidth * NVLS_SHARE)
+
+
+def _pairwise_arrays(sent, network, link, across, p):
+    import numpy as np  # the screen's import: the exact path never loads numpy
+
+    outside = sent * network
+    hop = np.where(outside > 0, HOP["net"]["ring"][p], HOP[link_class(link.name)]["ring"][p])
+    share = np.where(outside > 0, 0.25, 1 / 3) if p == 0 else (0.92, 1.0)[p - 1]
+    return hop * US + np.maximum((sent - outside) / (link.bandwidth * share), outside / (across.bandwidth * share))

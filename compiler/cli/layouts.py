@@ -157,6 +157,7 @@ def run_layouts(args) -> int:
     if args.context is None:
         raise bad_value("`layouts` needs `--context H` (the layouts that hold the model at H positions), or "
                         "`--isl`, `--osl`, `--ttft` and `--tpot` (the SLO search)")
+    from ..cards import screen  # noqa: F401  (the search's numpy, loaded with the command)
     from ..cards.fleet import fewest_cards, plot, ranked
     from ..front.hardware import fleet, server_link
     from ..render.layouts import fits_text
@@ -176,7 +177,7 @@ def run_layouts(args) -> int:
     from ..cards.expected import table_for
 
     fits = ranked(compiled, count, sheet, wire, args.context, args.batch, args.workspace,
-                  args.compute, table_for(sheet))[:args.top]
+                  args.compute, table_for(sheet), top=args.top)
     if args.plot:
         plot(fits, sheet, args.plot)
     if args.json:
