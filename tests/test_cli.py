@@ -243,3 +243,28 @@ def test_sweep_to_a_captured_stdout(capsys, monkeypatch):
     monkeypatch.setattr("sys.stdout", io.StringIO())
     assert main(["sweep", str(ROOT / "specs" / "qwen3-8b.arch"), "--B", "1,2", "--no-cache"]) == 0
     assert sys.stdout.getvalue().count("\n") == 3  # the header and two rows
+
+
+def test_each_command_is_found_in_the_module_the_parser_table_names():
+    """cli/commands.COMMAND_MODULES lets a run build its own command's flags alone: it must name every command
+    the modules define, each at its module, or a command would answer `invalid choice`."""
+    import importlib
+
+    from archcost.compiler.cli import commands
+
+    defined = {command.name: module for module in commands.MODULES
+               for command in importlib.import_module(f"archcost.compiler.cli.{module}").COMMANDS}
+    assert defined == commands.COMMAND_MODULES
+
+
+@pytest.mark.parametrize("argv", [["eval", "--help"], ["--help"], ["layouts", "--help"], ["--allow-use-outside", "fmt",
+                                                                                           "--help"]])
+def test_a_run_with_its_own_command_alone_prints_what_the_whole_parser_prints(argv, capsys):
+    from archcost.compiler.cli import commands
+
+    outputs = []
+    for built in (commands.parser(), commands.parser_for(argv)):
+        with pytest.raises(SystemExit):
+            built.parse_args(argv)
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and outputs[0]

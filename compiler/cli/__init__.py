@@ -74,7 +74,10 @@ def _main(argv: list[str] | None) -> int:
     from archcost.dsl.errors import ArchError, Diagnostic
 
     try:
-        args = parser().parse_args(argv)  # a flag's parser raises ArchError (E401) for a value out of range
+        from .commands import parser_for
+
+        argv = sys.argv[1:] if argv is None else argv
+        args = parser_for(argv).parse_args(argv)  # a flag's parser raises ArchError (E401) for a value out of range
         return args.run(args)
     except ArchError as error:
         print(error.render(), file=sys.stderr)
