@@ -155,8 +155,8 @@ def _screened(compiled, candidates: list[Layout], device: Device, link: Link, co
     try:
         with np.errstate(all="ignore"):
             refused, free, step = screen(compiled, candidates, device, link, context, batch, workspace, peak)
-    except (Unscreened, NotAnArray, Symbolic):
-        return None  # a form the screen cannot evaluate: the exact search
+    except (Unscreened, NotAnArray, Symbolic, TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return None  # a form the screen cannot evaluate (a letter left, a size not a number): the exact search
     kept = [i for i in range(len(candidates)) if not refused[i]]
     if not kept:
         return None  # the exact search says why no layout splits the model
