@@ -7,7 +7,7 @@ a number (a kept degree, a request's decodes)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import sympy as sp
@@ -186,7 +186,8 @@ def _size_plan(compiled, expr, phase: str, positions: int) -> tuple[Fraction, tu
 
 # ------------------------------------------------------------------ the layout search's screen, over arrays
 
-def collective_seconds(compiled, placement, layouts: list, tp, ep, value, shape: tuple, link) -> list[tuple]:
+def collective_seconds(compiled, placement, degrees, layouts: list, tp, ep, value, shape: tuple,
+                       link) -> list[tuple]:
     """The layout search's screen (screen.py): each collective of a placement with TP and EP as letters, and a
     send between stages, as (its first op, or None for the send; NCCL's time of all its copies in the model,
     an array over `layouts`): flow_uses' copies and bytes, nccl.seconds over arrays. `value` evaluates an
@@ -198,7 +199,8 @@ def collective_seconds(compiled, placement, layouts: list, tp, ep, value, shape:
 
     node = np.array([lay.node for lay in layouts], dtype=np.float64)
     found = []
-    for collective in list(placement.collectives) + stage_sends(compiled.graph, placement, 2):
+    pipelined = replace(degrees, pp=sp.Integer(2))  # a send's bytes, whatever the pp
+    for collective in list(placement.collectives) + stage_sends(compiled.graph, placement, pipelined):
         cards = _group_cards(collective.group, tp, ep, layouts)
         buffer = value(_decode_size(compiled, collective.size, shape))
         copies = float(collective.times) * np.where(cards > 1, 1.0, 0.0)  # flows.flow_uses: steps over one's

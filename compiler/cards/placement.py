@@ -72,16 +72,11 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
         compiled.memo[key] = place(compiled.graph, degrees, compiled.memo)
     placement = compiled.memo[key]
     if placement.problems:
-        raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span,
-                                                        hint=_hint(message))
-                         for op, message in placement.problems[:3]])
+        raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span, hint=(
+            "give pp no more than the layers, and first/last that leave every stage a layer" if "stages" in message
+            else "choose degrees that divide the model's heads and experts"))
+            for op, message in placement.problems[:3]])
     return placement
-
-
-def _hint(message: str) -> str:
-    if "stages" in message:
-        return "give pp no more than the layers, and first/last that leave every stage a layer"
-    return "choose degrees that divide the model's heads and experts"
 
 
 def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) -> Placement:
@@ -102,7 +97,7 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) 
         return Placement(problems=[(graph.nodes[next(iter(stages))]["op"], split)])
     placement = Placement(shares=split_over_stage.shares, layouts=split_over_stage.layouts, stages=stages,
                           stage_layers=split, spans=spans)
-    collectives = split_over_stage.collectives + stage_sends(graph, placement, degrees.pp) + logits
+    collectives = split_over_stage.collectives + stage_sends(graph, placement, degrees) + logits
     placement.collectives = [replace(c, network=network_share(c, degrees)) for c in collectives]
     return placement
 
@@ -146,14 +141,17 @@ def _logits_gather(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLay
     return found
 
 
-def stage_sends(graph: nx.DiGraph, placement: Placement, pp: sp.Expr) -> list[Collective]:
-    """Between pipeline stages the residual stream goes on: one send of the tensor entering the layers."""
-    if pp == 1:
+def stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:
+    """Between pipeline stages the residual stream goes on: one send of the tensor entering the layers, a card
+    sending its part: its positions' under cp, with sp its 1/tp slice of them (Megatron-Core's schedules.py
+    get_tensor_shapes: seq_length // cp, then // tp under sequence_parallel; Korthikanti et al. 2022 §4.2.2)."""
+    if degrees.pp == 1:
         return []
+    split = context_split(degrees) * (degrees.tp if degrees.sequence_parallel else ONE)
     for source, target, edge in graph.edges(data=True):
         if edge["kind"] == "tensor" and placement.stages[target] == "stack" and placement.stages[source] != "stack" \
                 and edge.get("tensor_bytes") is not None:
-            return [Collective("send", (target, target), "pp", pp, edge["tensor_bytes"], ONE)]
+            return [Collective("send", (target, target), "pp", degrees.pp, edge["tensor_bytes"] / split, ONE)]
     return []
 
 

@@ -127,7 +127,8 @@ def _costed(compiled, layouts: list, tp: np.ndarray, ep: np.ndarray, pp: list[in
     groups = _group_sums(compiled, placement, degrees, value, shape, layouts)
     representatives = {_position_of(stages, spans, node_id): node_id for node_id in compiled.graph.nodes}
     waits = [(None if source is None else _position_of(stages, spans, source), seconds)
-             for source, seconds in collective_seconds(compiled, placement, layouts, tp, ep, value, shape, link)]
+             for source, seconds in collective_seconds(compiled, placement, degrees, layouts, tp, ep, value, shape,
+                                                       link)]
     best = (np.full(len(layouts), -np.inf), np.full(len(layouts), -np.inf), np.zeros(len(layouts)))
     slots = np.array(pp, dtype=np.float64)  # a decode step's pipeline slots: max(micro-batches, pp), mb = 1
     pipelined = np.array([bool(split) for split in splits])[row]
