@@ -112,3 +112,14 @@ def test_the_cli_prints_the_same_rows_with_and_without_top(capsys):
     import json
 
     assert json.loads(capsys.readouterr().out) == json.loads(every)[:7]
+
+
+@pytest.mark.parametrize("top", [[], ["--top", "3"]])
+def test_a_spec_whose_card_holds_a_fraction_of_a_byte_is_searched(top, capsys):
+    """A spec whose sizes split into fractions of a byte a card (the fuzzer's find) was an internal error of
+    `layouts` (Fit took whole bytes alone); its rows print, with and without the screen."""
+    from archcost.compiler.cli import main
+
+    spec = str(ROOT / "tests" / "fuzz_corpus" / "fixed-layout-fractional-params-moe.arch")
+    assert main(["layouts", spec, "--devices", "8xh100-sxm", "--context", "4096", *top]) == 0
+    assert "TP 8" in capsys.readouterr().out

@@ -15,7 +15,7 @@ from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout
 from .figures import Symbolic, card_figures, state_on_card
-from .layout import LayoutReport, compute_format, layout_cards
+from .layout import LayoutReport, Number, compute_format, layout_cards
 from .pipeline import stage_keys
 from .placement import placed
 
@@ -86,8 +86,8 @@ class Fit(BaseModel):
     """One layout of `cards` cards at a context and batch: per-card memory and the decode step's bounds."""
 
     layout: Layout
-    weight_bytes: int          # on the most loaded card
-    state_bytes: int           # on the most loaded card, for its replica's requests at the context
+    weight_bytes: Number       # on the most loaded card (a float where a spec's sizes make a fraction)
+    state_bytes: Number        # on the most loaded card, for its replica's requests at the context
     workspace: int
     free_bytes: int            # device memory left (negative: does not fit)
     fits: bool
