@@ -132,8 +132,9 @@ def _costed(compiled, layouts: list, tp: np.ndarray, ep: np.ndarray, pp: list[in
     best = (np.full(len(layouts), -np.inf), np.full(len(layouts), -np.inf), np.zeros(len(layouts)))
     slots = np.array(pp, dtype=np.float64)  # a decode step's pipeline slots: max(micro-batches, pp), mb = 1
     pipelined = np.array([bool(split) for split in splits])[row]
+    stage_names = [_stage_names(split) for split in splits]
     for index in range(max(len(s) if s else 1 for s in splits)):
-        names = [(_stage_names(split) + [None] * index)[index] for split in splits]
+        names = [(named + [None] * index)[index] for named in stage_names]
         present = np.array([name is not None for name in names])[row]
         if present.any():
             part = _Parts(compiled, splits, names, row, representatives)
@@ -160,7 +161,8 @@ class _Parts(dict):
 
 def _position(groups: dict, waits: list, part: _Parts, sends: np.ndarray, tp: np.ndarray, device, peak: float):
     """(memory, matrix FLOPs, one stage's time without overlap) of a card of one pipeline position."""
-    fields = {name: sum(part[where] * sums[name] for where, sums in groups.items()) for name in COLUMN_NAMES}
+    columns = sum(part[where] * sums for where, sums in groups.items())  # (columns, layouts)
+    fields = dict(zip(COLUMN_NAMES, columns))
     compute = (fields["flops_matrix"] + fields["flops_nonmatrix"]) / peak
     traffic = sum(fields[name] for name in READS) + fields[EDGE_READS] + sum(fields[name] for name in WRITES)
     communication = np.zeros_like(tp)
@@ -204,7 +206,8 @@ def _on_position(compiled, split: tuple, name: str | None, node_id: str) -> floa
 
 
 def _group_sums(compiled, placement, degrees, value: Callable, shape: tuple, layouts: list) -> dict:
-    """Σ over the ops of each position group of value × share × multiplicity, every column of figures.py."""
+    """Σ over the ops of each position group of value × share × multiplicity: an array of figures.py's columns
+    by layouts."""
     stages, spans, _ = _graph_stages(compiled)
     values = _op_values(compiled, placement, degrees, shape, layouts)
     groups: dict = {}
@@ -213,15 +216,14 @@ def _group_sums(compiled, placement, degrees, value: Callable, shape: tuple, lay
         cache = _cache_of(compiled, node_id)
         cache_hold = None if cache is None else placement.shares[cache].hold
         held, worked = value(given.hold), value(given.work)
-        factors = (held, worked, worked * value(given.positions), worked if cache_hold is None else value(cache_hold))
-        sums = groups.setdefault(_position_of(stages, spans, node_id), {name: 0.0 for name in COLUMN_NAMES})
-        multiplicity = float(data["op"].multiplicity)
-        for column, name in enumerate(COLUMN_NAMES):
-            sums[name] = sums[name] + values[node_id][column] * factors[MULTIPLIERS[column]] * multiplicity
+        factors = np.stack((held, worked, worked * value(given.positions),
+                            worked if cache_hold is None else value(cache_hold)))[list(MULTIPLIERS)]
+        where = _position_of(stages, spans, node_id)
+        groups[where] = groups.get(where, 0.0) + values[node_id] * factors * float(data["op"].multiplicity)
     return groups
 
 
-def _op_values(compiled, placement, degrees, shape: tuple, layouts: list) -> dict[str, list]:
+def _op_values(compiled, placement, degrees, shape: tuple, layouts: list) -> dict[str, np.ndarray]:
     """Each op's value of each column at the call, per layout: an expert layer's at its EP group's rows, the
     tokens ep·etp/tp replicas' cards gather (card.group_rows scales its rows m = B·P and its B by that ratio:
     its value at B × ratio requests), every other op's the same for all layouts."""
@@ -239,9 +241,8 @@ def _op_values(compiled, placement, degrees, shape: tuple, layouts: list) -> dic
             # the reads over its input edges stay the replica's own (figures._table scales the op's fields only)
             table.append([float((own if name == EDGE_READS else numbers)[where[i]])
                           for i, name in enumerate(COLUMN_NAMES)])
-        table = np.array(table)
-        found[node_id] = [table[which, i] if expert else np.full(len(layouts), table[0, i])
-                          for i in range(len(COLUMN_NAMES))]
+        table = np.array(table)  # (ratios, columns)
+        found[node_id] = table[which].T if expert else np.repeat(table[0][:, None], len(layouts), axis=1)
     return found
 
 
