@@ -11,7 +11,7 @@ collectives' times from nccl.py's model applied to arrays.
 
 The screen decides nothing the printed rows show: fleet.ranked evaluates exactly every layout whose key the
 screen puts at or near the N-th, checks each against its screened key, and searches exactly instead when one
-differs (tests/test_layouts.py holds the screen equal to the exact keys for every spec).
+differs (tests/test_layout_screen.py holds the screen equal to the exact keys for every spec).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def _costed(compiled, layouts: list, tp: np.ndarray, ep: np.ndarray, pp: list[in
     pipelined = np.array([bool(split) for split in splits])[row]
     stage_names = [_stage_names(split) for split in splits]
     for index in range(max(len(s) if s else 1 for s in splits)):
-        names = [(named + [None] * index)[index] for named in stage_names]
+        names = [named[index] if index < len(named) else None for named in stage_names]
         present = np.array([name is not None for name in names])[row]
         if present.any():
             part = _Parts(compiled, splits, names, row, representatives)
