@@ -58,14 +58,17 @@ def _names_an_op_kind(node: ast.AST, kinds: set[str]) -> bool:
 
 # modules whose loading of data can run code, and lark's own cache (Lark(..., cache=...) pickles its tables into a
 # file and loads them back)
-CODE_LOADERS = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib"}
+# multiprocessing among them: its spawn start pickles the process object and unpickles it in the child, and its
+# pipes and queues unpickle every message
+CODE_LOADERS = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib", "multiprocessing"}
 
 
 def test_nothing_the_package_reads_can_execute():
     """Issue 45: lark's grammar cache was a pickle in the user's cache folder. No module of dsl/ or compiler/
-    imports a deserialiser that can run code, no Lark is built with a cache, and no multiprocessing pipe or queue is
-    read by its unpickling calls (the playground's compiler process speaks JSON); what the package keeps on disk is
-    JSON (dsl/cachedir.py), checked by tests/test_parser.py's planted pickles and tests/test_warm.py's forgeries."""
+    imports a deserialiser that can run code or multiprocessing, no Lark is built with a cache, and no pipe or queue
+    is read by an unpickling call (the playground's compiler process is `python -I -m` speaking JSON lines); what
+    the package keeps on disk is JSON (dsl/cachedir.py), checked by tests/test_parser.py's planted pickles and
+    tests/test_warm.py's forgeries."""
     found = []
     for package in ("compiler", "dsl"):
         for path in sorted((ROOT / package).rglob("*.py")):

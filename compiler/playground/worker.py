@@ -1,13 +1,23 @@
 """The compiler off the server's request threads: one process holds the page's compiled models and answers
 one request at a time. A request that runs past the time limit (a spec that makes the compiler work for
 minutes) ends that process — a thread cannot be stopped, a process can — and the next request starts a
-fresh one, so no spec can hang the server (issue 30)."""
+fresh one, so no spec can hang the server (issue 30).
+
+The process is `python -I -m archcost.compiler.playground.worker`, one JSON document a line through its stdin
+and stdout. Nothing between the two is pickled (multiprocessing's spawn start pickles the process object and
+its pipe's messages, and unpickles them in the other process), and `-I` keeps the current folder and the
+PYTHON* variables off its path: only the installed package's code runs there."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import multiprocessing
+import os
+import select
+import subprocess
+import sys
 import threading
+import time
 
 from pydantic import ValidationError
 
@@ -69,31 +79,54 @@ def _malformed(message: str) -> dict:
     return problem(ArchError([Diagnostic(code="E111", message=f"a malformed request: {message}")]), "")
 
 
-def _send(connection, message) -> None:
-    """A message through the pipe as JSON text: Connection.send would pickle it, and Connection.recv unpickle
-    whatever comes back, code included; requests and answers are JSON data the page sends and reads anyway."""
-    connection.send_bytes(json.dumps(message).encode("utf-8"))
+def _line(message) -> bytes:
+    """A message as one line of JSON text (json.dumps escapes every newline inside strings)."""
+    return json.dumps(message).encode("utf-8") + b"\n"
 
 
-def _received(connection):
-    return json.loads(connection.recv_bytes().decode("utf-8"))
+class _Lines:
+    """The JSON lines a pipe brings, each read within a deadline."""
+
+    TIMED_OUT = object()
+
+    def __init__(self, stream) -> None:
+        self.fd, self.pending = stream.fileno(), b""
+
+    def read(self, seconds: float):
+        """The next message, TIMED_OUT when none is whole within `seconds`; EOFError when the pipe closed."""
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return self.TIMED_OUT
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        return json.loads(line)
 
 
-def _serve(connection) -> None:
-    """The worker's loop: requests in, answers out, until the server closes the pipe."""
+def _serve() -> None:
+    """The compiler process: requests in on stdin, answers out on stdout, until the server closes stdin. What
+    a library prints goes to stderr: stdout carries the answers alone."""
     import gc
 
     from .session import Workspace
 
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
     gc.freeze()
     workspace = Workspace()
-    _send(connection, "ready")  # the compiler's imports are paid: a request's time limit starts now
-    while True:
-        try:
-            method, payload = _received(connection)
-        except (EOFError, OSError):
-            return
-        _send(connection, answer(workspace, method, payload))
+
+    def send(message) -> None:
+        answers.write(_line(message))
+        answers.flush()
+    send("ready")  # the compiler's imports are paid: a request's time limit starts now
+    for line in sys.stdin.buffer:
+        method, payload = json.loads(line)
+        send(answer(workspace, method, payload))
 
 
 class Worker:
@@ -103,22 +136,23 @@ class Worker:
         self.limit = limit
         self._lock = threading.Lock()
         self._process = None
-        self._connection = None
+        self._answers = None
 
     def start(self) -> None:
         with self._lock:
             self._ensure()
 
     def _ensure(self) -> None:
-        if self._process is not None and self._process.is_alive():
+        if self._process is not None and self._process.poll() is None:
             return
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no server threads inherited
-        ours, theirs = context.Pipe()
-        self._process = context.Process(target=_serve, args=(theirs,), daemon=True, name="archcost-compiler")
-        self._process.start()
-        theirs.close()
-        self._connection = ours
-        if not ours.poll(START_LIMIT) or _received(ours) != "ready":
+        self._process = subprocess.Popen([sys.executable, "-I", "-m", __name__], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE)
+        self._answers = _Lines(self._process.stdout)
+        try:
+            ready = self._answers.read(START_LIMIT)
+        except (EOFError, ValueError):
+            ready = None
+        if ready != "ready":
             self._stop()
             raise RuntimeError("the compiler process did not start")
 
@@ -126,14 +160,16 @@ class Worker:
         """The answer to one request, or E110 when it runs past the limit (the worker is then stopped)."""
         with self._lock:
             self._ensure()
-            _send(self._connection, [method, payload])
-            if self._connection.poll(self.limit):
-                try:
-                    return _received(self._connection)
-                except EOFError:  # the process died (out of memory, a crash in a native library)
-                    self._stop()
-                    return {"internal": "archcost: the compiler process ended while answering; it restarts "
-                                        "with the next request"}
+            try:
+                self._process.stdin.write(_line([method, payload]))
+                self._process.stdin.flush()
+                found = self._answers.read(self.limit)
+            except (EOFError, OSError):  # the process died (out of memory, a crash in a native library)
+                self._stop()
+                return {"internal": "archcost: the compiler process ended while answering; it restarts "
+                                    "with the next request"}
+            if found is not _Lines.TIMED_OUT:
+                return found
             self._stop()
         from .session import problem
 
@@ -144,11 +180,16 @@ class Worker:
     def _stop(self) -> None:
         if self._process is not None:
             self._process.kill()
-            self._process.join(5)
-        if self._connection is not None:
-            self._connection.close()
-        self._process = self._connection = None
+            self._process.wait(5)
+            for stream in (self._process.stdin, self._process.stdout):
+                with contextlib.suppress(OSError):  # a request left unread in a pipe nobody reads any more
+                    stream.close()
+        self._process = self._answers = None
 
     def close(self) -> None:
         with self._lock:
             self._stop()
+
+
+if __name__ == "__main__":
+    _serve()
