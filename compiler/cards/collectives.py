@@ -42,8 +42,8 @@ class Collective:
 def sent_bytes(kind: str, size: sp.Expr, cards: sp.Expr) -> sp.Expr:
     n = cards
     share = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
-             "all_to_all": (n - 1) / n, "send": sp.Integer(1)}[kind]
-    return share * size
+             "all_to_all": (n - 1) / n, "send": 1}[kind]
+    return share * size  # sizes and group sizes of numbers, sympy terms or numpy arrays alike (the screen's)
 
 
 def ring_steps(kind: str, cards: sp.Expr) -> sp.Expr:
@@ -61,7 +61,7 @@ def network_share(collective: Collective, degrees) -> sp.Expr:
     node, group = degrees.node_cards, collective.group
     if group == "nodes":
         return sp.Integer(1)
-    extent = _extent(collective, degrees)
+    extent = group_extent(collective, degrees)
     if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
             or extent <= node:
         return sp.Integer(0)
@@ -73,7 +73,7 @@ def network_share(collective: Collective, degrees) -> sp.Expr:
 def servers_spanned(collective: Collective, degrees) -> int:
     """The servers a collective's group spans (NCCL's nNodes): its cards, at most one a server when the group's
     stride fills one, else as many servers as its extent needs."""
-    node, extent, cards = degrees.node_cards, _extent(collective, degrees), collective.cards
+    node, extent, cards = degrees.node_cards, group_extent(collective, degrees), collective.cards
     if collective.group == "nodes":
         return int(cards)
     if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent, cards)):
@@ -86,7 +86,7 @@ def servers_for(extent: int, cards: int, node: int) -> int:
     return 1 if extent <= node else min(cards, -(-extent // node))
 
 
-def _extent(collective: Collective, degrees):
+def group_extent(collective: Collective, degrees):
     """The span of card numbers a collective's group covers (Megatron's order: TP, CP, DP, PP)."""
     return {"tp": degrees.tp, "sampling": degrees.tp, "cp": degrees.tp * degrees.cp,
             "ep": collective.cards, "etp": collective.cards,  # node-limited: a server

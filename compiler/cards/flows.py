@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from types import SimpleNamespace
 
 import sympy as sp
 from pydantic import BaseModel
@@ -194,58 +195,31 @@ def collective_seconds(compiled, placement, degrees, layouts: list, tp, ep, valu
     expression of the degrees over the layouts."""
     import numpy as np
 
+    from ..numbers.arrays import NotAnArray
+    from .collectives import group_extent
     from .nccl import seconds_of_arrays
     from .placement import stage_sends
 
     node = np.array([lay.node for lay in layouts], dtype=np.float64)
     found = []
     pipelined = replace(degrees, pp=sp.Integer(2))  # a send's bytes, whatever the pp
+    stages = np.array([lay.pp for lay in layouts], dtype=np.float64)
+    numbered = SimpleNamespace(tp=tp, cp=1, dp=np.array([lay.dp for lay in layouts], dtype=np.float64), pp=stages)
     for collective in list(placement.collectives) + stage_sends(compiled.graph, placement, pipelined):
-        cards = _group_cards(collective.group, tp, ep, layouts)
+        if collective.group not in ("tp", "sampling", "ep", "pp"):
+            raise NotAnArray(collective.group)  # the search's layouts have no cp, etp or node-limited groups
+        cards = stages if collective.group == "pp" else value(collective.cards)
         buffer = value(_decode_size(compiled, collective.size, shape))
         copies = float(collective.times) * np.where(cards > 1, 1.0, 0.0)  # flows.flow_uses: steps over one's
-        each = _share(collective.kind, cards) * buffer  # what one copy sends from a card
-        extent = _extent(collective.group, tp, layouts)
+        each = sent_bytes(collective.kind, buffer, cards)  # what one copy sends from a card
+        extent = group_extent(collective, numbered)
+        extent = value(extent) if isinstance(extent, sp.Basic) else extent
         servers = np.where(extent <= node, 1.0, np.minimum(cards, np.ceil(extent / node)))
         network = np.where(extent <= node, 0.0,
                            (extent - node) / np.maximum(extent - 1, 1) if collective.kind == "all_to_all" else 1.0)
         seconds = seconds_of_arrays(collective.kind, cards, servers, copies, each, network, link, link)
         found.append((None if collective.group == "pp" else collective.edge[0], seconds))
     return found
-
-
-def _share(kind: str, n):
-    """collectives.sent_bytes of one byte over arrays of group sizes."""
-    import numpy as np
-
-    return {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n, "reduce_scatter": (n - 1) / n,
-            "all_to_all": (n - 1) / n, "send": np.ones_like(n)}[kind]
-
-
-def _group_cards(group: str, tp, ep, layouts: list):
-    """The cards of a collective's group, over the layouts: a group the screen does not cost is NotAnArray."""
-    import numpy as np
-
-    from ..numbers.arrays import NotAnArray
-
-    if group in ("tp", "sampling"):
-        return tp
-    if group == "ep":
-        return ep
-    if group == "pp":
-        return np.array([lay.pp for lay in layouts], dtype=np.float64)
-    raise NotAnArray(group)
-
-
-def _extent(group: str, tp, layouts: list):
-    """collectives._extent: the card numbers a group's collective spans."""
-    import numpy as np
-
-    if group in ("tp", "sampling"):
-        return tp
-    if group == "ep":
-        return np.array([lay.ep for lay in layouts], dtype=np.float64)
-    return np.array([lay.tp * lay.cp * lay.dp * lay.pp for lay in layouts], dtype=np.float64)
 
 
 def _decode_size(compiled, size, shape: tuple):

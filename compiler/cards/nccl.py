@@ -59,50 +59,80 @@ def seconds(use: Use, link, network) -> float:
     """All copies of a collective, each at the fastest algorithm and protocol."""
     if use.copies == 0 or use.cards == 1:
         return 0.0
+    figures = (use.kind, use.cards, use.servers, use.sent)
     if use.kind in RING_STEPS:
-        one = min(_ring(use, link, network, p) for p in range(3))
+        one = min(_ring(*figures, link, network, p, SCALARS) for p in range(3))
         if use.kind == "all_reduce":
-            one = min(one, *(_tree(use, link, network, p) for p in range(3)))
+            one = min(one, *(_tree(*figures[1:], link, network, p, SCALARS) for p in range(3)))
         if use.servers == 1 and link.nvls:
-            one = min(one, _nvls(use, link))
+            one = min(one, _nvls(use.kind, use.cards, use.sent, link, SCALARS))
     else:
-        one = min(_pairwise(use, link, network, p) for p in range(3))
+        one = min(_pairwise(use.sent, use.network, link, network, p, SCALARS) for p in range(3))
     return use.copies * one
 
 
-def _ring(use: Use, link, network, p: int) -> float:
-    n, servers = use.cards, use.servers
-    steps = RING_STEPS[use.kind](n)
-    between = (2 * servers if servers > 1 else 0) if use.kind == "all_reduce" else servers - 1
+def seconds_of_arrays(kind: str, cards, servers, copies, sent, network, link, across):
+    """`seconds` over numpy arrays of uses of one kind (the layout search's screen, screen.py): the same
+    formulas, each array element one use (cards, servers, copies, bytes each copy sends, the part of them
+    between servers); `across` the network link."""
+    import numpy as np  # the screen's import: the exact path never loads numpy
+
+    figures = (kind, cards, servers, sent)
+    if kind in RING_STEPS:
+        one = np.minimum.reduce([_ring(*figures, link, across, p, np) for p in range(3)])
+        if kind == "all_reduce":
+            one = np.minimum(one, np.minimum.reduce([_tree(*figures[1:], link, across, p, np) for p in range(3)]))
+        if link.nvls:
+            one = np.where(servers == 1, np.minimum(one, _nvls(kind, cards, sent, link, np)), one)
+    else:
+        one = np.minimum.reduce([_pairwise(sent, network, link, across, p, np) for p in range(3)])
+    return np.where((copies == 0) | (cards == 1), 0.0, copies * one)
+
+
+class SCALARS:
+    """What the formulas below ask of numpy, for one use of plain numbers (the same arithmetic, in order)."""
+
+    log2, maximum = staticmethod(math.log2), staticmethod(max)
+
+    @staticmethod
+    def where(condition, yes, no):
+        return yes if condition else no
+
+
+# Each formula for a use of plain numbers (ops = SCALARS) or for numpy arrays of uses (ops = numpy); the
+# `where`s guard the arrays' elements a use of one card would divide by zero in (seconds never asks for those).
+
+def _ring(kind: str, n, servers, sent, link, network, p: int, ops):
+    steps = RING_STEPS[kind](n)
+    across = servers > 1
+    between = ops.where(across, 2 * servers, 0) if kind == "all_reduce" else servers - 1
     inside = HOP[link_class(link.name)]["ring"][p]
     latency = BASE["ring"][p] + (steps - between) * inside + between * HOP["net"]["ring"][p]
-    across = servers > 1
-    share = (0.25 if across or use.kind == "all_reduce" else 1 / 3, 0.92, 1.0)[p]
-    bandwidth = (network.bandwidth if across else link.bandwidth) * share
-    return latency * US + use.sent / bandwidth
+    share = (ops.where(across | (kind == "all_reduce"), 0.25, 1 / 3), 0.92, 1.0)[p]
+    bandwidth = ops.where(across, network.bandwidth, link.bandwidth) * share
+    return latency * US + sent / bandwidth
 
 
-def _tree(use: Use, link, network, p: int) -> float:
-    n, servers = use.cards, use.servers
+def _tree(n, servers, sent, link, network, p: int, ops):
     inside = HOP[link_class(link.name)]["tree"][p]
-    latency = BASE["tree"][p] + 2 * ((n / servers - 1) * inside + math.log2(servers) * HOP["net"]["tree"][p])
-    share = (1 / 3.8, 7 / 9 if servers == 1 else 120 / 128, 1.0)[p]
-    bandwidth = (network.bandwidth if servers > 1 else link.bandwidth) * 0.92 * share
-    buffer = use.sent * n / (2 * (n - 1))  # the ring's bytes sent back to the buffer's size
+    latency = BASE["tree"][p] + 2 * ((n / servers - 1) * inside + ops.log2(servers) * HOP["net"]["tree"][p])
+    share = (1 / 3.8, ops.where(servers == 1, 7 / 9, 120 / 128), 1.0)[p]
+    bandwidth = ops.where(servers > 1, network.bandwidth, link.bandwidth) * 0.92 * share
+    buffer = sent * n / ops.where(n > 1, 2 * (n - 1), 1)  # the ring's bytes sent back to the buffer's size
     return latency * US + 2 * buffer / bandwidth
 
 
-def _nvls(use: Use, link) -> float:
-    n = use.cards
-    buffer = use.sent * n / RING_STEPS[use.kind](n)  # the ring's bytes sent back to the buffer's size
+def _nvls(kind: str, n, sent, link, ops):
+    steps = RING_STEPS[kind](n)
+    buffer = sent * n / ops.where(steps > 0, steps, 1)  # the ring's bytes sent back to the buffer's size
     return NVLS_HOP * US + buffer / (link.bandwidth * NVLS_SHARE)
 
 
-def _pairwise(use: Use, link, network, p: int) -> float:
-    outside = use.sent * use.network
-    hop = HOP["net" if outside else link_class(link.name)]["ring"][p]
-    share = (0.25 if outside else 1 / 3, 0.92, 1.0)[p]
-    return hop * US + max((use.sent - outside) / (link.bandwidth * share), outside / (network.bandwidth * share))
+def _pairwise(sent, part_outside, link, network, p: int, ops):
+    outside = sent * part_outside
+    hop = ops.where(outside > 0, HOP["net"]["ring"][p], HOP[link_class(link.name)]["ring"][p])
+    share = (ops.where(outside > 0, 0.25, 1 / 3), 0.92, 1.0)[p]
+    return hop * US + ops.maximum((sent - outside) / (link.bandwidth * share), outside / (network.bandwidth * share))
 
 
 # a layout's collectives (cards/nccl.py's kinds) and the kernels of the efficiency tables that measure them
@@ -127,64 +157,3 @@ def collective_seconds(use, link, network, table, device) -> float:
     if found is None:
         return bound
     return max(bound, use.copies * fractions.roofline_seconds(kind, None, shape, device, link) / found[0])
-
-
-# ------------------------------------------------------------------------- the same model over arrays
-
-def seconds_of_arrays(kind: str, cards, servers, copies, sent, network, link, across):
-    """`seconds` over numpy arrays of uses of one kind (the layout search's screen, screen.py): the same
-    algorithms, protocols and constants, each array element one use (cards, servers, copies, bytes each copy
-    sends, the part of them between servers); `across` the network link."""
-    import numpy as np
-
-    if kind in RING_STEPS:
-        one = np.minimum.reduce([_ring_arrays(kind, cards, servers, sent, link, across, p) for p in range(3)])
-        if kind == "all_reduce":
-            trees = [_tree_arrays(cards, servers, sent, link, across, p) for p in range(3)]
-            one = np.minimum(one, np.minimum.reduce(trees))
-        if link.nvls:
-            one = np.where(servers == 1, np.minimum(one, _nvls_arrays(kind, cards, sent, link)), one)
-    else:
-        one = np.minimum.reduce([_pairwise_arrays(sent, network, link, across, p) for p in range(3)])
-    return np.where((copies == 0) | (cards == 1), 0.0, copies * one)
-
-
-def _ring_arrays(kind, n, servers, sent, link, network, p):
-    import numpy as np  # the screen's import: the exact path never loads numpy
-
-    steps = RING_STEPS[kind](n)
-    between = np.where(servers > 1, 2 * servers, 0) if kind == "all_reduce" else servers - 1
-    inside = HOP[link_class(link.name)]["ring"][p]
-    latency = BASE["ring"][p] + (steps - between) * inside + between * HOP["net"]["ring"][p]
-    across = servers > 1
-    share = np.where(across | (kind == "all_reduce"), 0.25, 1 / 3) if p == 0 else (0.92, 1.0)[p - 1]
-    bandwidth = np.where(across, network.bandwidth, link.bandwidth) * share
-    return latency * US + sent / bandwidth
-
-
-def _tree_arrays(n, servers, sent, link, network, p):
-    import numpy as np  # the screen's import: the exact path never loads numpy
-
-    inside = HOP[link_class(link.name)]["tree"][p]
-    latency = BASE["tree"][p] + 2 * ((n / servers - 1) * inside + np.log2(servers) * HOP["net"]["tree"][p])
-    share = (1 / 3.8 if p == 0 else np.where(servers == 1, 7 / 9, 120 / 128) if p == 1 else 1.0)
-    bandwidth = np.where(servers > 1, network.bandwidth, link.bandwidth) * 0.92 * share
-    buffer = sent * n / np.where(n > 1, 2 * (n - 1), 1)
-    return latency * US + 2 * buffer / bandwidth
-
-
-def _nvls_arrays(kind, n, sent, link):
-    import numpy as np  # the screen's import: the exact path never loads numpy
-
-    steps = RING_STEPS[kind](n)
-    buffer = sent * n / np.where(steps > 0, steps, 1)
-    return NVLS_HOP * US + buffer / (link.bandwidth * NVLS_SHARE)
-
-
-def _pairwise_arrays(sent, network, link, across, p):
-    import numpy as np  # the screen's import: the exact path never loads numpy
-
-    outside = sent * network
-    hop = np.where(outside > 0, HOP["net"]["ring"][p], HOP[link_class(link.name)]["ring"][p])
-    share = np.where(outside > 0, 0.25, 1 / 3) if p == 0 else (0.92, 1.0)[p - 1]
-    return hop * US + np.maximum((sent - outside) / (link.bandwidth * share), outside / (across.bandwidth * share))

@@ -17,7 +17,6 @@ differs (tests/test_layout_screen.py holds the screen equal to the exact keys fo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -104,8 +103,7 @@ def _letters(compiled, candidate, split_experts: bool):
     """A placement of the model with TP (and EP where experts split) as letters, and its degrees."""
     keep = frozenset({"tp", "ep"} if split_experts else {"tp"})
     degrees = candidate.model_copy(update={"pp": 1, "dp": 1, "first": None, "last": None}).degrees(
-        keep, compiled.ir.formats)
-    degrees = replace(degrees, expert_parallel=split_experts)
+        keep, compiled.ir.formats)  # its experts split over EP as the candidate's do (ep > 1)
     return degrees, placed(compiled, degrees)
 
 
