@@ -169,7 +169,7 @@ def sweeps(floor: float) -> None:
 LAYOUT_SEARCH = """
 import resource, sys, time
 from archcost import load
-from archcost.compiler.cards import screen  # what `archcost layouts` loads at its start (numpy)
+from archcost.compiler.cards import screen  # its import (numpy's) before the clock, as the floor's libraries are
 from archcost.compiler.cards.fleet import layouts, ranked
 from archcost.compiler.front.hardware import device, link
 from archcost.compiler.cards.expected import table_for

@@ -157,7 +157,6 @@ def run_layouts(args) -> int:
     if args.context is None:
         raise bad_value("`layouts` needs `--context H` (the layouts that hold the model at H positions), or "
                         "`--isl`, `--osl`, `--ttft` and `--tpot` (the SLO search)")
-    from ..cards import screen  # noqa: F401  (the search's numpy, loaded with the command)
     from ..cards.fleet import fewest_cards, plot, ranked
     from ..front.hardware import fleet, server_link
     from ..render.layouts import fits_text
