@@ -109,6 +109,34 @@ def test_a_training_steps_unfused_kernels_move_their_activations():
     assert sum(o.expected_seconds for o in training.ops) > sum(o.expected_seconds for o in plain.ops)
 
 
+def test_an_eager_kernel_passes_every_score_through_memory():
+    """Megatron's 2022 attention (`--attention-kernel eager`) scores the full square and writes each score to
+    memory between its kernels: its expected time is at least those bytes at the copy bandwidth plus its
+    products at the GEMM fraction, above FlashAttention's; dropout adds its kernels' bytes on both sides, a
+    causal prefill of P positions holding P² scores a head whatever the mask."""
+    from archcost.compiler.cards.expected import copy_fraction
+
+    sheet, model = device("a100"), compiled("megatron-22b")
+    table, shape = table_for(sheet), Scenario(B=1, P=2048)
+    timed = {kernel: {o.op: o for o in expected_call(model, sheet, "prefill", shape, "bf16", table, 0.0, True, (
+        None if kernel == "flash" else {"attention_kernel": "eager", "dropout": kernel})).ops} for kernel in (
+        "flash", "off", "on")}
+    attention = [name for name, o in timed["off"].items() if o.kernel == "unfused"]
+    assert attention and all(timed["flash"][name].kernel != "unfused" for name in attention)
+    copy = copy_fraction(table, sheet)[0] * sheet.bandwidth
+    for name in attention:
+        args = model.graph.nodes[name]["op"].args
+        layers = float(model.graph.nodes[name]["op"].multiplicity)
+        scores = layers * float(args.heads) * 2048 * 2048
+        # bytes a score: 22 without dropout (4 passes forward, 7 backward, of 2 bytes), 32 with (2 · (2·2 + 1))
+        for dropout, per_score in (("off", 22), ("on", 32)):
+            assert timed[dropout][name].expected_seconds > scores * per_score / 3 / copy
+        extra = timed["on"][name].expected_seconds - timed["off"][name].expected_seconds
+        assert extra == pytest.approx(scores * 10 / 3 / copy, rel=1e-9)
+        assert timed["off"][name].expected_seconds > timed["flash"][name].expected_seconds
+        assert timed["off"][name].expected_seconds >= timed["off"][name].bound_seconds
+
+
 def test_a_training_steps_attention_runs_its_backward_kernel_too():
     """FlashAttention's own figures: on the H100 its forward + backward reaches less of the peak than its forward
     (the backward recomputes the scores), and that ratio scales the forward kernel measured for the step; on the

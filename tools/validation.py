@@ -42,6 +42,9 @@ DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": 
 # Megatron's runs before FlashAttention (2022) kept the score matrix (its fused softmax); every later run's
 # framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention or cuDNN's fused attention
 EAGER_ERA = {"korthikanti22": "eager", "narayanan21": "eager"}
+# and trained with dropout: Korthikanti et al. 2022 §4.1 counts its masks in every layer of their runs (the
+# attention's, as²b, and after the attention and the MLP, sbh each: the 34sbh + 5as²b of their equation 1)
+DROPOUT_ERA = ("korthikanti22", "narayanan21")
 FORMATS = {"bf16": "bf16", "fp8": "fp8", "fp8_current_scaling": "fp8", "fp8 tensorwise": "fp8",
            "fp8 rowwise": "fp8", "mixed precision (fp16)": "fp16", "mixed precision": "bf16"}
 
@@ -131,7 +134,8 @@ def predict(row: Row, models: dict) -> None:
         setup = TrainSetup(seq=workload["seq_len"], global_batch=workload["global_batch"],
                            micro_batch=workload.get("micro_batch") or 1,
                            recompute=recompute if recompute in ("full", "selective") else "none", zero=zero,
-                           attention_kernel=EAGER_ERA.get(run["id"].split("-")[0], "flash"))
+                           attention_kernel=EAGER_ERA.get(run["id"].split("-")[0], "flash"),
+                           dropout=run["id"].split("-")[0] in DROPOUT_ERA)
         sheet = device(sheets[0])
         report = train_report(models[row.spec], parse_layout(words), setup,
                               (sheet, link(sheets[1]), link(sheets[2])), peak_format=fmt, table=table_for(sheet))
@@ -353,7 +357,9 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
            if predicted else "No run is predicted yet.", "",
            "Assumed where the sources are silent, the same for every row: sequence parallelism wherever tp > 1; "
            "Megatron's distributed optimizer (ZeRO 1), ZeRO 3 where the run shards with FSDP; no activation "
-           "recomputation unless the run states it; a micro-batch of one where none is printed. The step is the "
+           "recomputation unless the run states it; a micro-batch of one where none is printed; Megatron's 2022 runs "
+           "(Korthikanti et al.) with their eager attention kernel and with dropout, as that paper's equation 1 "
+           "counts it. The step is the "
            "number printed, or the global batch's tokens over every card's measured tokens a second.", "",
            "| run | model (spec) | device | layout | batch × seq | format | measured s | bound s | expected s | "
            "error |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -366,8 +372,10 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
     out += ["", "Where the model misses, and why (from the rows above): the expected step counts the matrix "
             "products at their kernels' measured efficiency in the format they multiply in (FP8 runs by FP8 "
             "points, attention in BF16), the elementwise kernels between them moving their activations through "
-            "memory, attention's backward at FlashAttention's measured forward-and-backward ratio, and the "
-            "collectives at their measured bus bandwidth, each model-parallel one after the compute. It does not "
+            "memory, attention's backward at FlashAttention's measured forward-and-backward ratio (an eager "
+            "kernel's products at the GEMM points and its score tensors through memory, Megatron's 2022 runs), "
+            "and the collectives at their measured bus bandwidth (nccl-tests' points within a server), each "
+            "model-parallel one after the compute. It does not "
             "count MoE dispatch and load imbalance (the Megatron-Bridge GPT-OSS and Qwen3-MoE runs, the furthest "
             "below), the optimizer step, or overlap of the data-parallel gradient sync beyond full. Most runs take "
             "longer than expected, and not for communication: Megatron-Bridge's recipes overlap the TP collectives "

@@ -80,13 +80,15 @@ COMPUTE_FORMAT_KINDS = ("gemm", "grouped_gemm")
 
 
 def expected_call(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                  bound_seconds: float, training: bool = False) -> Expected:
+                  bound_seconds: float, training: bool = False, eager: dict | None = None) -> Expected:
     """Every op of the compiled model at this call, timed; `bound_seconds` is the call's own bound (roofline).
     With `training` (a training step's forward and backward, timed at the forward's shapes): the ops without a
     kernel of their own (norms, activation functions, residual adds) read and write their activations in
     memory, as a training step's unfused kernels do, and attention runs its backward kernel too
-    (`training_attention`)."""
+    (`training_attention`); with `eager` (the step's conventions: `attention_kernel = eager`, `dropout`), an op
+    with unfused kernels runs those instead (`unfused_training`)."""
     from archcost.compiler.numbers.plain import PlainEvaluator
+    from archcost.compiler.ops import REGISTRY
     from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
     value = PlainEvaluator(compiled, phase, scenario)
@@ -101,6 +103,12 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
         if not flops and not moved and not training:
             continue
         bound = max(flops / peak, moved / device.bandwidth)
+        if training and eager and REGISTRY[op.kind].unfused is not None:
+            timed = unfused_training(compiled, op, value, table, device, (copy, copy_basis), eager)
+            rows.append(OpTime(op=node_id, kind=op.kind, kernel="unfused", bound_seconds=bound,
+                               expected_seconds=max(layers * timed[0], bound), efficiency=bound / max(
+                                   layers * timed[0], bound) if bound else 1.0, basis=timed[1]))
+            continue
         kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, (flops, moved, bound),
                                                  (copy, copy_basis), training)
         if kernel == "memory" and training:
@@ -138,6 +146,27 @@ def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str
     return kind, *found, max(flops / min(peak, slower), moved / device.bandwidth)
 
 
+def unfused_training(compiled, op, value, table: tables.Table, device, copy: tuple[float, str],
+                     conventions: dict) -> tuple[float, str]:
+    """(seconds a layer, where read) of an op's unfused training kernels (its definition's `unfused`): their matrix
+    products at the BF16 GEMM fraction of one product of all their rows (a batched product of B·heads matrices
+    fills the device as their stacked rows do), and the tensors between the kernels at the measured copy
+    bandwidth. Returned as a third of the forward and backward together, as the step's ratio (× 3 the forward)
+    reads an op's forward."""
+    from archcost.compiler.ops import REGISTRY, CostContext
+
+    context = CostContext(act_bytes=compiled.ir.act_format, conventions={
+        **compiled.conventions.cost_conventions(), **conventions})
+    flops, moved, gemm_shape = REGISTRY[op.kind].unfused(op.args, context)
+    flops, moved = float(value(flops, "flops_matrix")), float(value(moved, "flops_matrix"))
+    shape = {name: float(value(expr, "flops_matrix")) for name, expr in gemm_shape.items()}
+    found = fractions.fraction(table, "gemm", "bf16", shape, device) if all(shape.values()) else None
+    gemm, gemm_basis = found if found is not None else copy
+    seconds = flops / (device.peak_for("bf16") * gemm) + moved / 3 / (device.bandwidth * copy[0])
+    return seconds, (f"unfused kernels: products at {gemm_basis}; score tensors, {moved / 3:,.0f} bytes a pass, at "
+                     f"{copy[1]}")
+
+
 def training_attention(table: tables.Table, shape: dict, device, forward: tuple[float, str]) -> tuple[float, str]:
     """A training step's attention efficiency: its forward kernel's, times what one implementation's forward and
     backward reach over its forward alone at the shape (FlashAttention's figures; the backward recomputes the
@@ -155,12 +184,13 @@ def training_attention(table: tables.Table, shape: dict, device, forward: tuple[
 
 
 def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                 training: bool = False) -> float:
+                 training: bool = False, eager: dict | None = None) -> float:
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
     kernels of a call runs (at least 1), which a card of a layout applies to its own bound."""
-    key = ("kernel ratio", fractions.identity(device), phase, scenario, peak_format, table.file, training)
+    key = ("kernel ratio", fractions.identity(device), phase, scenario, peak_format, table.file, training,
+           tuple(sorted((eager or {}).items())))
     if key not in compiled.memo:  # layouts that share a replica's shape share it
-        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training).ops
+        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training, eager).ops
         bound = sum(t.bound_seconds for t in timed)
         compiled.memo[key] = max(1.0, sum(t.expected_seconds for t in timed) / bound) if bound else 1.0
     return compiled.memo[key]

@@ -156,6 +156,32 @@ def saved(a: SimpleNamespace, ctx: CostContext) -> Saved:
     return Saved(inputs=True, scores=scores * ctx.act_bytes + dropped)
 
 
+# An eager kernel's score-sized tensors, each written once and read by the next kernel, in bytes per score of
+# 16-bit activations (a) and of the dropout's one-byte mask: Megatron's CoreAttention (megatron/model/
+# transformer.py, 2022, the kernel of Korthikanti et al. 2022's runs): forward, QKᵀ's baddbmm writes the raw
+# scores (a), the fused scale-mask-softmax reads them and writes the probabilities (2a), AV's bmm reads them (a);
+# backward, dV = Pᵀ·dO reads the probabilities (a), dP = dO·Vᵀ writes its gradient (a), the softmax's backward
+# reads it and the probabilities and writes dS (3a), dQ = dS·K and dK = dSᵀ·Q read dS each (2a). Dropout adds
+# its kernel on each side: forward it reads the probabilities and writes the mask and its output, backward it
+# reads dP and the mask and writes its gradient (2a + 1 each).
+EAGER_PASSES = {"forward": 4, "backward": 7}
+EAGER_DROPOUT = 2
+
+
+def unfused(a: SimpleNamespace, ctx: CostContext) -> tuple[sp.Expr, sp.Expr, dict[str, sp.Expr]]:
+    """(QKᵀ and AV's FLOPs, the score tensors' bytes, the GEMM their batched products make) of a training step's
+    eager attention: its products score every pair the call holds, the mask applied after scoring (the full
+    square of a causal prefill: `--attention rectangle`, as `saved` counts what it keeps), and each score
+    passes through memory between its kernels (EAGER_PASSES). The B·heads products of a batch run as one GEMM
+    of their stacked rows against the S + P keys, qk wide."""
+    pairs = sp.Add(*(pairs_and_reads(term, "rectangle", ctx.window_history)[0] for term in a.over))
+    scores = a.heads * pairs
+    per_score = sum(EAGER_PASSES.values()) * ctx.act_bytes
+    if dropout_on(ctx):
+        per_score += 2 * (EAGER_DROPOUT * ctx.act_bytes + MASK_BYTES)
+    return 2 * a.heads * (a.qk + a.v) * pairs, scores * per_score, {"m": B * P * a.heads, "n": S + P, "k": a.qk}
+
+
 def check(a: SimpleNamespace) -> list[tuple[str, str]]:
     """Query heads share key/value heads in equal groups."""
     if a.kv_heads is not None and unequal_groups(a.heads, a.kv_heads):
@@ -198,4 +224,5 @@ SPEC = OpSpec(
     drawn_as="hexagon",
     formula="F = 2·heads·(qk + v)·pairs (+ 5·heads·pairs softmax); R = the entries of the caches it reads",
     timing=timing,
+    unfused=unfused,
 )

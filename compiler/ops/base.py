@@ -124,6 +124,10 @@ class OpSpec:
     # the number format it computes in or None, its shape in the scenario's letters) at a phase; None: a
     # memory-bound kernel, timed at the device's measured copy bandwidth
     timing: Callable[[SimpleNamespace, str], tuple[str, str | None, dict[str, sp.Expr]]] | None = None
+    # a training step's kernels where they run unfused (`--attention-kernel eager`): (the forward's matrix FLOPs
+    # as those kernels compute them, the bytes their forward and backward write and read between them, the
+    # GEMM shape their products run as)
+    unfused: Callable[[SimpleNamespace, CostContext], tuple[sp.Expr, sp.Expr, dict[str, sp.Expr]]] | None = None
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)

@@ -180,7 +180,9 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
 
             fmt = peak_format or _default_format(sheets[0])
             forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
-            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table, training=True)
+            eager = None if setup.attention_kernel == "flash" else {
+                "attention_kernel": setup.attention_kernel, "dropout": "on" if setup.dropout else "off"}
+            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table, training=True, eager=eager)
         report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report
