@@ -232,6 +232,24 @@ def test_the_data_parallel_sync_and_zero_3():
     assert synced(3) == round(Q(3, 2) * synced(0))
 
 
+def test_an_expected_step_takes_its_collectives_at_the_measured_bus_bandwidth():
+    """A tensor-parallel group's collectives inside a DGX A100 reach the bus bandwidth nccl-tests measured there
+    (Azure's ND A100 v4 all-reduce, AIConfigurator's all-gather and reduce-scatter: at most ~0.8 of NVLink's
+    300 GB/s a direction), not the link's nominal rate: their expected time is longer than NCCL's model at that
+    rate, and the expected step carries the difference; the data-parallel sync, overlapped, does not move it."""
+    from archcost.compiler.cards.expected import table_for
+
+    sheet = device("a100")
+    setup = TrainSetup(seq=2048, global_batch=4, micro_batch=4, recompute="selective")
+    sheets = (sheet, link("nvlink3"), link("ib_hdr"))
+    plain = train_report(_model("megatron-22b"), parse_layout("tp=8,sp"), setup, sheets)
+    timed = train_report(_model("megatron-22b"), parse_layout("tp=8,sp"), setup, sheets, table=table_for(sheet))
+    (tp,) = [t for t in timed.cards[0].traffic if t.group == "tp"]
+    assert plain.cards[0].traffic[0].expected_seconds is None
+    assert tp.seconds * 1.2 < tp.expected_seconds < tp.seconds * 3
+    assert timed.times.expected >= timed.times.compute + tp.expected_seconds  # one stage: no bubble
+
+
 def test_train_cli_json_and_text():
     import contextlib
     import io

@@ -104,10 +104,8 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
             continue
         bound = max(flops / peak, moved / device.bandwidth)
         if training and eager and REGISTRY[op.kind].unfused is not None:
-            timed = unfused_training(compiled, op, value, table, device, (copy, copy_basis), eager)
-            rows.append(OpTime(op=node_id, kind=op.kind, kernel="unfused", bound_seconds=bound,
-                               expected_seconds=max(layers * timed[0], bound), efficiency=bound / max(
-                                   layers * timed[0], bound) if bound else 1.0, basis=timed[1]))
+            seconds, basis = unfused_training(compiled, op, value, table, device, (copy, copy_basis), eager)
+            rows.append(_unfused_row(node_id, op.kind, bound, layers * seconds, basis))
             continue
         kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, (flops, moved, bound),
                                                  (copy, copy_basis), training)
@@ -144,6 +142,12 @@ def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str
     peak = device.peak_for(peak_format)
     slower = device.peak_for(fmt) if fmt in device.peak else peak
     return kind, *found, max(flops / min(peak, slower), moved / device.bandwidth)
+
+
+def _unfused_row(node_id: str, kind: str, bound: float, seconds: float, basis: str) -> OpTime:
+    expected = max(seconds, bound)
+    return OpTime(op=node_id, kind=kind, kernel="unfused", bound_seconds=bound, expected_seconds=expected,
+                  efficiency=bound / expected if bound else 1.0, basis=basis)
 
 
 def unfused_training(compiled, op, value, table: tables.Table, device, copy: tuple[float, str],

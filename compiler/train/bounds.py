@@ -64,7 +64,10 @@ def step_times(report, card, sheets, step_time: float | None, efficiency: float 
     else:
         used, source = full_overlap, "bound"
     all_peak = peak * report.layout.cards * used
-    expected = None if kernels is None else max((compute * kernels + model_parallel) * (1 + idle), full_overlap)
+    # the model-parallel collectives at their measured bus bandwidth where the table has them (Traffic)
+    measured = sum(t.seconds if t.expected_seconds is None else t.expected_seconds
+                   for t in card.traffic if t.group not in SYNC)
+    expected = None if kernels is None else max((compute * kernels + measured) * (1 + idle), full_overlap)
     return TrainTimes(device=device.name, link=link.name, compute_format=fmt, compute=compute,
                       communication=model_parallel + sync, bubble=idle, no_overlap=no_overlap,
                       full_overlap=full_overlap, step_time=used, step_time_from=source,
@@ -89,3 +92,16 @@ def _below_bound(step_time: float, bound: float, compute: float, traffic: float,
 def _default_format(device) -> str:
     """The 16-bit peak mixed-precision training runs its products at, where the sheet gives one."""
     return next((f for f in ("bf16", "fp16") if f in device.peak), device.preferred_peak())
+
+
+def kernel_mix(compiled, setup, device, peak_format: str | None, table) -> float:
+    """A step's kernel mix over its bound (cards/expected.py), at one micro-batch's forward shapes, with the
+    attention kernel and dropout the step runs (`setup`: step.TrainSetup)."""
+    from ..cards.expected import kernel_ratio
+    from ..terms.scenario import Scenario
+
+    fmt = peak_format or _default_format(device)
+    forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
+    eager = None if setup.attention_kernel == "flash" else {
+        "attention_kernel": setup.attention_kernel, "dropout": "on" if setup.dropout else "off"}
+    return kernel_ratio(compiled, device, "prefill", forward, fmt, table, training=True, eager=eager)

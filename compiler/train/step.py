@@ -27,7 +27,7 @@ from ..graph.ir import outermost
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from . import saved as keep
-from .bounds import TrainTimes, step_times
+from .bounds import TrainTimes, kernel_mix, step_times
 from .communication import Traffic, step_traffic
 from .optimizer import OPTIMIZERS
 from .schedule import SCHEDULES, in_flight
@@ -163,7 +163,8 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
     _chunks_fit(placement, layout)
     micro = PlainEvaluator(compiled, "prefill", Scenario(B=setup.micro_batch, S=0, P=setup.seq))
     stages = stage_keys(placement, layout.pp)
-    cards = [_card(compiled, placement, degrees, layout, setup, stage, count, micro, sheets) for stage in stages]
+    cards = [_card(compiled, placement, degrees, layout, setup, stage, count, micro, sheets, table)
+             for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory_bytes, card.flops_matrix))
     model_flops, hardware = step_flops(compiled, setup)
     report = TrainReport(model=compiled.name, layout=layout, seq=setup.seq, global_batch=setup.global_batch,
@@ -173,19 +174,11 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
                          tokens=setup.global_batch * setup.seq, model_flops=model_flops, flops_matrix=hardware,
                          cards=cards, busiest=busiest.stage)
     if sheets is not None:
-        kernels = None
-        if table is not None:
-            from ..cards.expected import kernel_ratio
-            from .bounds import _default_format
-
-            fmt = peak_format or _default_format(sheets[0])
-            forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
-            eager = None if setup.attention_kernel == "flash" else {
-                "attention_kernel": setup.attention_kernel, "dropout": "on" if setup.dropout else "off"}
-            kernels = kernel_ratio(compiled, sheets[0], "prefill", forward, fmt, table, training=True, eager=eager)
+        kernels = None if table is None else kernel_mix(compiled, setup, sheets[0], peak_format, table)
         report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report
+
 
 
 def step_flops(compiled, setup: TrainSetup) -> tuple[Number, Number]:
@@ -216,7 +209,7 @@ def recomputed(compiled, setup: TrainSetup) -> frozenset[str]:
 
 
 def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage: str, count: int,
-          micro: PlainEvaluator, sheets) -> TrainCard:
+          micro: PlainEvaluator, sheets, table=None) -> TrainCard:
     rank = stage_index(stage, layout.pp)
     held = in_flight(_schedule(layout, setup), rank, layout.pp, layout.vp, count)
     kept = keep.on_one_card(compiled, placement, degrees, stage, setup.dropout, setup.attention_kernel)
@@ -233,7 +226,7 @@ def _card(compiled, placement, degrees, layout: Layout, setup: TrainSetup, stage
                      flops_matrix=_number(factor * forward + count * repeated),
                      flops_nonmatrix=_number(factor * nonmatrix),
                      traffic=step_traffic(compiled, placement, degrees, layout, setup, stage, count, states, micro,
-                                          sheets))
+                                          sheets, table))
 
 
 def _activations(compiled, kept, setup: TrainSetup, micro: PlainEvaluator, where: tuple) -> tuple:
