@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from pydantic import BaseModel
@@ -108,7 +109,9 @@ def layouts(cards: int, experts: bool) -> Iterator[Layout]:
 
 
 def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """The divisors of n in increasing order, found up to √n (a search of 4,096 cards asks 105 times)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
