@@ -137,6 +137,25 @@ def test_an_eager_kernel_passes_every_score_through_memory():
         assert timed["off"][name].expected_seconds >= timed["off"][name].bound_seconds
 
 
+def test_a_tensor_parallel_card_runs_its_products_at_its_own_shape():
+    """At TP 4 a card of Llama 3.1 8B multiplies a quarter of each column-parallel weight's outputs (q: n 4,096 →
+    1,024) and a quarter of each row-parallel weight's inputs (o: k 4,096 → 1,024), read at the measured GEMMs of
+    those shapes (AIConfigurator's sweeps), where an FP8 GEMM of 8,192 rows reaches less of the peak than at the
+    full width; the card does a quarter of each split op's work."""
+    from archcost.compiler.cards.degrees import parse_layout as layout_of
+
+    sheet, model = device("h100_sxm"), compiled("llama-3.1-8b")
+    degrees = layout_of("tp=4").degrees(formats=model.ir.formats)
+    shape = Scenario(B=1, P=8192)
+    whole, card = ({o.op: o for o in expected_call(model, sheet, "prefill", shape, "fp8", table_for(sheet), 0.0,
+                                                     degrees=split).ops} for split in (None, degrees))
+    assert "n 1,024, k 4,096" in card["layers.attn.q"].basis and "n 4,096, k 1,024" in card["layers.attn.o"].basis
+    assert "n 4,096, k 4,096" in whole["layers.attn.q"].basis
+    for name in ("layers.attn.q", "layers.attn.o"):
+        assert card[name].efficiency < whole[name].efficiency
+        assert card[name].bound_seconds == pytest.approx(whole[name].bound_seconds / 4, rel=1e-12)
+
+
 def test_a_training_steps_attention_runs_its_backward_kernel_too():
     """FlashAttention's own figures: on the H100 its forward + backward reaches less of the peak than its forward
     (the backward recomputes the scores), and that ratio scales the forward kernel measured for the step; on the
@@ -233,6 +252,10 @@ COPY = '[[memcopy]]\ngbps = 2900.0\nsource = "Azure/AI-benchmarking-guide@8fd0c6
     ('device = "h100_sxm"\n\n' + COPY + "\n" + POINT.format(source="ok@1 a file (a row)").replace("40.0", "0.4"), 7,
      "faster than the roofline"),
     ('device = "a100"\n\n' + COPY, 1, "is for `a100`, not `h100_sxm`"),
+    ('device = "h100_sxm"\n\n' + POINT.format(source="ok@1 a file (a row)").replace("m = 128", "m = [128, 256]"), 3,
+     "a `gemm` sweep lists one shape field and its measurements"),
+    ('device = "h100_sxm"\n\n' + POINT.format(source="ok@1 a file (a row)").replace("m = 128", "m = [128, -1]")
+     .replace("40.0", "[40.0, 41.0]"), 3, "`m` of a `gemm` point is a positive whole number"),
 ])
 def test_a_users_table_is_refused_at_the_point_that_is_wrong(tmp_path, text, line, says):
     path = tmp_path / "mine.toml"
@@ -242,6 +265,16 @@ def test_a_users_table_is_refused_at_the_point_that_is_wrong(tmp_path, text, lin
     first = caught.value.diagnostics[0]
     assert first.code == "E412" and says in first.message
     assert first.span is None or first.span.line == line
+
+
+def test_a_sweep_is_its_points():
+    """A measured series along one shape field, written as lists with one source, reads as one point a value."""
+    sweep = tables.parse('device = "h100_sxm"\n\n' + POINT.format(source="ok@1 a file (rows n=4096 k=4096)").replace(
+        "m = 128", "m = [128, 256]").replace("40.0", "[40.0, 48.5]"), "sweep.toml")
+    single = [tables.parse('device = "h100_sxm"\n\n' + POINT.format(source="ok@1 a file (rows n=4096 k=4096)")
+                           .replace("m = 128", f"m = {m}").replace("40.0", t), "one.toml").points[0]
+              for m, t in ((128, "40.0"), (256, "48.5"))]
+    assert [p.model_dump(exclude={"line"}) for p in sweep.points] == [p.model_dump(exclude={"line"}) for p in single]
 
 
 def test_a_users_table_replaces_the_shipped_one(tmp_path, capsys):

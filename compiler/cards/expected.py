@@ -80,51 +80,80 @@ COMPUTE_FORMAT_KINDS = ("gemm", "grouped_gemm")
 
 
 def expected_call(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                  bound_seconds: float, training: bool = False, eager: dict | None = None) -> Expected:
+                  bound_seconds: float, training: bool = False, eager: dict | None = None,
+                  degrees=None) -> Expected:
     """Every op of the compiled model at this call, timed; `bound_seconds` is the call's own bound (roofline).
     With `training` (a training step's forward and backward, timed at the forward's shapes): the ops without a
     kernel of their own (norms, activation functions, residual adds) read and write their activations in
     memory, as a training step's unfused kernels do, and attention runs its backward kernel too
     (`training_attention`); with `eager` (the step's conventions: `attention_kernel = eager`, `dropout`), an op
-    with unfused kernels runs those instead (`unfused_training`)."""
+    with unfused kernels runs those instead (`unfused_training`). With a layout's `degrees` each op is timed as
+    one card of its tensor-parallel group runs it: its share of the FLOPs and bytes, its products at the card's
+    shape (the op's `card_shape`: a TP card's GEMMs are 1/tp as wide, and reach less of the peak)."""
     from archcost.compiler.numbers.plain import PlainEvaluator
-    from archcost.compiler.ops import REGISTRY
-    from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
     value = PlainEvaluator(compiled, phase, scenario)
-    peak = device.peak_for(peak_format)
-    copy, copy_basis = copy_fraction(table, device)
-    rows = []
-    for node_id, data in compiled.graph.nodes(data=True):
-        op, cost = data["op"], data["cost"]
-        layers = value(op.multiplicity, "params")
-        flops = layers * value(cost.flops_matrix, "flops_matrix")
-        moved = layers * sum(value(getattr(cost, f), f) for f in MOVED)
-        if not flops and not moved and not training:
-            continue
-        bound = max(flops / peak, moved / device.bandwidth)
-        if training and eager and REGISTRY[op.kind].unfused is not None:
-            seconds, basis = unfused_training(compiled, op, value, table, device, (copy, copy_basis), eager)
-            rows.append(_unfused_row(node_id, op.kind, bound, layers * seconds, basis))
-            continue
-        kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, (flops, moved, bound),
-                                                 (copy, copy_basis), training)
-        if kernel == "memory" and training:
-            own = max(own, layers * sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC) / device.bandwidth)
-        if not bound and not own:
-            continue
-        rows.append(OpTime(op=node_id, kind=op.kind, kernel=kernel, bound_seconds=bound,
-                           expected_seconds=own / efficiency, efficiency=efficiency, basis=basis))
+    copy = copy_fraction(table, device)
+    shares = card_shares(compiled, degrees, value)
+    timing = (phase, value, table, device, peak_format, copy, training, eager)
+    rows = [row for node_id, data in compiled.graph.nodes(data=True)
+            if (row := _op_time(compiled, node_id, data, timing, shares.get(node_id))) is not None]
     total = max(sum(r.expected_seconds for r in rows), bound_seconds)
     return Expected(device=device.name, table=table.file, peak_format=peak_format, bound_seconds=bound_seconds,
                     expected_seconds=total, ops=rows)
 
 
+def _op_time(compiled, node_id: str, data: dict, timing: tuple, split: tuple | None) -> OpTime | None:
+    """One op's row of expected_call (`timing`: its call's phase, evaluator, table, device, format, copy fraction,
+    training and eager conventions), or None for an op that takes no time."""
+    from archcost.compiler.ops import REGISTRY
+    from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
+
+    phase, value, table, device, peak_format, copy, training, eager = timing
+    op, cost = data["op"], data["cost"]
+    layers = value(op.multiplicity, "params") * (split[1] if split else 1)
+    flops = layers * value(cost.flops_matrix, "flops_matrix")
+    moved = layers * sum(value(getattr(cost, f), f) for f in MOVED)
+    if not flops and not moved and not training:
+        return None
+    bound = max(flops / device.peak_for(peak_format), moved / device.bandwidth)
+    if training and eager and REGISTRY[op.kind].unfused is not None:
+        seconds, basis = unfused_training(compiled, op, value, table, device, copy, eager)
+        return _unfused_row(node_id, op.kind, bound, layers * seconds, basis)
+    kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, (flops, moved, bound),
+                                             copy, training, split)
+    if kernel == "memory" and training:
+        own = max(own, layers * sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC) / device.bandwidth)
+    if not bound and not own:
+        return None
+    return OpTime(op=node_id, kind=op.kind, kernel=kernel, bound_seconds=bound, expected_seconds=own / efficiency,
+                  efficiency=efficiency, basis=basis)
+
+
+def card_shares(compiled, degrees, value) -> dict[str, tuple[str, float, float]]:
+    """Each op's (shard word, part of its work one card does, cards its positions split over) on a tensor-parallel
+    group of the layout's `degrees` (placement.py); none without a layout, or for ops split over experts (their
+    grouped GEMMs run the tokens their EP group sends them, as the op's own shape says)."""
+    if degrees is None:
+        return {}
+    from .placement import placed
+
+    found = {}
+    for node_id, share in placed(compiled, degrees).shares.items():
+        work = float(value(share.work, "flops_matrix"))
+        if share.group == "tp" and work < 1:
+            found[node_id] = (compiled.graph.nodes[node_id]["op"].shard[0], work,
+                              float(value(share.positions, "flops_matrix")))
+    return found
+
+
 def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str, figures: tuple[float, float, float],
-            copy: tuple[float, str], training: bool = False) -> tuple[str, float, str, float]:
+            copy: tuple[float, str], training: bool = False, split: tuple[str, float, float] | None = None
+            ) -> tuple[str, float, str, float]:
     """(the kernel an op runs, its efficiency, where that was read, the op's roofline in that kernel's format):
     its own kernel where its kind has a timing hook and the table a point, else a memory-bound copy. `figures`
-    are the op's FLOPs, bytes and bound at the call's peak."""
+    are the op's FLOPs, bytes and bound at the call's peak (one card's part, with `split`: its shard word and
+    that part)."""
     from archcost.compiler.ops import REGISTRY
 
     flops, moved, bound = figures
@@ -134,6 +163,8 @@ def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str
     kind, fmt, shape = spec.timing(op.args, phase)
     fmt = peak_format if kind in COMPUTE_FORMAT_KINDS else fmt
     numbers = {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()}
+    if split is not None and spec.card_shape is not None:
+        numbers = spec.card_shape(numbers, *split)
     found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
     if found is None:
         return "memory", *copy, bound
@@ -188,13 +219,19 @@ def training_attention(table: tables.Table, shape: dict, device, forward: tuple[
 
 
 def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table: tables.Table,
-                 training: bool = False, eager: dict | None = None) -> float:
+                 training: bool = False, eager: dict | None = None, degrees=None) -> float:
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
-    kernels of a call runs (at least 1), which a card of a layout applies to its own bound."""
+    kernels of a call runs (at least 1), which a card of a layout (its `degrees`) applies to its own bound."""
+    from dataclasses import replace
+
+    from ..ops.sharding import ONE
+
+    tensor = None if degrees is None else replace(degrees, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
     key = ("kernel ratio", fractions.identity(device), phase, scenario, peak_format, table.file, training,
-           tuple(sorted((eager or {}).items())))
-    if key not in compiled.memo:  # layouts that share a replica's shape share it
-        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training, eager).ops
+           tuple(sorted((eager or {}).items())), tensor)
+    if key not in compiled.memo:  # layouts that share a replica's shape and its split over a stage share it
+        timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training, eager,
+                              degrees).ops
         bound = sum(t.bound_seconds for t in timed)
         compiled.memo[key] = max(1.0, sum(t.expected_seconds for t in timed) / bound) if bound else 1.0
     return compiled.memo[key]

@@ -129,7 +129,8 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
         times = _times(card, waits, layout, device, link, network or link, fmt, steady=phase == "decode")
         if table is not None:
             times = _expected(times, waits, layout, device, link, network or link, table,
-                              kernel_ratio(compiled, device, phase, micro, fmt, table), phase == "decode")
+                              kernel_ratio(compiled, device, phase, micro, fmt, table, degrees=degrees),
+                              phase == "decode")
     return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
 
 

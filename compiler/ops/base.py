@@ -124,6 +124,10 @@ class OpSpec:
     # the number format it computes in or None, its shape in the scenario's letters) at a phase; None: a
     # memory-bound kernel, timed at the device's measured copy bandwidth
     timing: Callable[[SimpleNamespace, str], tuple[str, str | None, dict[str, sp.Expr]]] | None = None
+    # the shape one card's kernel runs when a `shard` word gives it `work` of the op over a tensor-parallel group
+    # whose positions split over `positions` cards (context parallelism): (the timing shape's numbers, the word,
+    # work, positions) → its numbers (a column split's products are tp × narrower)
+    card_shape: Callable[[dict[str, float], str, float, float], dict[str, float]] | None = None
     # a training step's kernels where they run unfused (`--attention-kernel eager`): (the forward's matrix FLOPs
     # as those kernels compute them, the bytes their forward and backward write and read between them, the
     # GEMM shape their products run as)

@@ -74,6 +74,16 @@ def timing(a: SimpleNamespace, phase: str):
                                   "k": width_in}
 
 
+def card_shape(shape: dict[str, float], word: str, work: float, positions: float) -> dict[str, float]:
+    """The GEMM one card runs (Shoeybi et al. 2019 §3): a column, head or vocabulary split gives it its part of
+    the output columns (n), a row split its part of the input rows (k); context parallelism its part of the
+    positions (m)."""
+    split = "k" if word == "row" else "n" if word in ("column", "heads", "vocab") else None
+    tensor = work * positions  # the part of the op's width the card holds
+    found = {**shape, "m": shape["m"] / positions}
+    return {**found, split: shape[split] * tensor} if split and tensor < 1 else found
+
+
 SPEC = OpSpec(
     kind="linear",
     shards=("replicated", "column", "row", "heads", "vocab"),
@@ -99,4 +109,5 @@ SPEC = OpSpec(
     diagram_shape=diagram_shape,
     formula="params = count·in·out/groups (+ count·out bias); F = 2·rows·params",
     timing=timing,
+    card_shape=card_shape,
 )

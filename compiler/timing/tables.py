@@ -2,7 +2,8 @@
 
 A table is TOML (stdlib/efficiency/DEVICE.toml, or a user's file given with `--efficiency-table`): `device = NAME`
 and arrays of points, one array per kernel kind, each point its shape, what was measured (a time or a bandwidth)
-and its `source`. Nothing is fitted: fractions.py turns each point into the fraction of its own roofline the kernel
+and its `source` (a sweep writes one measured series as lists: `m = [1, 16, 64]`, `latency_us = [...]`, one source
+for all its points). Nothing is fitted: fractions.py turns each point into the fraction of its own roofline the kernel
 reached, and interpolates between points by shape. A point without a source, with a value out of range, or that
 claims a kernel faster than the device's roofline is refused at its line (E412)."""
 
@@ -110,10 +111,28 @@ def parse(text: str, name: str) -> Table:
                            f"table ({', '.join(KINDS)})")
         for index, row in enumerate(rows):
             line = lines.get((kind, index), 1)
-            points.append(_point(kind, row, name, text, line))
+            points.extend(_point(kind, one, name, text, line) for one in _swept(kind, row, name, text, line))
     if len(points) > MAX_POINTS:
         raise _refused(name, text, 1, 1, f"more than {MAX_POINTS:,} points")
     return Table(device=device, file=name, points=points)
+
+
+def _swept(kind: str, row, name: str, text: str, line: int) -> list:
+    """A point, or a sweep: one measured series along one shape field (`m = [1, 16, ...]` beside `latency_us =
+    [...]`, the same length), every other field and its source shared; each of its values is a point."""
+    if not isinstance(row, dict):
+        return [row]
+    whole, measured = KINDS[kind]
+    along = [field for field in whole if isinstance(row.get(field), list)]
+    if not along:
+        return [row]
+    lengths = {len(row[field]) for field in along + [f for f in measured if isinstance(row.get(f), list)]}
+    if len(along) > 1 or len(lengths) != 1 or not all(isinstance(row.get(f), list) for f in measured) or not \
+            0 < next(iter(lengths)) <= MAX_POINTS:
+        raise _refused(name, text, line, 1, f"a `{kind}` sweep lists one shape field and its measurements, each a "
+                       "list of the same length", "e.g. m = [1, 16], latency_us = [10.5, 11.2]")
+    return [{**row, **{field: row[field][index] for field in along + list(measured)}}
+            for index in range(next(iter(lengths)))]
 
 
 def _point(kind: str, row, name: str, text: str, line: int) -> Point:

@@ -94,9 +94,10 @@ def _default_format(device) -> str:
     return next((f for f in ("bf16", "fp16") if f in device.peak), device.preferred_peak())
 
 
-def kernel_mix(compiled, setup, device, peak_format: str | None, table) -> float:
-    """A step's kernel mix over its bound (cards/expected.py), at one micro-batch's forward shapes, with the
-    attention kernel and dropout the step runs (`setup`: step.TrainSetup)."""
+def kernel_mix(compiled, setup, device, peak_format: str | None, table, degrees=None) -> float:
+    """A step's kernel mix over its bound (cards/expected.py), at one micro-batch's forward shapes as a card of
+    the layout's `degrees` runs them, with the attention kernel and dropout the step runs (`setup`:
+    step.TrainSetup)."""
     from ..cards.expected import kernel_ratio
     from ..terms.scenario import Scenario
 
@@ -104,4 +105,5 @@ def kernel_mix(compiled, setup, device, peak_format: str | None, table) -> float
     forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
     eager = None if setup.attention_kernel == "flash" else {
         "attention_kernel": setup.attention_kernel, "dropout": "on" if setup.dropout else "off"}
-    return kernel_ratio(compiled, device, "prefill", forward, fmt, table, training=True, eager=eager)
+    return kernel_ratio(compiled, device, "prefill", forward, fmt, table, training=True, eager=eager,
+                        degrees=degrees)

@@ -174,7 +174,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
                          tokens=setup.global_batch * setup.seq, model_flops=model_flops, flops_matrix=hardware,
                          cards=cards, busiest=busiest.stage)
     if sheets is not None:
-        kernels = None if table is None else kernel_mix(compiled, setup, sheets[0], peak_format, table)
+        kernels = None if table is None else kernel_mix(compiled, setup, sheets[0], peak_format, table, degrees)
         report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report

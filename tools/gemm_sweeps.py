@@ -1,0 +1,86 @@
+"""Append AIConfigurator's measured GEMM sweeps to stdlib/efficiency: the shapes a tensor-parallel card runs.
+
+A card of TP t runs its layer's products at 1/t of their widths (a column-parallel linear's n, a row-parallel
+one's k), and a GEMM's achieved fraction depends strongly on n and k (an FP8 GEMM of 8,192 rows on the H100
+reaches 0.24 of its peak at n = 1,024, k = 4,096 and 0.66 at n = 16,384). The shipped tables held six (n, k)
+pairs; this tool adds the 5 × 5 grid n, k ∈ {1,024 … 16,384} (the pairs already there skipped), each (n, k) a
+sweep along m, read from AIConfigurator's collected per-GPU tables at the commit the tables already cite
+(kernel-level CUDA-graph timings of one TRT-LLM Linear: docs/research/kernel-measurements.md, source 1).
+
+Run (needs pandas and pyarrow, and AIConfigurator fetched):
+    python tools/gemm_sweeps.py /path/to/aiconfigurator [--check]
+It rewrites the block between the sweep markers of each table; --check only compares.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
+# table file → (AIConfigurator system, TRT-LLM version of its collected GEMM table, formats: ours → its dtype)
+TABLES = {"h100_sxm": ("h100_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
+          "h200": ("h200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
+          "b200": ("b200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
+          "a100": ("a100_sxm", "1.0.0", {"bf16": "bfloat16"})}
+WIDTHS = (1024, 2048, 4096, 8192, 16384)
+ROWS = tuple(2**e for e in range(15))  # 1 … 16,384 rows, as the shipped points are spaced
+BEGIN = "# --- GEMM sweeps (tools/gemm_sweeps.py): the (n, k) grid a tensor-parallel card's products run at ---"
+END = "# --- end of GEMM sweeps ---"
+
+
+def sweeps(repo: Path, table: str, existing: set) -> str:
+    import io
+
+    import pandas as pd
+
+    system, version, formats = TABLES[table]
+    path = f"aic-core/src/aiconfigurator_core/systems/data/{system}/gemm/trtllm/{version}/gemm_perf.parquet"
+    data = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=True, capture_output=True).stdout
+    frame = pd.read_parquet(io.BytesIO(data))
+    out = [BEGIN]
+    for fmt, dtype in formats.items():
+        rows = frame[frame.gemm_dtype == dtype]
+        for n in WIDTHS:
+            for k in WIDTHS:
+                if (fmt, n, k) in existing:
+                    continue
+                found = rows[(rows.n == n) & (rows.k == k) & rows.m.isin(ROWS)].sort_values("m")
+                if found.empty or found.m.duplicated().any():
+                    continue
+                ms = ", ".join(str(int(m)) for m in found.m)
+                times = ", ".join(f"{float(t) * 1000:.2f}" for t in found.latency)
+                out += ["", "[[gemm]]", f'format = "{fmt}"', f"m = [{ms}]", f"n = {n}", f"k = {k}",
+                        f"latency_us = [{times}]",
+                        f'source = "ai-dynamo/aiconfigurator@{COMMIT} {path} (rows gemm_dtype={dtype} n={n} k={k}, '
+                        f'one a listed m; latency column in ms)"']
+    return "\n".join(out + ["", END, ""])
+
+
+def existing_pairs(text: str) -> set:
+    import tomllib
+
+    return {(p.get("format"), p["n"], p["k"]) for p in tomllib.loads(text).get("gemm", []) if not isinstance(
+        p.get("m"), list)}
+
+
+def main(argv: list[str]) -> int:
+    repo, check = Path(argv[0]), "--check" in argv
+    stale = []
+    for table in TABLES:
+        path = ROOT / "stdlib" / "efficiency" / f"{table}.toml"
+        text = path.read_text(encoding="utf-8")
+        kept = text.split(BEGIN)[0].rstrip("\n") + "\n\n"
+        written = kept + sweeps(repo, table, existing_pairs(kept))
+        if written != text:
+            stale.append(path.name)
+            if not check:
+                path.write_text(written, encoding="utf-8")
+    print(("stale: " if check else "wrote: ") + (", ".join(stale) or "nothing"))
+    return 1 if check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
