@@ -96,34 +96,57 @@ def expected_call(compiled, device, phase: str, scenario, peak_format: str, tabl
     copy = copy_fraction(table, device)
     shares = card_shares(compiled, degrees, value)
     timing = (phase, value, table, device, peak_format, copy, training, eager)
+    figures = _op_figures(compiled, phase, scenario, value)
     rows = [row for node_id, data in compiled.graph.nodes(data=True)
-            if (row := _op_time(compiled, node_id, data, timing, shares.get(node_id))) is not None]
+            if (row := _op_time(compiled, node_id, data, figures[node_id], timing, shares.get(node_id))) is not None]
     total = max(sum(r.expected_seconds for r in rows), bound_seconds)
     return Expected(device=device.name, table=table.file, peak_format=peak_format, bound_seconds=bound_seconds,
                     expected_seconds=total, ops=rows)
 
 
-def _op_time(compiled, node_id: str, data: dict, timing: tuple, split: tuple | None) -> OpTime | None:
-    """One op's row of expected_call (`timing`: its call's phase, evaluator, table, device, format, copy fraction,
-    training and eager conventions), or None for an op that takes no time."""
+def _op_figures(compiled, phase: str, scenario, value) -> dict[str, tuple]:
+    """Each op's (layers, FLOPs and bytes moved a layer, activation bytes a layer, its kernel's timing kind, format
+    and shape numbers or None) at a call: what every layout of a search asks again at the same call."""
     from archcost.compiler.ops import REGISTRY
     from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
+    key = ("op figures", phase, scenario)
+    if key not in compiled.memo:
+        found = {}
+        for node_id, data in compiled.graph.nodes(data=True):
+            op, cost = data["op"], data["cost"]
+            timing = REGISTRY[op.kind].timing
+            kernel = None
+            if timing is not None:
+                kind, fmt, shape = timing(op.args, phase)
+                kernel = (kind, fmt, {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()})
+            found[node_id] = (value(op.multiplicity, "params"), value(cost.flops_matrix, "flops_matrix"),
+                              sum(value(getattr(cost, f), f) for f in MOVED),
+                              sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC), kernel)
+        compiled.memo[key] = found
+    return compiled.memo[key]
+
+
+def _op_time(compiled, node_id: str, data: dict, figures: tuple, timing: tuple, split: tuple | None) -> OpTime | None:
+    """One op's row of expected_call (`figures`: _op_figures'; `timing`: its call's phase, evaluator, table,
+    device, format, copy fraction, training and eager conventions), or None for an op that takes no time."""
+    from archcost.compiler.ops import REGISTRY
+
     phase, value, table, device, peak_format, copy, training, eager = timing
-    op, cost = data["op"], data["cost"]
-    layers = value(op.multiplicity, "params") * (split[1] if split else 1)
-    flops = layers * value(cost.flops_matrix, "flops_matrix")
-    moved = layers * sum(value(getattr(cost, f), f) for f in MOVED)
+    op = data["op"]
+    layers = figures[0] * (split[1] if split else 1)
+    flops = layers * figures[1]
+    moved = layers * figures[2]
     if not flops and not moved and not training:
         return None
     bound = max(flops / device.peak_for(peak_format), moved / device.bandwidth)
     if training and eager and REGISTRY[op.kind].unfused is not None:
         seconds, basis = unfused_training(compiled, op, value, table, device, copy, eager)
         return _unfused_row(node_id, op.kind, bound, layers * seconds, basis)
-    kernel, efficiency, basis, own = _kernel(op, phase, value, table, device, peak_format, (flops, moved, bound),
+    kernel, efficiency, basis, own = _kernel(op, figures[4], table, device, peak_format, (flops, moved, bound),
                                              copy, training, split)
     if kernel == "memory" and training:
-        own = max(own, layers * sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC) / device.bandwidth)
+        own = max(own, layers * figures[3] / device.bandwidth)
     if not bound and not own:
         return None
     return OpTime(op=node_id, kind=op.kind, kernel=kernel, bound_seconds=bound, expected_seconds=own / efficiency,
@@ -147,22 +170,21 @@ def card_shares(compiled, degrees, value) -> dict[str, tuple[str, float, float]]
     return found
 
 
-def _kernel(op, phase: str, value, table: tables.Table, device, peak_format: str, figures: tuple[float, float, float],
+def _kernel(op, timed: tuple | None, table: tables.Table, device, peak_format: str, figures: tuple[float, float, float],
             copy: tuple[float, str], training: bool = False, split: tuple[str, float, float] | None = None
             ) -> tuple[str, float, str, float]:
     """(the kernel an op runs, its efficiency, where that was read, the op's roofline in that kernel's format):
-    its own kernel where its kind has a timing hook and the table a point, else a memory-bound copy. `figures`
-    are the op's FLOPs, bytes and bound at the call's peak (one card's part, with `split`: its shard word and
-    that part)."""
+    its own kernel where its kind has a timing hook (`timed`: its kind, format and shape at the call) and the
+    table a point, else a memory-bound copy. `figures` are the op's FLOPs, bytes and bound at the call's peak
+    (one card's part, with `split`: its shard word and that part)."""
     from archcost.compiler.ops import REGISTRY
 
     flops, moved, bound = figures
     spec = REGISTRY[op.kind]
-    if spec.timing is None:
+    if timed is None:
         return "memory", *copy, bound
-    kind, fmt, shape = spec.timing(op.args, phase)
+    kind, fmt, numbers = timed
     fmt = peak_format if kind in COMPUTE_FORMAT_KINDS else fmt
-    numbers = {name: float(value(expr, "flops_matrix")) for name, expr in shape.items()}
     if split is not None and spec.card_shape is not None:
         numbers = spec.card_shape(numbers, *split)
     found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None

@@ -139,19 +139,48 @@ def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, lin
         return sum(values) / len(values), f"{table.file}: memcopy, {len(values)} point(s)"
     axis, near = AXES[kind]
     wanted = {**shape}
-    logs = [(p, {f: math.log(v) for f, v in _shape_of(p).items() if f in near and f in wanted}) for p in points]
     targets = {f: math.log(max(wanted[f], 1)) for f in near if f in wanted}
-    distances = [(sum(abs(own[f] - targets[f]) for f in own), p) for p, own in logs]
+    series = _series(table, (kind, fmt, shape.get("causal")), points, targets, device, link)
+    distances = [(sum(abs(own[f] - targets[f]) for f in own), index) for index, (own, _, _) in enumerate(series)]
     best = min(d for d, _ in distances)
-    group = sorted((p for d, p in distances if d == best), key=lambda p: _shape_of(p)[axis])
-    xs = [math.log(max(_shape_of(p)[axis], 1e-9)) for p in group]
-    ys = [point_efficiency(p, table, device, link) for p in group]
+    nearest = [index for d, index in distances if d == best]
+    if len(nearest) == 1:  # one series of measured points along the axis: the usual case, read as prepared
+        _, group, (xs, ys) = series[nearest[0]]
+    else:  # equally near series: their points together, in the table's order along the axis
+        group = sorted((p for p in points if _near_logs(p, near, targets) in [series[i][0] for i in nearest]),
+                       key=lambda p: _shape_of(p)[axis])
+        xs = [math.log(max(_shape_of(p)[axis], 1e-9)) for p in group]
+        ys = [point_efficiency(p, table, device, link) for p in group]
     x = math.log(max(wanted[axis], 1e-9))
     value = _interpolate(xs, ys, x)
     first = group[0]
     dims = ", ".join(f"{f} {_shape_of(first)[f]:,}" for f in near)
     return value, f"{table.file}: {kind} {first.format or ''} at {dims}, {len(group)} point(s) along {axis}".replace(
         "  ", " ")
+
+
+def _near_logs(point: Point, near: tuple, targets: dict) -> dict:
+    return {f: math.log(v) for f, v in _shape_of(point).items() if f in near and f in targets}
+
+
+def _series(table: Table, chosen: tuple, points: list[Point], targets: dict, device, link) -> list:
+    """The points a lookup chooses among, grouped by their values of the kind's nearest-dimension fields (one
+    measured series each): (those values' logarithms, the series' points sorted along the axis, their axis
+    logarithms and efficiencies). Prepared once per table, the lookup that chose the points (`chosen`: kind,
+    format, causal mask), device and link: a table of thousands of points is asked for hundreds of shapes by one
+    search."""
+    key = ("series", chosen, tuple(sorted(targets)), identity(device), identity(link))
+    memo = table.memo()
+    if key not in memo:
+        axis, near = AXES[chosen[0]]
+        grouped: dict[tuple, list[Point]] = {}
+        for point in points:
+            grouped.setdefault(tuple(sorted(_near_logs(point, near, targets).items())), []).append(point)
+        memo[key] = [(dict(logs), group, ([math.log(max(_shape_of(p)[axis], 1e-9)) for p in group],
+                                          [point_efficiency(p, table, device, link) for p in group]))
+                     for logs, members in grouped.items()
+                     for group in [sorted(members, key=lambda p: _shape_of(p)[axis])]]
+    return memo[key]
 
 
 def _interpolate(xs: list[float], ys: list[float], x: float) -> float:
