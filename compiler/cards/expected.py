@@ -4,7 +4,9 @@ fraction of that bound the kernel its op kind runs (OpSpec.timing) reaches at it
 without a kernel of its own (norms, activations, caches, lookups), is timed at the device's measured copy
 bandwidth. Bytes are the roofline's (weights, rows gathered, state read and written: fused kernels keep
 activations on chip), so the ops' bounds add up to at least the call's. Since each fraction is at most 1 and a
-sum of maxima is at least the maximum of the sums, the expected time is never below the call's bound."""
+sum of maxima is at least the maximum of the sums, the expected time is never below the call's bound. On a card
+of a layout each op counts its share of the work at the shape that card runs (OpSpec.card_shape: a TP card's
+GEMMs are 1/tp as wide)."""
 
 from __future__ import annotations
 
