@@ -5,7 +5,9 @@ one's k), and a GEMM's achieved fraction depends strongly on n and k (an FP8 GEM
 reaches 0.24 of its peak at n = 1,024, k = 4,096 and 0.66 at n = 16,384). The shipped tables held six (n, k)
 pairs; this tool adds the 5 × 5 grid n, k ∈ {1,024 … 16,384} (the pairs already there skipped), each (n, k) a
 sweep along m, read from AIConfigurator's collected per-GPU tables at the commit the tables already cite
-(kernel-level CUDA-graph timings of one TRT-LLM Linear: docs/research/kernel-measurements.md, source 1).
+(kernel-level CUDA-graph timings of one TRT-LLM Linear: docs/research/kernel-measurements.md, source 1). It
+also adds the MoE table's sweeps along the tokens for every expert shape measured there (the shipped tables
+held two): a model's grouped GEMMs are read at the nearest measured (hidden, inter).
 
 Run (needs pandas and pyarrow, and AIConfigurator fetched):
     python tools/gemm_sweeps.py /path/to/aiconfigurator [--check]
@@ -25,6 +27,10 @@ TABLES = {"h100_sxm": ("h100_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8
           "h200": ("h200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
           "b200": ("b200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
           "a100": ("a100_sxm", "1.0.0", {"bf16": "bfloat16"})}
+# table file → (AIConfigurator system, formats) of its MoE sweeps (TRT-LLM 1.3.0rc20's; the A100 has none)
+MOE = {"h100_sxm": ("h100_sxm", {"bf16": "bfloat16", "fp8": "fp8"}),
+       "h200": ("h200_sxm", {"bf16": "bfloat16", "fp8": "fp8"}),
+       "b200": ("b200_sxm", {"bf16": "bfloat16", "fp8": "fp8"})}
 WIDTHS = (1024, 2048, 4096, 8192, 16384)
 ROWS = tuple(2**e for e in range(15))  # 1 … 16,384 rows, as the shipped points are spaced
 BEGIN = "# --- GEMM sweeps (tools/gemm_sweeps.py): the (n, k) grid a tensor-parallel card's products run at ---"
@@ -56,14 +62,50 @@ def sweeps(repo: Path, table: str, existing: set) -> str:
                         f"latency_us = [{times}]",
                         f'source = "ai-dynamo/aiconfigurator@{COMMIT} {path} (rows gemm_dtype={dtype} n={n} k={k}, '
                         f'one a listed m; latency column in ms)"']
+    out += grouped_sweeps(repo, table, existing)
     return "\n".join(out + ["", END, ""])
+
+
+def grouped_sweeps(repo: Path, table: str, existing: set) -> list[str]:
+    """The fused MoE op's measured sweeps along the tokens (AIConfigurator's moe_perf, source 1's MoE rows: one
+    TRT-LLM MoE of EP 1 and TP 1, balanced routing, its CUTLASS kernels), every expert shape it measured."""
+    import io
+
+    import pandas as pd
+
+    if table not in MOE:
+        return []
+    system, formats = MOE[table]
+    path = f"aic-core/src/aiconfigurator_core/systems/data/{system}/moe/trtllm/1.3.0rc20/moe_perf.parquet"
+    data = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=True, capture_output=True).stdout
+    frame = pd.read_parquet(io.BytesIO(data))
+    frame = frame[(frame.kernel_source == "moe_torch_flow_cutlass") & (frame.moe_ep_size == 1)
+                  & (frame.moe_tp_size == 1) & (frame.distribution == "balanced")]
+    out = []
+    for fmt, dtype in formats.items():
+        rows = frame[frame.moe_dtype == dtype]
+        for (hidden, inter, topk, experts), found in sorted(rows.groupby(
+                ["hidden_size", "inter_size", "topk", "num_experts"])):
+            if (fmt, hidden, inter, topk, experts) in existing or found.num_tokens.duplicated().any():
+                continue
+            found = found.sort_values("num_tokens")
+            tokens = ", ".join(str(int(t)) for t in found.num_tokens)
+            times = ", ".join(f"{float(t) * 1000:.2f}" for t in found.latency)
+            out += ["", "[[grouped_gemm]]", f'format = "{fmt}"', f"tokens = [{tokens}]", f"hidden = {hidden}",
+                    f"inter = {inter}", f"topk = {topk}", f"experts = {experts}", f"latency_us = [{times}]",
+                    f'source = "ai-dynamo/aiconfigurator@{COMMIT} {path} (rows kernel_source=moe_torch_flow_cutlass '
+                    f'moe_dtype={dtype} hidden_size={hidden} inter_size={inter} topk={topk} num_experts={experts} '
+                    f'moe_tp_size=1 moe_ep_size=1 distribution=balanced, one a listed num_tokens; latency ms)"']
+    return out
 
 
 def existing_pairs(text: str) -> set:
     import tomllib
 
-    return {(p.get("format"), p["n"], p["k"]) for p in tomllib.loads(text).get("gemm", []) if not isinstance(
-        p.get("m"), list)}
+    data = tomllib.loads(text)
+    return {(p.get("format"), p["n"], p["k"]) for p in data.get("gemm", []) if not isinstance(p.get("m"), list)} | {
+        (p.get("format"), p["hidden"], p["inter"], p["topk"], p["experts"]) for p in data.get("grouped_gemm", [])
+        if not isinstance(p.get("tokens"), list)}
 
 
 def main(argv: list[str]) -> int:
