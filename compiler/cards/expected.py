@@ -112,8 +112,13 @@ def _op_figures(compiled, phase: str, scenario, value) -> dict[str, tuple]:
     from archcost.compiler.ops import REGISTRY
     from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
-    key = ("op figures", phase, scenario)
-    if key not in compiled.memo:
+    from .figures import REMEMBERED_SHAPES
+
+    remembered = compiled.memo.setdefault(("op figures",), {})
+    key = (phase, scenario)
+    if key not in remembered:
+        if len(remembered) >= REMEMBERED_SHAPES:
+            remembered.clear()  # a long session's calls: the older ones are forgotten, as figures.values_at does
         found = {}
         for node_id, data in compiled.graph.nodes(data=True):
             op, cost = data["op"], data["cost"]
@@ -125,8 +130,8 @@ def _op_figures(compiled, phase: str, scenario, value) -> dict[str, tuple]:
             found[node_id] = (value(op.multiplicity, "params"), value(cost.flops_matrix, "flops_matrix"),
                               sum(value(getattr(cost, f), f) for f in MOVED),
                               sum(value(getattr(cost, f), f) for f in ACTIVATION_TRAFFIC), kernel)
-        compiled.memo[key] = found
-    return compiled.memo[key]
+        remembered[key] = found
+    return remembered[key]
 
 
 def _op_time(compiled, node_id: str, data: dict, figures: tuple, timing: tuple, split: tuple | None) -> OpTime | None:
