@@ -184,6 +184,10 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
     "minimax-m2": ("minimax_m2", published_fields("MiniMax-M2"), ()),
     # the text_config of google/gemma-4-26B-A4B's config.json (tie_word_embeddings is the wrapper's: true)
     "gemma-4-26b-a4b": ("gemma4_text", {**published_fields("gemma-4-26B-A4B"), "tie_word_embeddings": True}, ()),
+    # meituan-longcat/LongCat-Flash-Chat: the LongcatFlashConfig defaults, which are that checkpoint's; MLA as
+    # transformers 5 runs it, every call re-expanding the cached latent (transformers 5.25 allocates the 512
+    # weighted experts only; 5.24 also allocated the 256 identity choices, which kept this spec out)
+    "longcat-flash": ("longcat_flash", {}, (("mla_cache", "reexpand"),)),
     # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
     "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
@@ -203,7 +207,7 @@ NOT_CONFIG = ("model_type", "architectures", "transformers_version", "_name_or_p
 # the execution paths of a published config's spec that match how transformers runs it
 # hand-written specs' models whose default grouped_mm experts want bf16 (the meta run is fp32)
 BATCHED_EXPERTS = ("gpt_oss", "jamba", "minimax", "phimoe", "deepseek_v32", "glm_moe_dsa", "nemotron_h",
-                   "minimax_m2", "gemma4_text", "mimo_v2_flash")
+                   "minimax_m2", "gemma4_text", "mimo_v2_flash", "longcat_flash")
 V4_FLASH = CONFIGS / "next" / "DeepSeek-V4-Flash.json"
 
 
