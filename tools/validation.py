@@ -42,6 +42,13 @@ DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": 
 # Megatron's runs before FlashAttention (2022) kept the score matrix (its fused softmax); every later run's
 # framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention or cuDNN's fused attention
 EAGER_ERA = {"korthikanti22": "eager", "narayanan21": "eager"}
+# A training step runs MLA over per-head keys and values rebuilt from the latent at every position, not over the
+# cached latent: Megatron-Core's MultiLatentAttention (NVIDIA/Megatron-LM@003b4ce megatron/core/transformer/
+# multi_latent_attention.py: its core attention takes k_channels = qk_head_dim + qk_pos_emb_head_dim and
+# v_channels = v_head_dim, and refuses cache_mla_latents in training) and NeMo Automodel's MLA
+# (NVIDIA-NeMo/Automodel@0b5d3f7 nemo_automodel/components/models/deepseek_v3/layers.py: kv_b_proj on every
+# position, attention of qk_head_dim and v_head_dim channels): a spec's `mla_cache = expanded` path
+TRAINING_PATHS = {"mla_cache": "expanded"}
 # and trained with dropout: Korthikanti et al. 2022 §4.1 counts its masks in every layer of their runs (the
 # attention's, as²b, and after the attention and the MLP, sbh each: the 34sbh + 5as²b of their equation 1)
 DROPOUT_ERA = ("korthikanti22", "narayanan21")
@@ -106,9 +113,7 @@ def layout_of(run: dict) -> tuple[str, int]:
 def predict(row: Row, models: dict) -> None:
     from archcost.compiler.cards.degrees import parse_layout
     from archcost.compiler.cards.expected import table_for
-    from archcost.compiler.compilation import compile_file
     from archcost.compiler.front.hardware import device, link
-    from archcost.compiler.terms.scenario import Conventions
     from archcost.compiler.train.step import TrainSetup, train_report
     from archcost.dsl.errors import ArchError
 
@@ -129,7 +134,7 @@ def predict(row: Row, models: dict) -> None:
     row.layout = words
     try:
         if row.spec not in models:
-            models[row.spec] = compile_file(ROOT / "specs" / f"{row.spec}.arch", Conventions(logits="all"))
+            models[row.spec] = training_model(row.spec)
         recompute = workload.get("activation_recompute")
         setup = TrainSetup(seq=workload["seq_len"], global_batch=workload["global_batch"],
                            micro_batch=workload.get("micro_batch") or 1,
@@ -143,6 +148,17 @@ def predict(row: Row, models: dict) -> None:
         row.missing = f"refused: {error.diagnostics[0].message}"[:160]
         return
     row.expected, row.bound = report.times.expected, report.times.full_overlap
+
+
+def training_model(spec: str):
+    """The spec compiled as the runs' frameworks train it: every execution path of TRAINING_PATHS it offers."""
+    from archcost.compiler.compilation import compile_file
+    from archcost.compiler.terms.scenario import Conventions
+
+    path = ROOT / "specs" / f"{spec}.arch"
+    offered = compile_file(path, Conventions(logits="all")).ir.path_choices
+    chosen = tuple((name, word) for name, word in TRAINING_PATHS.items() if word in offered.get(name, ()))
+    return compile_file(path, Conventions(logits="all", paths=chosen))
 
 
 def rows() -> list[Row]:
@@ -364,7 +380,8 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
            "Megatron's distributed optimizer (ZeRO 1), ZeRO 3 where the run shards with FSDP; no activation "
            "recomputation unless the run states it; a micro-batch of one where none is printed; Megatron's 2022 runs "
            "(Korthikanti et al.) with their eager attention kernel and with dropout, as that paper's equation 1 "
-           "counts it. The step is the "
+           "counts it; MLA over keys and values rebuilt at every position (`mla_cache = expanded`), as Megatron-Core "
+           "and NeMo Automodel train it. The step is the "
            "number printed, or the global batch's tokens over every card's measured tokens a second.", "",
            "| run | model (spec) | device | layout | batch × seq | format | measured s | bound s | expected s | "
            "error |", "|---|---|---|---|---|---|---|---|---|---|"]
