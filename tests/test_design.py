@@ -87,6 +87,30 @@ def test_nothing_the_package_reads_can_execute():
     assert found == []
 
 
+def test_no_command_unpickles_at_run_time(monkeypatch, tmp_path, capsys):
+    """The static check above cannot see a library that unpickles on the package's behalf: run the daily
+    commands, cold and then warm from the cache folder, with every unpickling entry point refusing to run."""
+    import pickle
+
+    from archcost.compiler.cli import main
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("something unpickled")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for name in ("load", "loads", "Unpickler"):
+        monkeypatch.setattr(pickle, name, refuse)
+    spec = str(ROOT / "specs" / "qwen3-8b.arch")
+    for argv in (["eval", spec, "--phase", "prefill", "--P", "1024"],
+                 ["eval", spec, "--phase", "prefill", "--P", "1024"],  # warm: the formula cache read back
+                 ["compare", spec, spec],
+                 ["throughput", spec, "--device", "h100-sxm", "--isl", "512", "--osl", "128"],
+                 ["train", spec, "--seq", "2048", "--global-batch", "8", "--layout", "tp=2,dp=4", "--device",
+                  "h100-sxm", "--link", "nvlink4"]):
+        assert main(argv) == 0, argv
+    assert list((tmp_path / "cache").rglob("*.json"))  # the warm runs did read the cache
+    capsys.readouterr()
+
+
 def test_no_op_kind_is_named_outside_its_module():
     """Resolver, renderers, evaluator and docs ask the op definitions; none of them tests for a kind."""
     kinds = set(REGISTRY)
