@@ -251,13 +251,9 @@ def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table
                  training: bool = False, eager: dict | None = None, degrees=None) -> float:
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
     kernels of a call runs (at least 1), which a card of a layout (its `degrees`) applies to its own bound."""
-    from dataclasses import replace
-
-    from ..ops.sharding import ONE
-
-    tensor = None if degrees is None else replace(degrees, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
+    split = None if degrees is None else degrees.within_a_stage()  # a card's shares depend on no more (placement)
     key = ("kernel ratio", fractions.identity(device), phase, scenario, peak_format, table.file, training,
-           tuple(sorted((eager or {}).items())), tensor)
+           tuple(sorted((eager or {}).items())), split)
     if key not in compiled.memo:  # layouts that share a replica's shape and its split over a stage share it
         timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training, eager,
                               degrees).ops

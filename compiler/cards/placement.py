@@ -51,6 +51,10 @@ class SymbolicLayout:
     first_layers: int | None = None    # layers the first pipeline stage holds (Megatron's first-stage count)
     last_layers: int | None = None     # and the last
 
+    def within_a_stage(self) -> SymbolicLayout:
+        """What the split over one stage's cards depends on: these degrees but pp, dp and the end stages' layers."""
+        return replace(self, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
+
 
 @dataclass
 class Placement:
@@ -65,8 +69,7 @@ class Placement:
 
 
 def placed(compiled, degrees: SymbolicLayout) -> Placement:
-    """`place` for a compiled model, refusing a layout that splits an op unevenly (E401 at the op's line);
-    placed once per layout and kept with the model (a report, its capacity and its diagram share it)."""
+    """`place` once per layout, kept with the model; a layout splitting an op unevenly is E405 at the op's line."""
     key = ("placement", degrees)
     if key not in compiled.memo:
         compiled.memo[key] = place(compiled.graph, degrees, compiled.memo)
@@ -82,10 +85,9 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
 def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) -> Placement:
     """Each op's share, each tensor's layout and the collectives; a layout that splits an op unevenly is only
     its problems, found before anything is placed (a layout search refuses most of the layouts it tries).
-    The split over a stage's cards depends on none of pp, dp and the end stages' layers: with a `memo` (the
-    compiled model's), the layouts that differ only in those share it."""
+    With a `memo` (the compiled model's), layouts alike within a stage share its split (within_a_stage)."""
     memo = {} if memo is None else memo
-    inner = replace(degrees, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
+    inner = degrees.within_a_stage()
     if ("stage split", inner) not in memo:
         memo["stage split", inner] = _split(graph, inner)
     split_over_stage, logits = memo["stage split", inner]
