@@ -100,10 +100,10 @@ def kernel_mix(compiled, setup, device, peak_format: str | None, table, degrees=
     step.TrainSetup)."""
     from ..cards.expected import kernel_ratio
     from ..terms.scenario import Scenario
+    from .saved import step_conventions
 
     fmt = peak_format or _default_format(device)
     forward = Scenario(B=setup.micro_batch, S=0, P=setup.seq)
-    eager = None if setup.attention_kernel == "flash" else {
-        "attention_kernel": setup.attention_kernel, "dropout": "on" if setup.dropout else "off"}
+    eager = None if setup.attention_kernel == "flash" else step_conventions(setup.dropout, setup.attention_kernel)
     return kernel_ratio(compiled, device, "prefill", forward, fmt, table, training=True, eager=eager,
                         degrees=degrees)

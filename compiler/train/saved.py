@@ -45,6 +45,11 @@ class Kept:
         return self.tensors + self.scores + self.own
 
 
+def step_conventions(dropout: bool, kernel: str) -> dict[str, str]:
+    """What a training step tells the ops' rules beside the spec's conventions: dropout, and the attention kernel."""
+    return {"dropout": "on" if dropout else "off", "attention_kernel": kernel}
+
+
 def saved_rules(compiled, dropout: bool, kernel: str = "flash") -> dict[str, Saved]:
     """Every op's `Saved` for one call, in the stage (replay window) it runs in; `kernel` the attention kernel
     the step runs (flash: scores never leave the chip; eager: they are kept for the backward)."""
@@ -52,8 +57,7 @@ def saved_rules(compiled, dropout: bool, kernel: str = "flash") -> dict[str, Sav
     if key in compiled.memo:
         return compiled.memo[key]
     graph = compiled.graph
-    conventions = {**compiled.conventions.cost_conventions(), "dropout": "on" if dropout else "off",
-                   "attention_kernel": kernel}
+    conventions = {**compiled.conventions.cost_conventions(), **step_conventions(dropout, kernel)}
     rules = {}
     for node_id, data in graph.nodes(data=True):
         op, tail = data["op"], data["tail"]
