@@ -38,14 +38,9 @@ END = "# --- end of GEMM sweeps ---"
 
 
 def sweeps(repo: Path, table: str, existing: set) -> str:
-    import io
-
-    import pandas as pd
-
     system, version, formats = TABLES[table]
     path = f"aic-core/src/aiconfigurator_core/systems/data/{system}/gemm/trtllm/{version}/gemm_perf.parquet"
-    data = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=True, capture_output=True).stdout
-    frame = pd.read_parquet(io.BytesIO(data))
+    frame = _table(repo, path)
     out = [BEGIN]
     for fmt, dtype in formats.items():
         rows = frame[frame.gemm_dtype == dtype]
@@ -69,16 +64,11 @@ def sweeps(repo: Path, table: str, existing: set) -> str:
 def grouped_sweeps(repo: Path, table: str, existing: set) -> list[str]:
     """The fused MoE op's measured sweeps along the tokens (AIConfigurator's moe_perf, source 1's MoE rows: one
     TRT-LLM MoE of EP 1 and TP 1, balanced routing, its CUTLASS kernels), every expert shape it measured."""
-    import io
-
-    import pandas as pd
-
     if table not in MOE:
         return []
     system, formats = MOE[table]
     path = f"aic-core/src/aiconfigurator_core/systems/data/{system}/moe/trtllm/1.3.0rc20/moe_perf.parquet"
-    data = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=True, capture_output=True).stdout
-    frame = pd.read_parquet(io.BytesIO(data))
+    frame = _table(repo, path)
     frame = frame[(frame.kernel_source == "moe_torch_flow_cutlass") & (frame.moe_ep_size == 1)
                   & (frame.moe_tp_size == 1) & (frame.distribution == "balanced")]
     out = []
@@ -97,6 +87,16 @@ def grouped_sweeps(repo: Path, table: str, existing: set) -> list[str]:
                     f'moe_dtype={dtype} hidden_size={hidden} inter_size={inter} topk={topk} num_experts={experts} '
                     f'moe_tp_size=1 moe_ep_size=1 distribution=balanced, one a listed num_tokens; latency ms)"']
     return out
+
+
+def _table(repo: Path, path: str):
+    """One of AIConfigurator's parquet tables as the cited commit holds it."""
+    import io
+
+    import pandas as pd
+
+    data = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=True, capture_output=True).stdout
+    return pd.read_parquet(io.BytesIO(data))
 
 
 def existing_pairs(text: str) -> set:

@@ -39,9 +39,12 @@ SPECS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3-8B": "llama-3.1-8b", "Llama3 8B": 
 # device keys of the collection → (device sheet, link inside a server, network between servers)
 DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": ("a100", "nvlink3", "ib_hdr"),
            "h200_sxm": ("h200", "nvlink4", "ib_ndr"), "b200": ("b200", "nvlink5", "ib_ndr")}
-# Megatron's runs before FlashAttention (2022) kept the score matrix (its fused softmax); every later run's
-# framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention or cuDNN's fused attention
-EAGER_ERA = {"korthikanti22": "eager", "narayanan21": "eager"}
+# Megatron's runs of 2022 (Korthikanti et al., Narayanan et al.): before FlashAttention they kept the score matrix
+# (its fused softmax), where every later run's framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention
+# or cuDNN's fused attention; and they trained with dropout: Korthikanti et al. 2022 §4.1 counts its masks in
+# every layer of their runs (the attention's, as²b, and after the attention and the MLP, sbh each: the
+# 34sbh + 5as²b of their equation 1)
+MEGATRON_2022 = ("korthikanti22", "narayanan21")
 # A training step runs MLA over per-head keys and values rebuilt from the latent at every position, not over the
 # cached latent: Megatron-Core's MultiLatentAttention (NVIDIA/Megatron-LM@003b4ce megatron/core/transformer/
 # multi_latent_attention.py: its core attention takes k_channels = qk_head_dim + qk_pos_emb_head_dim and
@@ -49,9 +52,6 @@ EAGER_ERA = {"korthikanti22": "eager", "narayanan21": "eager"}
 # (NVIDIA-NeMo/Automodel@0b5d3f7 nemo_automodel/components/models/deepseek_v3/layers.py: kv_b_proj on every
 # position, attention of qk_head_dim and v_head_dim channels): a spec's `mla_cache = expanded` path
 TRAINING_PATHS = {"mla_cache": "expanded"}
-# and trained with dropout: Korthikanti et al. 2022 §4.1 counts its masks in every layer of their runs (the
-# attention's, as²b, and after the attention and the MLP, sbh each: the 34sbh + 5as²b of their equation 1)
-DROPOUT_ERA = ("korthikanti22", "narayanan21")
 FORMATS = {"bf16": "bf16", "fp8": "fp8", "fp8_current_scaling": "fp8", "fp8 tensorwise": "fp8",
            "fp8 rowwise": "fp8", "mixed precision (fp16)": "fp16", "mixed precision": "bf16"}
 
@@ -136,11 +136,11 @@ def predict(row: Row, models: dict) -> None:
         if row.spec not in models:
             models[row.spec] = training_model(row.spec)
         recompute = workload.get("activation_recompute")
+        megatron_2022 = run["id"].split("-")[0] in MEGATRON_2022
         setup = TrainSetup(seq=workload["seq_len"], global_batch=workload["global_batch"],
                            micro_batch=workload.get("micro_batch") or 1,
                            recompute=recompute if recompute in ("full", "selective") else "none", zero=zero,
-                           attention_kernel=EAGER_ERA.get(run["id"].split("-")[0], "flash"),
-                           dropout=run["id"].split("-")[0] in DROPOUT_ERA)
+                           attention_kernel="eager" if megatron_2022 else "flash", dropout=megatron_2022)
         sheet = device(sheets[0])
         report = train_report(models[row.spec], parse_layout(words), setup,
                               (sheet, link(sheets[1]), link(sheets[2])), peak_format=fmt, table=table_for(sheet))
@@ -156,9 +156,10 @@ def training_model(spec: str):
     from archcost.compiler.terms.scenario import Conventions
 
     path = ROOT / "specs" / f"{spec}.arch"
-    offered = compile_file(path, Conventions(logits="all")).ir.path_choices
-    chosen = tuple((name, word) for name, word in TRAINING_PATHS.items() if word in offered.get(name, ()))
-    return compile_file(path, Conventions(logits="all", paths=chosen))
+    plain = compile_file(path, Conventions(logits="all"))
+    chosen = tuple((name, word) for name, word in TRAINING_PATHS.items()
+                   if word in plain.ir.path_choices.get(name, ()))
+    return compile_file(path, Conventions(logits="all", paths=chosen)) if chosen else plain
 
 
 def rows() -> list[Row]:
