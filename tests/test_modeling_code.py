@@ -315,3 +315,24 @@ def test_ergos_mechanisms_cost_what_their_modules_compute(flag, params, nonmatri
     assert flagged.params - plain.params == params
     assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
     assert flagged.flops_matrix == plain.flops_matrix
+
+
+def test_inklings_convolutions_relative_bias_and_scored_shared_experts_are_read_and_checked():
+    """Inkling (transformers' InklingForCausalLM): residual short convolutions on the keys, the values and each
+    sublayer's output, a bank of relative-bias profiles weighed by each token's heads, a router that scores the
+    shared experts beside the routed ones; sliding (`hybrid_sliding`) and full layers of their own heads and
+    bias reach, a dense first layer with its output scale, the full layers' log scaling: read and checked
+    against the model transformers built (the import refuses a spec whose numbers differ)."""
+    config = {"model_type": "inkling_text", "num_hidden_layers": 6, "hidden_size": 256, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 32, "swa_num_attention_heads": 4, "swa_num_key_value_heads": 4,
+              "swa_head_dim": 32, "intermediate_size": 512, "moe_intermediate_size": 64, "n_routed_experts": 8,
+              "num_experts_per_tok": 2, "vocab_size": 500, "sliding_window_size": 16, "rel_extent": 32,
+              "log_scaling_n_floor": 64, "mlp_layer_types": ["dense"] + ["sparse"] * 5}
+    imported = import_spec(parse_config(json.dumps(config), "inkling.json"), from_modeling_code=True)
+    # 4 slots a channel: the two outputs' 2·256 in every layer, K's and V's 2·128 in the 5 sliding layers, 2·64 in
+    # the full one
+    assert "fixed state (conv slots, recurrent matrices): 17,920 values = transformers' 17,920" in imported.checked
+    for words in ("window = 16", "kv_conv = 4, rel_states = 16, rel_extent = 16, out_conv = 4", "temperature = true",
+                  "rel_extent = 32", "swiglu(d, f = 512, out_scale = true, out_conv = 4)",
+                  "shared_f = 128, shared_scored = 2, router_scale = true"):
+        assert words in " ".join(imported.text.split()), words  # the printer wraps long calls

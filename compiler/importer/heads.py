@@ -1,6 +1,7 @@
 """What sits between the layers' stream and the vocabulary beside the plain embedding and head: a norm
-inside the embedding's own module (ModernBERT's embeddings.norm) and a transform before the head
-(ModernBERT's prediction head: dense, GELU, LayerNorm; std.embedding's head_transform)."""
+inside the embedding's own module (ModernBERT's embeddings.norm, Inkling's embed_tokens.embed_norm) and a
+transform before the head (ModernBERT's prediction head: dense, GELU, LayerNorm; std.embedding's
+head_transform)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,14 @@ def embedding_norm(child, embedding, d: int) -> ast.BlockCall | None:
     if not any(part is embedding for part in child.children()) or len(parts) != 1:
         return None
     kind = norm(parts[0])
+    return call(kind.block, "d", label="embed_norm") if kind is not None and kind.width == d else None
+
+
+def inner_norm(embedding, d: int) -> ast.BlockCall | None:
+    """The norm an embedding module holds as its own child and applies to the rows it looks up (Inkling's
+    InklingNormedEmbedding: an nn.Embedding with an embed_norm), or None."""
+    parts = [part for part in embedding.children() if any(True for _ in part.parameters())]
+    kind = norm(parts[0]) if len(parts) == 1 else None
     return call(kind.block, "d", label="embed_norm") if kind is not None and kind.width == d else None
 
 

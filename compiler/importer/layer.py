@@ -9,7 +9,7 @@ from __future__ import annotations
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import dense_and_moe, hyper, parallel, recognisers, residual_modules, scaled_residual
+from . import dense_and_moe, hyper, output_convs, parallel, recognisers, residual_modules, scaled_residual
 from .reading import per_layer
 from .reading.modules import Found, holding, norm, own
 from .reading.spec import call
@@ -31,9 +31,11 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
         raise unmapped(layer, path, "parameters of the layer itself")
     connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
     held = residual_modules.residual_modules(layer, at.d)
-    calls = _read_sublayers(layer, path, at, (*connections, *(held.names if held else ())),
+    convs = output_convs.output_convs(layer, at.d)  # Inkling's attn_sconv and mlp_sconv
+    calls = _read_sublayers(layer, path, at, (*connections, *(held.names if held else ()), *convs),
                             hyper.holds_norms(connections))
     calls = scaled_residual.scaled(calls) if scaled else calls
+    calls = output_convs.with_output_convs(calls, convs) if convs and calls else calls
     calls = residual_modules.with_residual_modules(calls, held) if held and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls
     if calls is None:

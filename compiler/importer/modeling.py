@@ -175,6 +175,7 @@ def _towers(base) -> dict:
 def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tuple[list, list]:
     """The embedding (and a learned position table) before the layers; the final norm and the head after."""
     before, after = [call("embedding", "vocab", "d")], []
+    before += [found] if (found := heads.inner_norm(embedding, d)) is not None else []
     if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:  # Gemma's scaled embedding (its class says how much)
         before.append(embed_scale())
     inputs, made = per_layer.inputs_call(base, d, config.num_hidden_layers)

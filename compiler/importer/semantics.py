@@ -1,6 +1,6 @@
 """What a layer's attention sees, which shapes cannot say, read per layer from the config's own fields and the
 attention module's attributes: sliding windows, local chunks, RoPE (skipped on some layers, or on part of
-each head), soft caps on the scores, a temperature on the queries.
+each head), soft caps on the scores, a temperature on the queries (Llama 4's, Inkling's log scaling).
 
 The order of authority: the config's `layer_types` (what transformers' mask and cache code reads), then
 the attention module's own `sliding_window` (set per layer by the modeling code), then the config's
@@ -12,6 +12,10 @@ from __future__ import annotations
 import inspect
 
 from .reading.modules import Where
+
+# the layer kinds transformers' cache keeps a window for (cache_utils: a sliding layer, and Inkling's
+# `hybrid_sliding`, whose sliding attention keeps convolution states beside its window)
+SLIDING_KINDS = ("sliding_attention", "hybrid_sliding")
 
 
 def defines(config, name: str) -> bool:
@@ -29,7 +33,7 @@ def where(config, d: int, index: int, attention, rotary_model: bool) -> Where:
     kinds = getattr(config, "layer_types", None)
     kind = kinds[index] if isinstance(kinds, list | tuple) and len(kinds) > index else None
     window = chunk = 0
-    if kind == "sliding_attention":
+    if kind in SLIDING_KINDS:
         window = getattr(attention, "sliding_window", None) or getattr(config, "sliding_window", None) or 0
     elif kind == "chunked_attention":
         chunk = getattr(config, "attention_chunk_size", None) or 0
@@ -44,6 +48,10 @@ def where(config, d: int, index: int, attention, rotary_model: bool) -> Where:
     # Llama4TextAttention scales its queries by a temperature of the position where it turns no RoPE
     temperature = bool(getattr(attention, "attn_temperature_tuning", False)) \
         and not getattr(attention, "use_rope", True)
+    # InklingAttention's full layers scale their queries by 1 + α·log(max((position + 1) / n_floor, 1)) where the
+    # config sets `log_scaling_n_floor`
+    temperature = temperature or (not window and getattr(config, "log_scaling_n_floor", None) is not None
+                                  and defines(config, "log_scaling_n_floor"))
     return Where(d=d, config=config, window=int(window), chunk=int(chunk), rope=rope,
                  rotary_factor=rotary_factor(config, kind),
                  softcap=getattr(config, "attn_logit_softcapping", None) or 0,

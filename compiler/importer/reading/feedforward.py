@@ -21,15 +21,16 @@ GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu", "relu2": "relu2_glu"}
 
 
 SUB_NORM = "ffn_sub_norm"  # BitNet's RMSNorm of the gated product, before the down projection
+OUT_SCALE = "global_scale"  # a learned scalar the MLP multiplies its output by (Inkling's InklingMLP)
 MOE_POST_NORM = "post_mlp_layernorm"  # A.X-K1's RMSNorm of the MoE block's output, held by the block itself
 
 
-def ffn_parts(module) -> tuple[dict, dict] | None:
+def ffn_parts(module, scaled: bool = False) -> tuple[dict, dict] | None:
     """The MLP's matrices by name and shape (an activation with learned scalars is the activation's, a
-    sub-norm the gated MLP's own)."""
+    sub-norm the gated MLP's own); `scaled` lets the module hold OUT_SCALE, a learned scalar on its output."""
     parts = {name: child for name, child in children(module).items()
              if not learned_activation(child) and name != SUB_NORM}
-    if own(module) or not parts:
+    if (own(module) and not (scaled and own(module) == {OUT_SCALE: (1,)})) or not parts:
         return None
     shapes = shapes_of(parts)
     return (parts, shapes) if all(shape is not None for shape in shapes.values()) else None

@@ -1,8 +1,7 @@
-"""Mixtures of experts recognised (std.ffn.moe's moe): a router over experts stored fused (as transformers 5
-keeps them) or one module each, an optional shared expert with an optional sigmoid gate, experts of two matrices
-(Nemotron-H); and experts stored as one [E, out, in] tensor a matrix with a top-k router `router.layer` and a bias
-of d after their weighted sum (JetMoE's ParallelExperts, `output_bias`). A spec whose experts run densely in
-transformers gains the `experts` option."""
+"""Mixtures of experts recognised (std.ffn.moe's moe): a router over experts stored fused or one module each,
+a shared expert (optionally gated; or stacked and scored by the router, Inkling's), experts of two matrices
+(Nemotron-H), experts as one [E, out, in] tensor a matrix under a router `router.layer` with a bias of d after
+their sum (JetMoE's). A spec whose experts run densely in transformers gains the `experts` option."""
 
 from __future__ import annotations
 
@@ -34,6 +33,7 @@ from .swiglu import gated_ffn
 
 EXPERT_NORM = "post_expert_norm"  # Ergo's experts' child: an RMS norm scale [E, d] of each expert's own
 SHARED_NORM = "norm"  # the shared expert's RMS norm of its output (Ergo)
+ROUTER_SCALE = "global_scale"  # a router's learned scalar on its routing weights (InklingTopkRouter's)
 SCORERS = ("wg", "gate", "layer", "linear")  # a router's one child holding its score matrix (module names)
 ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1, "relu2": 2}  # std.activation's counts, for an ungated expert
 
@@ -59,21 +59,21 @@ def moe(module, at: Where) -> Found | None:
     scores = own(scoring)
     if "weight" not in scores or len(scores["weight"]) != 2 or scores["weight"][1] != at.d:
         return None
-    count = scores["weight"][0]
+    shared_name, shared = pick(parts, SHARED)
+    stacked = _stacked_shared(shared, at) if shared is not None else None
+    # a router of as many more rows as there are stacked shared experts scores them beside the routed ones
+    # (Inkling's shared_expert_sink); shared experts it does not score are read as a shared expert's width
+    scored = stacked[0] if stacked and _experts(experts, scores["weight"][0] - stacked[0], at) else 0
+    count = scores["weight"][0] - scored
     shape = _experts(experts, count, at)
     top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
     statics = _router_statics(router, count) if scoring is router else False
-    # a score-correction bias held as a parameter, the router's (Laguna) or the block's (AFMoE's expert_bias),
-    # counts as the router's bias: E values either way
-    held = own(module).get("expert_bias")
-    if held is not None and (held != (count,) or "bias" in scores or "e_score_correction_bias" in scores):
+    extras = _router_extras(module, scores, count)
+    if shape is None or extras is None or statics is None or (stacked and not scored):
         return None
-    correction = (scores.get("e_score_correction_bias") == (count,) or held is not None) and "bias" not in scores
-    if shape is None or set(scores) - {"weight", "bias"} - ({"e_score_correction_bias"} if correction else set()) \
-            or statics is None:
-        return None
-    shared_name, shared = pick(parts, SHARED)
-    shared_f, shared_norm = _shared_width(shared, shape, at) if shared is not None else (None, False)
+    correction, scale = extras
+    shared_f, shared_norm = (stacked[0] * stacked[1], False) if scored else \
+        _shared_width(shared, shape, at) if shared is not None else (None, False)
     gate = parts.get("shared_expert_gate")
     post = _post_norm(parts, {router_name, "experts", shared_name, "shared_expert_gate"}, at)
     if (gate is not None and linear(gate) != Linear(at.d, 1, False)) or shared_f == 0 or post is None:
@@ -85,8 +85,35 @@ def moe(module, at: Where) -> Found | None:
                       router_bias="bias" in scores or correction or statics or None,
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None,
                       post_norm=True if post else None, expert_norm=shape.normed or None,
-                      shared_norm=shared_norm or None),
+                      shared_norm=shared_norm or None, shared_scored=scored or None, router_scale=scale or None),
                  mixer=False, post_norm=not post)  # moe takes post_norm (Kolibri's sandwich norms) once
+
+
+def _router_extras(module, scores: dict, count: int) -> tuple[bool, bool] | None:
+    """(a score-correction bias, a learned scalar on the routing weights) held beside the score matrix; None
+    when the router or the block holds anything else. A correction bias held as a parameter, the router's
+    (Laguna) or the block's (AFMoE's expert_bias), counts as the router's bias: E values either way; the
+    scalar is InklingTopkRouter's global_scale."""
+    held = own(module).get("expert_bias")
+    if held is not None and (held != (count,) or "bias" in scores or "e_score_correction_bias" in scores):
+        return None
+    correction = (scores.get("e_score_correction_bias") == (count,) or held is not None) and "bias" not in scores
+    scale = scores.get(ROUTER_SCALE) == (1,)
+    known = {"weight", "bias", *(("e_score_correction_bias",) if correction else ()),
+             *((ROUTER_SCALE,) if scale else ())}
+    return None if set(scores) - known else (correction, scale)
+
+
+def _stacked_shared(shared, at: Where) -> tuple[int, int] | None:
+    """(how many, their width) for shared experts stored as SwiGLU tensors of every shared expert stacked,
+    gate and up [S, f, d], down [S, d, f], each run on every token (InklingSharedExperts); None for any other
+    module."""
+    shapes = own(shared)
+    gate, up, down = (shapes.get(name, ()) for name in ("gate_proj", "up_proj", "down_proj"))
+    if set(shapes) != {"gate_proj", "up_proj", "down_proj"} or children(shared) or len(gate) != 3 \
+            or gate[2] != at.d or up != gate or down != (gate[0], at.d, gate[1]) or activation(shared) != "silu":
+        return None
+    return gate[0], gate[1]
 
 
 def _post_norm(parts: dict, known: set, at: Where) -> set | None:

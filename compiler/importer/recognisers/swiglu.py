@@ -1,5 +1,5 @@
 """Gated feed-forwards recognised (std.ffn.swiglu's swiglu, geglu and relu2_glu): gate and up apart or fused,
-the down projection, an optional norm of the gated product."""
+the down projection, an optional norm of the gated product, an optional learned scalar on the output."""
 
 from __future__ import annotations
 
@@ -8,20 +8,21 @@ from ..reading.feedforward import (
     FUSED_GATE_UP,
     GATE,
     GATED_BLOCKS,
+    OUT_SCALE,
     SUB_NORM,
     UP,
     config_act,
     ffn_parts,
     forward_act,
 )
-from ..reading.modules import Found, Linear, Where, activation, children, pick, sub_norm
+from ..reading.modules import Found, Linear, Where, activation, children, own, pick, sub_norm
 from ..reading.spec import call
 from . import Recogniser
 
 
 def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
     """SwiGLU or GeGLU: gate and up (separate or one fused matrix) d → f, down f → d."""
-    found = ffn_parts(module)
+    found = ffn_parts(module, scaled=True)
     if found is None:
         return None
     parts, shapes = found
@@ -41,10 +42,11 @@ def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
         return None
     block = GATED_BLOCKS.get(activation(module) or config_act(at.config) or forward_act(module))
     down_norm = sub_norm(children(module), SUB_NORM, f)
-    if block is None or down_norm is None or (down_norm and block == "geglu"):
+    scaled = OUT_SCALE in own(module)
+    if block is None or down_norm is None or (down_norm and block == "geglu") or (scaled and block != "swiglu"):
         return None
-    return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if down_norm else None),
-                 mixer=False)
+    return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if down_norm else None,
+                      out_scale=scaled or None), mixer=False)
 
 
 RECOGNISER = Recogniser("swiglu", "sublayer", gated_ffn, writes=tuple(GATED_BLOCKS.values()))
