@@ -25,6 +25,7 @@ from archcost.compiler.compilation import compile_file, compile_text
 from archcost.compiler.importer import import_spec, parse_config
 from archcost.compiler.numbers.evaluate import evaluate
 from archcost.compiler.terms.scenario import Scenario
+from archcost.dsl.errors import ArchError
 
 FIGURES = runs.read_record()["figures"]
 # small parity cases the schema reads and the modeling code does not (yet): each names what stops it
@@ -336,3 +337,21 @@ def test_inklings_convolutions_relative_bias_and_scored_shared_experts_are_read_
                   "rel_extent = 32", "swiglu(d, f = 512, out_scale = true, out_conv = 4)",
                   "shared_f = 128, shared_scored = 2, router_scale = true"):
         assert words in " ".join(imported.text.split()), words  # the printer wraps long calls
+
+
+@pytest.mark.parametrize("model_type", ["gemma4_assistant", "gemma4_unified_assistant"])
+def test_a_draft_model_reads_its_targets_keys_and_values_and_holds_none(model_type):
+    """Gemma 4's assistant (Gemma4AssistantForCausalLM): queries and outputs only, reading the keys and values its
+    target stored (gqa's `kv_share = reuse`, a cache it does not hold), the target's embedding and last hidden
+    state projected in and its state projected back out, every fed position scored: read and checked against the
+    model transformers built (parameters, matrix FLOPs as its candidate generator feeds it, 0 values cached)."""
+    imported = import_spec(parse_config(modeling_types.small_config(model_type), f"{model_type}.json"),
+                           from_modeling_code=True)
+    text = " ".join(imported.text.split())
+    assert "keys and values per token: 0 values = transformers' cache's 0" in imported.checked
+    for words in ("linear pre_projection: 2 * ", "kv_share = reuse", "lm_head(d, vocab, tied = true, rows = m)",
+                  "linear post_projection: d -> "):
+        assert words in text, words
+    ordered = {**json.loads(modeling_types.small_config(model_type)), "use_ordered_embeddings": True}
+    with pytest.raises(ArchError, match="masked_embedding"):  # the E2B/E4B assistants' centroid head: not modelled
+        import_spec(parse_config(json.dumps(ordered), f"{model_type}.json"), from_modeling_code=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from .meta import HANDED_CACHE, RECURRENT_STATE, STATE_KEYWORD, handed_cache, libraries, quiet, running
+from .meta import HANDED_CACHE, RECURRENT_STATE, STATE_KEYWORD, fed, handed_cache, libraries, quiet, running
 
 
 def cache_values(model, new: int) -> int:
@@ -54,10 +54,8 @@ def fixed_values(model, new: int) -> int | None:
 
 def _prefilled(model, new: int):
     """(the model's output after a prefill of `new` zero tokens for one request, the cache it was handed)."""
-    torch, _ = libraries()
-    ids = torch.zeros(1, new, dtype=torch.long, device=next(model.parameters()).device)
     handed = handed_cache(model)
     with running(model), warnings.catch_warnings(), quiet():
         warnings.simplefilter("ignore")
-        out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **handed)
+        out = model(**fed(model, 1, 0, new), **handed)
     return out, handed

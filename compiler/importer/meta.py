@@ -96,7 +96,8 @@ def build(config: Config) -> Built:
     except Exception as refused:  # the modeling code's own __init__: any exception it raises is its own
         raise config.error("E505", f"transformers cannot build model_type {json.dumps(inner.model_type)}: "
                                    f"{_first_line(refused)}", "model_type") from None
-    return Built(model, inner, model_type if inner is not whole else None, auto, built_from)
+    return Built(model, inner, model_type if inner is not whole and not _holds_its_text(whole) else None, auto,
+                 built_from)
 
 
 def _built(auto, built_from, device: str):
@@ -132,11 +133,25 @@ def _auto_class(transformers, inner, whole):
     that whole model, whose text path is what input ids take."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
+    if inner is not whole and _holds_its_text(whole):
+        return transformers.AutoModelForCausalLM, whole
     if inner.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES or inner is whole:
         return transformers.AutoModelForCausalLM, inner
     if whole.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         return transformers.AutoModelForCausalLM, whole
     return transformers.AutoModelForImageTextToText, whole
+
+
+def _holds_its_text(whole) -> bool:
+    """A causal LM whose text config is a part of it, not the text path of a vision-language wrapper (Gemma 4's
+    assistant: its text model between projections from and to its target's width): built whole."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+    )
+
+    return whole.model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES \
+        and whole.model_type not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
 
 
 def keeps_cache(model) -> bool:
@@ -194,17 +209,22 @@ def counted_flops(model, shapes) -> dict[tuple[int, int, int], int]:
     torch, _ = libraries()
     from torch.utils.flop_counter import FlopCounterMode
 
-    device = next(model.parameters()).device
+    from . import draft
 
     def run(batch: int, positions: int, **state):
-        ids = torch.zeros(batch, positions, dtype=torch.long, device=device)
         with FlopCounterMode(display=False) as counter:
-            out = model(input_ids=ids, logits_to_keep=1, use_cache=True, **state)
+            out = model(**fed(model, batch, 0, positions), **state)
         return counter.get_total_flops(), out
 
     totals, states = {}, {}  # states: (batch, positions) → a counted prefill's output and handed cache
     with warnings.catch_warnings(), quiet():
         warnings.simplefilter("ignore")
+        if draft.drafts(model):  # one call a shape: its target's entries are handed, none of its own kept
+            for shape in shapes:
+                with FlopCounterMode(display=False) as counter:
+                    model(**fed(model, *shape))
+                totals[shape] = counter.get_total_flops()
+            return totals
         for batch, _, new in (shape for shape in shapes if not shape[1]):  # prefills first: decodes follow them
             handed = handed_cache(model)
             totals[batch, 0, new], out = run(batch, new, **handed)
@@ -215,6 +235,18 @@ def counted_flops(model, shapes) -> dict[tuple[int, int, int], int]:
             out, handed = states.pop((batch, cached), None) or (run(batch, cached, **handed)[1], handed)
             totals[batch, cached, new] = run(batch, new, **(handed or cached_state(model, out)))[0]
     return {shape: totals[shape] for shape in shapes}
+
+
+def fed(model, batch: int, cached: int, new: int) -> dict:
+    """The forward's inputs for `new` positions of `batch` requests after `cached` ones: zero token ids, logits
+    for the last position and a cache; a draft model's as its candidate generator feeds it (draft.py)."""
+    from . import draft
+
+    torch, _ = libraries()
+    if draft.drafts(model):
+        return draft.fed(model, batch, cached, new)
+    return {"input_ids": torch.zeros(batch, new, dtype=torch.long, device=next(model.parameters()).device),
+            "logits_to_keep": 1, "use_cache": True}
 
 
 def handed_cache(model) -> dict:

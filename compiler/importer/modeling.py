@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import altup, heads, hyper, meta, recognisers, residual_modules
+from . import altup, draft, heads, hyper, meta, recognisers, residual_modules
 from .config import Config
 from .dense import embed_scale
 from .hybrid import logit_softcap
@@ -51,7 +51,14 @@ def walk(built: meta.Built) -> Walked:
     before, after = _edges(base, path, embedding, head, d, config, towers)
     scored = next(i for i, stmt in enumerate(after) if getattr(stmt, "name", None) == "lm_head")
     after[scored:scored] = transform
-    text = parameters_of(base) | parameters_of(head) | transformed
+    fed, handed, projections = draft.edges(model, base, head, d)
+    if fed:  # a draft model scores every position it is fed (its forward keeps no logits_to_keep)
+        # its input is the target's embedding, scaled there: none of its own is looked up or scaled
+        before[1:] = [*fed, *(stmt for stmt in before[1:] if getattr(stmt, "label", None) != "embed_scale")]
+        after[scored] = after[scored].model_copy(update={"args": [*after[scored].args, ast.Keyword(
+            name="rows", value=ast.Name(id="m"))]})
+        after.append(*handed)
+    text = parameters_of(base) | parameters_of(head) | transformed | projections
     if built.wrapper is None:
         _nothing_outside(model, text)
     text -= {p for tower in towers.values() for p in parameters_of(tower)}

@@ -9,9 +9,15 @@ from .modules import norm
 QK_NORMS = (("q_norm", "k_norm"), ("q_layernorm", "k_layernorm"), ("query_layernorm", "key_layernorm"))
 
 
-def qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int) -> tuple[dict, set] | None:
-    """The norms on Q and K: (the gqa arguments, the children they are), or None if they are another kind."""
+def qk_norm(module, parts: dict, head_dim: int, q_heads: int, kv_heads: int, keys: bool = True
+            ) -> tuple[dict, set] | None:
+    """The norms on Q and K: (the gqa arguments, the children they are), or None if they are another kind; a
+    layer that projects no keys (`keys` false: it reads another's) has the query's alone."""
     names = next((pair for pair in QK_NORMS if pair[0] in parts or pair[1] in parts), None)
+    if names is not None and not keys:
+        if names[1] in parts:
+            return None  # a key norm where no keys are projected
+        names = (names[0], names[0])  # the query's norm, read as both: gqa writes no k_norm for such a layer
     weightless = [name for name, child in module.named_children() if "L2Norm" in type(child).__name__
                   or (norm(child) is not None and norm(child).width is None)]
     if names is None:

@@ -31,6 +31,7 @@ class _Heads:
     used: frozenset     # the children holding the projections
     v_dim: int = 0      # the values' width per head, where it is not head_dim (MiMo-V2-Flash)
     value_is_key: bool = False  # no V matrix: the values are the keys as projected (Gemma 4's full layers)
+    reuse: bool = False         # no K or V matrix: the queries read keys and values another model holds
 
 
 def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
@@ -50,6 +51,15 @@ def _projections(module, parts: dict, shapes: dict, at: Where) -> _Heads | None:
         # Gemma 4's attention_k_eq_v on its full layers: the keys' projection gives the values too
         return _Heads(shapes[q].width_out // head_dim, shapes[k].width_out // head_dim, head_dim, shapes[q].bias,
                       frozenset({q, k}), value_is_key=True)
+    if q and not (k or v or fused) and getattr(module, "is_kv_shared_layer", False) and shapes[q] is not None \
+            and not shapes[q].width_out % head_dim and isinstance(getattr(module, "num_key_value_groups", None), int):
+        # Gemma 4's assistant: every layer reads the keys and values of its kind its target stored; its K, V
+        # heads are the query heads over the groups transformers repeats them by (eager_attention_forward)
+        q_heads = shapes[q].width_out // head_dim
+        if q_heads % module.num_key_value_groups:
+            return None
+        return _Heads(q_heads, q_heads // module.num_key_value_groups, head_dim, shapes[q].bias, frozenset({q}),
+                      reuse=True)
     if not (q and k and v) or any(shapes[name] is None for name in (q, k, v)):
         return None
     if len({shapes[n].bias for n in (q, k, v)}) > 1 or shapes[k].width_in != shapes[v].width_in:
@@ -70,7 +80,7 @@ def attention(module, at: Where) -> Found | None:
     parts, shapes = children(module), shapes_of(children(module))
     out = pick(parts, OUTPUT)[0]
     h = _projections(module, parts, shapes, at) if out is not None and shapes[out] is not None else None
-    qk = qk_norm(module, parts, h.head_dim, h.q_heads, h.kv_heads) if h else None
+    qk = qk_norm(module, parts, h.head_dim, h.q_heads, h.kv_heads, keys=not h.reuse) if h else None
     if h is None or qk is None:
         return None
     heads = getattr(module, "num_heads", None) or getattr(at.config, "num_attention_heads", None)
@@ -102,7 +112,7 @@ def attention(module, at: Where) -> Found | None:
                       head_gate=True if head_gate else None, out_gate=True if out_gate else None,
                       gate_bias=gate_bias or None, temperature=True if at.temperature else None,
                       value="key" if h.value_is_key else None, v_norm=True if weightless_v_norm(module) else None,
-                      **qk[0], **masked[0]),
+                      kv_share="reuse" if h.reuse else None, **qk[0], **masked[0]),
                  mixer=True)
 
 
