@@ -38,7 +38,9 @@ SAMPLE = ("olmoe", "starcoder2", "qwen3_5_moe", "nanochat", "olmo", "granitemoes
           "lfm2_moe", "apertus", "persimmon", "bitnet", "laguna", "afmoe", "kolibri1", "beam", "olmo_hybrid",
           "axk1",
           # residual gates, per-expert norms, transposed ungated experts (issue 48, transformers 5.25)
-          "ergo")
+          "ergo",
+          # a layer of two attention-and-MLP pairs and a shortcut MoE with identity experts, counted by num_layers
+          "longcat_flash")
 
 
 @cache

@@ -114,19 +114,30 @@ def _defined_apart(stack: list[tuple]) -> tuple[list[tuple], list[ast.BlockDef]]
     return layers, list(defined.values())
 
 
+# the config fields that count the decoder's layers, in the order they are looked for: num_layers where a config
+# counts its layers apart from num_hidden_layers (LongCat-Flash's num_hidden_layers counts each layer's two
+# attention sublayers, 2 × num_layers)
+LAYER_COUNTS = ("num_hidden_layers", "num_layers")
+
+
 def _layer_list(model, config):
     """The decoder's layers: the list of num_hidden_layers modules beside the input embedding (a vision tower's
-    list may be as long), else the first such list in the tree."""
-    count, embedding = config.num_hidden_layers, model.get_input_embeddings()
-    for path, module in model.named_modules():
-        if any(child is embedding for child in module.children()):
-            for name, child in module.named_children():
-                if type(child).__name__ == "ModuleList" and len(child) == count:
-                    return f"{path}.{name}" if path else name, child
-    for path, module in model.named_modules():
-        if type(module).__name__ == "ModuleList" and len(module) == count and any(True for _ in module.parameters()):
-            return path, module
-    raise refuse(f"no list of {count} layers (num_hidden_layers) in {type(model).__name__}")
+    list may be as long), else the first such list in the tree; a list of the config's other count is looked for
+    where each would be, before anywhere else (a layer's own pair of sublayers is a list of two)."""
+    counts = dict.fromkeys(getattr(config, field) for field in LAYER_COUNTS
+                           if isinstance(getattr(config, field, None), int))
+    embedding = model.get_input_embeddings()
+    beside = [(f"{path}.{name}" if path else name, child) for path, module in model.named_modules()
+              if any(part is embedding for part in module.children()) for name, child in module.named_children()
+              if type(child).__name__ == "ModuleList"]
+    anywhere = [(path, module) for path, module in model.named_modules()
+                if type(module).__name__ == "ModuleList" and any(True for _ in module.parameters())]
+    for candidates in (beside, anywhere):
+        for count in counts:
+            found = next(((path, module) for path, module in candidates if len(module) == count), None)
+            if found is not None:
+                return found
+    raise refuse(f"no list of {config.num_hidden_layers} layers (num_hidden_layers) in {type(model).__name__}")
 
 
 def _attention_of(layer):

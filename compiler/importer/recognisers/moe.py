@@ -1,7 +1,8 @@
 """Mixtures of experts recognised (std.ffn.moe's moe): a router over experts stored fused or one module each,
 a shared expert (optionally gated; or stacked and scored by the router, Inkling's), experts of two matrices
 (Nemotron-H), experts as one [E, out, in] tensor a matrix under a router `router.layer` with a bias of d after
-their sum (JetMoE's). A spec whose experts run densely in transformers gains the `experts` option."""
+their sum (JetMoE's), identity experts the router scores beside the weighted ones (LongCat-Flash's
+`zero_experts`). A spec whose experts run densely in transformers gains the `experts` option."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ from ..reading.modules import (
     sub_norm,
 )
 from ..reading.paths import option
+from ..reading.router import choices_of, extras, scoring_of
+from ..reading.router import statics as router_statics
 from ..reading.spec import call
 from . import Recogniser, word
 from .gelu_mlp import plain_ffn
@@ -33,8 +36,6 @@ from .swiglu import gated_ffn
 
 EXPERT_NORM = "post_expert_norm"  # Ergo's experts' child: an RMS norm scale [E, d] of each expert's own
 SHARED_NORM = "norm"  # the shared expert's RMS norm of its output (Ergo)
-ROUTER_SCALE = "global_scale"  # a router's learned scalar on its routing weights (InklingTopkRouter's)
-SCORERS = ("wg", "gate", "layer", "linear")  # a router's one child holding its score matrix (module names)
 ACT_FLOPS = {"silu": 4, "gelu": 8, "relu": 1, "relu2": 2}  # std.activation's counts, for an ungated expert
 
 
@@ -55,23 +56,23 @@ def moe(module, at: Where) -> Found | None:
     experts = parts.get("experts")
     if router is None or experts is None or set(own(module)) - {"expert_bias"}:
         return None
-    scoring = _scoring(router)
+    scoring = scoring_of(router)
     scores = own(scoring)
     if "weight" not in scores or len(scores["weight"]) != 2 or scores["weight"][1] != at.d:
         return None
     shared_name, shared = pick(parts, SHARED)
     stacked = _stacked_shared(shared, at) if shared is not None else None
+    choices, count = choices_of(module, scores)
     # a router of as many more rows as there are stacked shared experts scores them beside the routed ones
     # (Inkling's shared_expert_sink); shared experts it does not score are read as a shared expert's width
-    scored = stacked[0] if stacked and _experts(experts, scores["weight"][0] - stacked[0], at) else 0
-    count = scores["weight"][0] - scored
+    scored = stacked[0] if stacked and _experts(experts, count - stacked[0], at) else 0
+    choices, count = choices - scored, count - scored
     shape = _experts(experts, count, at)
     top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
-    statics = _router_statics(router, count) if scoring is router else False
-    extras = _router_extras(module, scores, count)
-    if shape is None or extras is None or statics is None or (stacked and not scored):
+    statics = router_statics(router, choices) if scoring is router else False
+    held = extras(module, scores, choices)  # (a score-correction bias, a scalar on the weights)
+    if shape is None or held is None or statics is None or (stacked and not scored):
         return None
-    correction, scale = extras
     shared_f, shared_norm = (stacked[0] * stacked[1], False) if scored else \
         _shared_width(shared, shape, at) if shared is not None else (None, False)
     gate = parts.get("shared_expert_gate")
@@ -81,27 +82,12 @@ def moe(module, at: Where) -> Found | None:
     act_flops = 9 if shape.clamped else (ACT_FLOPS[shape.act] if shape.act else None)
     return Found(call("moe", "d", experts=count, top=top, f=shape.f, shared_f=shared_f,
                       dense_experts="dense" if runs_every_expert(experts) else None,
-                      shared_gate=gate is not None or None,
-                      router_bias="bias" in scores or correction or statics or None,
+                      shared_gate=gate is not None or None, zero_experts=(choices - count) or None,
+                      router_bias="bias" in scores or held[0] or statics or None,
                       expert_bias=shape.biased or None, act_flops=act_flops, matrices=2 if shape.act else None,
                       post_norm=True if post else None, expert_norm=shape.normed or None,
-                      shared_norm=shared_norm or None, shared_scored=scored or None, router_scale=scale or None),
+                      shared_norm=shared_norm or None, shared_scored=scored or None, router_scale=held[1] or None),
                  mixer=False, post_norm=not post)  # moe takes post_norm (Kolibri's sandwich norms) once
-
-
-def _router_extras(module, scores: dict, count: int) -> tuple[bool, bool] | None:
-    """(a score-correction bias, a learned scalar on the routing weights) held beside the score matrix; None
-    when the router or the block holds anything else. A correction bias held as a parameter, the router's
-    (Laguna) or the block's (AFMoE's expert_bias), counts as the router's bias: E values either way; the
-    scalar is InklingTopkRouter's global_scale."""
-    held = own(module).get("expert_bias")
-    if held is not None and (held != (count,) or "bias" in scores or "e_score_correction_bias" in scores):
-        return None
-    correction = (scores.get("e_score_correction_bias") == (count,) or held is not None) and "bias" not in scores
-    scale = scores.get(ROUTER_SCALE) == (1,)
-    known = {"weight", "bias", *(("e_score_correction_bias",) if correction else ()),
-             *((ROUTER_SCALE,) if scale else ())}
-    return None if set(scores) - known else (correction, scale)
 
 
 def _stacked_shared(shared, at: Where) -> tuple[int, int] | None:
@@ -158,27 +144,6 @@ def _shared_width(shared, experts: Experts, at: Where) -> tuple[int, bool]:
     if inner is None or acts != [ast.Name(id=experts.act)] or biased != [ast.Bool(value=False)]:
         return 0, False
     return _width(inner), normed
-
-
-def _scoring(router):
-    """The module holding the router's score matrix: the router itself, or its one linear child (HunYuan's
-    gate.wg, AFMoE's router.gate, DBRX's router.layer, Ergo's gate.linear)."""
-    inner = children(router)
-    if not own(router) and len(inner) == 1 and set(inner) <= set(SCORERS):
-        child = next(iter(inner.values()))
-        return child if linear(child) is not None else router
-    return router
-
-
-def _router_statics(router, count: int) -> bool | None:
-    """Whether the router holds a learned score-correction bias as a parameter of a child (ERNIE 4.5's
-    moe_statics, [1, E]); None when it holds any other child with parameters."""
-    inner = children(router)
-    if not inner:
-        return False
-    if set(inner) != {"moe_statics"} or set(own(inner["moe_statics"]).values()) != {(1, count)}:
-        return None
-    return True
 
 
 def _experts(experts, count: int, at: Where) -> Experts | None:
