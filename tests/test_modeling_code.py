@@ -357,3 +357,16 @@ def test_a_draft_model_reads_its_targets_keys_and_values_and_holds_none(model_ty
     ordered = {**json.loads(modeling_types.small_config(model_type)), "use_ordered_embeddings": True}
     with pytest.raises(ArchError, match="masked_embedding"):  # the E2B/E4B assistants' centroid head: not modelled
         import_spec(parse_config(json.dumps(ordered), f"{model_type}.json"), from_modeling_code=True)
+
+
+@pytest.mark.parametrize("extra", [{"chunk_size": 4}, {"chunk_size": 4, "weight_mode": "fused"},
+                                   {"chunk_size": 8, "use_bias": True, "num_heads": 4}])
+def test_the_mlstms_whole_chunks_and_stepped_tail_are_checked(extra):
+    """The xLSTM (transformers' xLSTMForCausalLM) with chunks smaller than the check's prompts (5 and 9
+    positions), so its prefills run whole chunks of the chunkwise form and the positions left through the step
+    (wrap_chunkwise_arbitrary_sequence_length): read and checked against the model transformers built, the head
+    scoring every position (its forward keeps no logits_to_keep)."""
+    config = {"model_type": "xlstm", "num_hidden_layers": 2, "hidden_size": 256, "vocab_size": 1000, **extra}
+    imported = import_spec(parse_config(json.dumps(config), "xlstm.json"), from_modeling_code=True)
+    assert imported.checked[0] == "checked with --attention rectangle --logits all"
+    assert f"chunk = {extra['chunk_size']}" in imported.text

@@ -121,15 +121,19 @@ def _with_index_record(indexed: bool, formats, fmt: str):
                                       "note": note})
 
 
-def checked_with(paths: tuple[tuple[str, str], ...]) -> str:
-    """The flags under which the check met transformers: its attention convention and the options' words."""
-    return "with " + " ".join(["--attention rectangle", *(f"--option {name}={word}" for name, word in paths)])
+def checked_with(paths: tuple[tuple[str, str], ...], logits: str = "last") -> str:
+    """The flags under which the check met transformers: its attention convention, the rows its head scores when
+    not the last one's alone, and the options' words."""
+    scored = [f"--logits {logits}"] if logits != "last" else []
+    return "with " + " ".join(["--attention rectangle", *scored,
+                               *(f"--option {name}={word}" for name, word in paths)])
 
 
 def check(text: str, walked, built, kv_bits: int, records: str = "", values: str | None = None) -> list[str]:
-    compiled = compile_text(text, name="<imported spec>",
-                            conventions=Conventions(attention="rectangle", paths=walked.paths))
     model = meta.runnable(built)
+    logits = "all" if meta.scores_every_position(model) else "last"
+    compiled = compile_text(text, name="<imported spec>",
+                            conventions=Conventions(attention="rectangle", logits=logits, paths=walked.paths))
     keeps_cache = meta.keeps_cache(model)
     shapes = meta.check_shapes(keeps_cache, model)
     counted = meta.run_shapes(model, shapes)
@@ -142,7 +146,7 @@ def check(text: str, walked, built, kv_bits: int, records: str = "", values: str
         compared.append((meta.HANDED_CACHE[walked.model_class], None))
     if walked.model_class in meta.BATCHED_STEP_BROKEN:
         compared.append((f"decode checked at B = 1: {meta.BATCHED_STEP_BROKEN[walked.model_class]}", None))
-    compared.insert(0, (f"checked {checked_with(walked.paths)}{records}", None))
+    compared.insert(0, (f"checked {checked_with(walked.paths, logits)}{records}", None))
     wrong = [difference for _, difference in compared if difference]
     if wrong:
         raise ArchError([Diagnostic(

@@ -28,13 +28,14 @@ def cache_values(model, new: int) -> int:
 
 FIXED_STATE = ("conv_states", "recurrent_states")  # a linear-attention cache layer's slots and matrices
 MODULE_STATE = ("conv1d_state", "recurrent_states")  # RecurrentGemma's, kept in its modules between calls
+LAYER_STATES = "rnn_state"  # a cache of each layer's recurrent tensors by layer index (xLSTMCache's C, n and m)
 
 
 def fixed_values(model, new: int) -> int | None:
     """The values of the state that does not grow (convolution slots, recurrent matrices) the model holds after a
     prefill of `new` positions (one request): its cache layers' conv_states and recurrent_states, MiniMax's
-    linear_cache, RWKV's returned state, or RecurrentGemma's modules'; None when the model keeps it nowhere the
-    check knows."""
+    linear_cache, a cache's tensors by layer (LAYER_STATES), RWKV's returned state, or RecurrentGemma's modules';
+    None when the model keeps it nowhere the check knows."""
     torch, _ = libraries()
     out, handed = _prefilled(model, new)
     if RECURRENT_STATE in out:
@@ -46,6 +47,7 @@ def fixed_values(model, new: int) -> int | None:
             held = getattr(layer, name, None)
             found += list(held.values()) if isinstance(held, dict) else [held]
     found += [t for kept in getattr(cache, "linear_cache", ()) for t in (kept if isinstance(kept, list) else [kept])]
+    found += [t for kept in (getattr(cache, LAYER_STATES, None) or {}).values() for t in kept]
     if type(model).__name__ in HANDED_CACHE:
         found += [getattr(module, name, None) for module in model.modules() for name in MODULE_STATE]
     tensors = {id(t): t for t in found if isinstance(t, torch.Tensor)}

@@ -161,6 +161,13 @@ def keeps_cache(model) -> bool:
                                           RECURRENT_STATE))
 
 
+def scores_every_position(model) -> bool:
+    """Whether the model's head scores every position of a call: its forward takes no `logits_to_keep` (the
+    keyword lands in **kwargs, unread, and the head reads the whole sequence), so the check counts its head as
+    `--logits all` does."""
+    return "logits_to_keep" not in inspect.signature(model.forward).parameters
+
+
 # models whose batched one-token step transformers computes wrongly, and why: their decode is checked at B = 1
 # a model that returns no cache: its attention layers write the cache it is handed, its recurrent state stays in
 # its modules between calls; the check hands it one and runs the decode on it

@@ -224,8 +224,10 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
     rows = "vocab" if tied or head.weight.shape[0] == embedding.weight.shape[0] else head.weight.shape[0]
     after.append(call("lm_head", "d", rows, tied=True if tied else None, bias=True if bias else None,
                       note="the head reads the embedding table" if tied else "a head of its own"))
-    if getattr(config, "final_logit_softcapping", None):
-        after.append(logit_softcap("final_logit_softcapping"))
+    # the config field that caps the logits, by either of the names transformers' configs give it
+    capped = next((f for f in ("final_logit_softcapping", "output_logit_soft_cap") if getattr(config, f, None)), None)
+    if capped is not None:
+        after.append(logit_softcap(capped))
     return before, after
 
 

@@ -40,7 +40,10 @@ def one_chunk(a: SimpleNamespace, c) -> sp.Expr:
         return 4 * c**2 * dk + 2 * c**2 * dv + 6 * c * dk * dv
     if a.prefill == "lightning":
         # MiniMax-01 (arXiv:2501.08313 §2.2.2): intra-block Q·Kᵀ and its decayed product with V over the whole
-        # c×c block, inter-block Q·kv and the block's Kᵀ·V into the state
+        # c×c block, inter-block Q·kv and the block's Kᵀ·V into the state. The mLSTM's chunkwise form (Beck et
+        # al. 2024, arXiv:2405.04517 §A; transformers' mlstm_chunkwise_recurrent_fw_C and _parallel_fw_H) runs
+        # the same four products: Kᵀ·V into C, Q·Kᵀ masked to its causal part after the product, its product
+        # with V, and Q·C
         return 2 * c**2 * (dk + dv) + 4 * c * dk * dv
     if a.prefill == "kda_torch":
         # transformers' torch reference of chunked KDA (chunk_kimi_delta_attention): its K_β·Kᵀ and Q·Kᵀ carry a
@@ -65,10 +68,14 @@ def chunked(a: SimpleNamespace) -> sp.Expr:
     r = P mod C positions counted as `chunk_tail` says: `average`, each of the P positions at the per-position
     cost of a whole chunk; `pad`, ⌈P/C⌉ whole chunks (transformers' torch reference pads the sequence; the
     book's calculator for Gated DeltaNet); `exact`, ⌊P/C⌋ whole chunks and one chunk of r (the calculator's
-    KDA block algorithm, kda_math.work)."""
+    KDA block algorithm, kda_math.work); `step`, ⌊P/C⌋ whole chunks and the r left run the recurrent step one by
+    one (transformers' and mlstm_kernels' wrap_chunkwise_arbitrary_sequence_length for the mLSTM)."""
     C = a.chunk
     if a.prefill == "ssd":
         return state_space_duality(a)
+    if a.chunk_tail == "step":
+        whole = sp.floor(P / C)
+        return B * (whole * one_chunk(a, C) + (P - C * whole) * a.update * a.dk * a.dv)
     if a.chunk_tail == "pad":
         return B * sp.ceiling(P / C) * one_chunk(a, C)
     if a.chunk_tail == "exact":
@@ -137,11 +144,12 @@ SPEC = OpSpec(
         Arg("prefill", "enum", "stepwise", choices=("stepwise", "gated_delta", "kda", "kda_torch", "ssd",
                                                                    "lightning"),
             doc="prefill algorithm: the step per token, or a chunked algorithm (ssd: Mamba-2's, whole chunks; "
-                "lightning: MiniMax's blocks; kda_torch: transformers' torch reference of KDA)"),
+                "lightning: MiniMax's blocks, and the xLSTM's chunkwise mLSTM; kda_torch: transformers' torch "
+                "reference of KDA)"),
         Arg("chunk", "dim", 64, doc="chunk size C of a chunked prefill"),
-        Arg("chunk_tail", "enum", "average", choices=("average", "pad", "exact"),
+        Arg("chunk_tail", "enum", "average", choices=("average", "pad", "exact", "step"),
             doc="a partial last chunk: each position at a whole chunk's per-position cost, padded to a whole "
-                "chunk, or a chunk of its own size"),
+                "chunk, a chunk of its own size, or its positions through the recurrent step"),
         Arg("first_token", "enum", "step", choices=("step", "chunk", "history"),
             doc="what a one-token prompt with no history runs: the recurrent step or the chunked algorithm; "
                 "history: the step for every prompt after a history, the chunked algorithm for any without"),

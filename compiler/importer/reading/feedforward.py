@@ -10,11 +10,11 @@ from .modules import (
     shapes_of,
 )
 
-GATE = ("gate_proj", "w1")
-UP = ("up_proj", "w3", "fc1", "c_fc", "dense_h_to_4h", "fc_in")
-DOWN = ("down_proj", "w2", "fc2", "c_proj", "dense_4h_to_h", "fc_out", "Wo")
-# fc1: Moshi's, 2f wide (a plain MLP's is f); Wi: ModernBERT's
-FUSED_GATE_UP = ("gate_up_proj", "input_linear", "fc1", "Wi")
+GATE = ("gate_proj", "w1", "proj_up_gate")
+UP = ("up_proj", "w3", "fc1", "c_fc", "dense_h_to_4h", "fc_in", "proj_up")
+DOWN = ("down_proj", "w2", "fc2", "c_proj", "dense_4h_to_h", "fc_out", "Wo", "proj_down")
+# fc1: Moshi's, 2f wide (a plain MLP's is f); Wi: ModernBERT's; proj_up_gate_z: the gate then the up, as xLSTM's
+FUSED_GATE_UP = ("gate_up_proj", "input_linear", "fc1", "Wi", "proj_up_gate_z")
 ROUTER = ("gate", "router")
 SHARED = ("shared_expert", "shared_experts", "shared_mlp")
 GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu", "relu2": "relu2_glu"}
