@@ -23,6 +23,12 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "research" / "measured-runs.yaml"
+# Megatron-Bridge's benchmark recipes at the tag of each table's container (what the published runs ran)
+RECIPES = ROOT / "docs" / "research" / "megatron-bridge-recipes" / "recipes.yaml"
+# a recipe's settings → the run's layout words and workload fields they replace
+RECIPE_FIELDS = (("tensor_model_parallel_size", "layout", "tp"), ("pipeline_model_parallel_size", "layout", "pp"),
+                 ("context_parallel_size", "layout", "cp"), ("virtual_pipeline_model_parallel_size", "layout", "vp"),
+                 ("expert_model_parallel_size", "layout", "ep"), ("micro_batch_size", "workload", "micro_batch"))
 OUTPUT = ROOT / "docs" / "validation.md"
 
 # model names as the sources print them → the spec of that architecture
@@ -77,6 +83,7 @@ class Row(Predicted):
     """A training run: `measured` and `expected` in seconds per step."""
 
     bound: float | None = None
+    from_recipe: str = ""  # the layout and micro-batch its recipe ran where the printed table says otherwise
 
 
 def _missing(checks) -> str:
@@ -165,14 +172,51 @@ def training_model(spec: str):
 def rows() -> list[Row]:
     sys.path.insert(0, str(ROOT))
     runs = yaml.load(RUNS.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["runs"]
+    recipes = _recipes()
     found, models = [], {}
     for run in runs:
         if run["kind"] != "training":
             continue
-        row = Row(run)
+        run, row_recipe = as_its_recipe_ran(run, recipes)
+        row = Row(run, from_recipe=row_recipe)
         predict(row, models)
         found.append(row)
     return found
+
+
+def _recipes() -> dict[tuple[str, int], dict]:
+    """Megatron-Bridge's recipes by (container release, the line of the printed table's row they explain)."""
+    found = {}
+    for recipe in yaml.safe_load(RECIPES.read_text())["rows"]:
+        sources = recipe["table_source"] if isinstance(recipe["table_source"], list) else [recipe["table_source"]]
+        for source in sources:
+            found[str(recipe["release"]), int(source.rsplit("#L", 1)[1])] = recipe
+    return found
+
+
+def as_its_recipe_ran(run: dict, recipes: dict) -> tuple[dict, str]:
+    """The run with the layout and micro-batch of the recipe its container ran (docs/research/
+    megatron-bridge-recipes/: the tag of the container's release), where the printed table says otherwise or
+    nothing, and what changed ("" when nothing did or no recipe explains the run). The tables' cells were
+    carried over from older releases for some rows (that folder's README: GPT-OSS's EP and micro-batch,
+    Qwen3-30B-A3B's micro-batch and virtual stages)."""
+    source = run.get("source_ref") or {}
+    release = str(run.get("engine", {}).get("version", "")).replace("NeMo container ", "")
+    recipe = recipes.get((release, source.get("line"))) if "performance-summary" in str(source.get("path")) else None
+    if recipe is None:
+        return run, ""
+    changed, run = [], {**run, "layout": dict(run.get("layout") or {}), "workload": dict(run.get("workload") or {})}
+    for setting, part, name in RECIPE_FIELDS:
+        value = recipe["settings"].get(setting, {}).get("value")
+        value = 1 if value is None and name == "vp" else value
+        printed = run[part].get(name)
+        if isinstance(value, int) and value != (printed or 1):
+            changed.append(f"{name} {printed if printed is not None else 'unprinted'} → {value}")
+            run[part][name] = value
+    if any(name in ("tp", "pp", "cp") for name in (c.split()[0] for c in changed)):
+        layout = run["layout"]
+        layout["dp"] = run["gpus"] // (layout.get("tp", 1) * layout.get("pp", 1) * layout.get("cp", 1))
+    return run, ", ".join(changed)
 
 
 SERVED = {"LLaMA v3.1 8B": "llama-3.1-8b", "LLaMA 3.1 8B": "llama-3.1-8b", "Llama 3.1 8B": "llama-3.1-8b",
@@ -392,6 +436,12 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
                    f"`{r.layout}` | {workload['global_batch']:,} × {workload['seq_len']:,} | "
                    f"{FORMATS[str(run['precision'])]} | {r.measured:.3f} | {r.bound:.3f} | {r.expected:.3f} | "
                    f"{r.error:+.1%} |")
+    from_recipes = [r for r in predicted if r.from_recipe]
+    if from_recipes:
+        out += ["", "Where a printed table's row disagrees with the benchmark recipe its container ran "
+                "(Megatron-Bridge's, at the tag of the container's release: docs/research/megatron-bridge-recipes/), "
+                "the row runs the recipe's layout and micro-batch: "
+                + "; ".join(f"{r.run['id']}: {r.from_recipe}" for r in from_recipes) + "."]
     out += ["", "Where the model misses, and why (from the rows above): the expected step counts the matrix "
             "products at their kernels' measured efficiency in the format they multiply in (FP8 runs by FP8 "
             "points, attention in BF16), the elementwise kernels between them moving their activations through "
