@@ -373,3 +373,18 @@ def test_the_mlstms_whole_chunks_and_stepped_tail_are_checked(extra):
     imported = import_spec(parse_config(json.dumps(config), "xlstm.json"), from_modeling_code=True)
     assert imported.checked[0] == "checked with --attention rectangle --logits all"
     assert f"chunk = {extra['chunk_size']}" in imported.text
+
+
+@pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
+def test_kv_shared_layers_read_an_earlier_layers_cache_at_every_prompt_position():
+    """Gemma 4's last num_kv_shared_layers layers (E2B's and E4B's) have queries only and read the cache of the
+    last earlier layer of their kind: gqa's `kv_share = reuse`, no K, V or cache of their own; checked with every
+    prompt position through them, as serving engines run it (transformers slices them to the kept positions
+    unless hidden states are asked for)."""
+    kinds = ["sliding_attention", "sliding_attention", "full_attention"] * 2
+    config = {"model_type": "gemma4_text", "num_hidden_layers": 6, "num_kv_shared_layers": 2, "layer_types": kinds,
+              "per_layer_config": {}}
+    imported = import_spec(parse_config(json.dumps(config), "gemma4.json"), from_modeling_code=True)
+    text = " ".join(imported.text.split())
+    assert text.count("kv_share = reuse") == 2
+    assert "keys and values per token: 8,192 values = transformers' cache's 8,192" in imported.checked

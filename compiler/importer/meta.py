@@ -28,9 +28,8 @@ RECURRENT_STATE = "state"  # RWKV's: the keyword, and the output's field
 CACHE_PROMPTS = (2, 4)
 # building and running a model costs time per layer: the deepest published decoders have a few hundred
 MAX_BUILT_LAYERS = 1_000
-# a model whose forward the meta device cannot run (a data-dependent op: torch.nonzero, Tensor.item) is run
-# again with real weights on the CPU when it is this small (a test's small config, ~200 MB in fp32); a full-size
-# one stays E505
+# a model whose forward the meta device cannot run (a data-dependent op: torch.nonzero, Tensor.item) is run again
+# with real weights on the CPU when this small (a test's small config, ~200 MB in fp32); a full-size one: E505
 MAX_CPU_PARAMS = 50_000_000
 
 
@@ -118,12 +117,20 @@ def runnable(built: Built):
     real values (DBRX's router takes torch.nonzero of its choices, Moshi's depth decoder calls .item()) built
     again on the CPU, where FlopCounterMode counts the same shapes; otherwise E505 with the op that failed."""
     try:
-        run_shapes(built.model, ((1, 0, 2),))
+        run_shapes(every_position(built.model), ((1, 0, 2),))
         return built.model
     except ArchError:
         if sum(p.numel() for p in built.model.parameters()) > MAX_CPU_PARAMS:
             raise
-    return _built(built.auto, built.built_from, "cpu")
+    return every_position(_built(built.auto, built.built_from, "cpu"))
+
+
+def every_position(model):
+    """The model set to run every prompt position through every layer, as serving engines do (vLLM's
+    kv_sharing_fast_prefill is off by default): Gemma 4's KV-shared layers take the kept positions alone unless
+    hidden states are asked for (_maybe_slice_kv_shared_inputs; asking adds no FLOP)."""
+    model.config.output_hidden_states = model.config.get_text_config().output_hidden_states = True
+    return model
 
 
 def _auto_class(transformers, inner, whole):
@@ -162,9 +169,8 @@ def keeps_cache(model) -> bool:
 
 
 def scores_every_position(model) -> bool:
-    """Whether the model's head scores every position of a call: its forward takes no `logits_to_keep` (the
-    keyword lands in **kwargs, unread, and the head reads the whole sequence), so the check counts its head as
-    `--logits all` does."""
+    """Whether the model's head scores every position of a call (its forward takes no `logits_to_keep`): the check
+    counts its head as `--logits all` does."""
     return "logits_to_keep" not in inspect.signature(model.forward).parameters
 
 

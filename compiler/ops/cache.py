@@ -41,8 +41,8 @@ def diagram_shape(a: SimpleNamespace, show) -> str:
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     if not a.held:
-        # another model's entries (a draft model reads its target's cache): the attends that name it count their
-        # reads; holding and writing them is that model's
+        # entries held elsewhere (an earlier layer's, a draft model's target's): the attends that name it count
+        # their reads; holding and writing them is the producer's
         return Cost()
     entry = entry_bytes(a)
     growth, args = a.growth[0]
@@ -83,8 +83,8 @@ SPEC = OpSpec(
         Arg("buffer", "expr", 0, doc="values kept per request for the incomplete block (per_block only)"),
         Arg("buffer_dtype", "dtype", "state", doc="storage format of that buffer (fp32 in the chapter)"),
         Arg("shared", "bool", False, doc="readable (`state = NAME`) by ops in any later scope: cross-layer KV"),
-        Arg("held", "bool", True, doc="false: entries another model holds and writes (a draft model reading its "
-            "target's keys and values): read by the ops that name it, held nowhere in this model"),
+        Arg("held", "bool", True, doc="false: entries held and written elsewhere (an earlier layer's, a draft "
+            "model's target's): read by the ops that name it, held and written by none of this call's"),
     ),
     widths=widths,
     cost=cost,
