@@ -353,7 +353,8 @@ def test_a_draft_model_reads_its_targets_keys_and_values_and_holds_none(model_ty
                            from_modeling_code=True)
     text = " ".join(imported.text.split())
     assert "keys and values per token: 0 values = transformers' cache's 0" in imported.checked
-    for words in ("linear pre_projection: 2 * ", "kv_share = reuse", "lm_head(d, vocab, tied = true, rows = m)",
+    for words in ("embedding(vocab, d, idle = true)", "linear pre_projection: 2 * ", "kv_share = reuse",
+                  "lm_head(d, vocab, tied = true, rows = m)",
                   "linear post_projection: d -> "):
         assert words in text, words
     ordered = {**json.loads(modeling_types.small_config(model_type)), "use_ordered_embeddings": True}

@@ -70,3 +70,12 @@ def test_recurrent_step_chunk_and_temporaries():
     assert prefill.flops_matrix - 40 * 2 * 64 * 96 == 40 * 4 * (384 + 512 + 256)
     # temporaries: ⌈40/16⌉ = 3 chunk states of 8×8 fp32 and 40 rows of 16 bf16 scores, per head
     assert prefill.temp_bytes_peak == 4 * (3 * 64 * 4 + 40 * 16 * 2)
+
+
+def test_an_idle_table_is_held_and_never_read():
+    # a 1000 × 64 table: 64,000 parameters either way; looked up, 5 tokens read 5 rows of 64 bf16 values
+    read = evaluate(compile_text('model "A" {\n  lookup table: 1000 -> 64\n}\n'), "prefill", Scenario(P=5))
+    idle = evaluate(compile_text('model "A" {\n  lookup table: 1000 -> 64, idle = true\n}\n'), "prefill",
+                    Scenario(P=5))
+    assert read.params == idle.params == 64_000
+    assert read.read_bytes["lookups"] == 5 * 64 * 2 and idle.read_bytes["lookups"] == 0

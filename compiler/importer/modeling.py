@@ -53,8 +53,11 @@ def walk(built: meta.Built) -> Walked:
     after[scored:scored] = transform
     fed, handed, projections = draft.edges(model, base, head, d)
     if fed:  # a draft model scores every position it is fed (its forward keeps no logits_to_keep)
-        # its input is the target's embedding, scaled there: none of its own is looked up or scaled
-        before[1:] = [*fed, *(stmt for stmt in before[1:] if getattr(stmt, "label", None) != "embed_scale")]
+        # its input is the target's embedding, scaled there: its own table is held for the tied head, never
+        # looked up or scaled
+        before[:] = [before[0].model_copy(update={"args": [*before[0].args, ast.Keyword(
+            name="idle", value=ast.Bool(value=True))]}), *fed,
+            *(stmt for stmt in before[1:] if getattr(stmt, "label", None) != "embed_scale")]
         after[scored] = after[scored].model_copy(update={"args": [*after[scored].args, ast.Keyword(
             name="rows", value=ast.Name(id="m"))]})
         after.append(*handed)

@@ -26,7 +26,7 @@ def diagram_shape(a: SimpleNamespace, show) -> str:
 
 def cost(a: SimpleNamespace, ctx: CostContext) -> Cost:
     entries, width = a.signature
-    gathered = a.rows * a.per_token
+    gathered = 0 if a.idle else a.rows * a.per_token  # an idle table is held and never read
     params = 0 if a.tied else entries * width  # a tied table belongs to another lookup
     return Cost(
         params=stored_values(params, a.dtype, ctx),
@@ -52,6 +52,8 @@ SPEC = OpSpec(
         Arg("rows", "expr", symbols.m, doc="tokens looking rows up"),
         Arg("per_token", "dim", 1, doc="rows each token gathers (Engram: one per hash bucket)"),
         Arg("tied", "bool", False, doc="the table of another lookup (MTP's shared embedding): no params"),
+        Arg("idle", "bool", False, doc="held and never looked up: its params count, no reads (a draft model's "
+            "table, held for the head tied to it while its input is its target's embedding)"),
         Arg("dtype", "dtype", "weights", doc="storage format of the table"),
     ),
     widths=widths,
