@@ -127,3 +127,18 @@ def test_a_pipeline_keeps_a_micro_batch_on_every_stage():
     within the pipeline's own costs: not half of them, as one batch walking both stages would."""
     pipeline, tensor = served(layout="pp=2", concurrency=256), served(layout="tp=2", concurrency=256)
     assert pipeline.output_tokens_per_second > 0.6 * tensor.output_tokens_per_second
+
+
+def test_a_model_that_keeps_no_state_is_bound_by_the_engine_not_a_kv_figure(tmp_path, capsys):
+    """A spec without a cache (a draft model reading its target's): no KV figure is printed as if it bound
+    anything, and JSON says null."""
+    spec = tmp_path / "stateless.arch"
+    spec.write_text('use std.embedding\nuse std.ffn.swiglu\nmodel "Stateless" {\n  d = 1024\n'
+                    '  embedding(32000, d)\n  swiglu(d, f = 4096)\n  lm_head(d, 32000)\n}\n')
+    assert main(["throughput", str(spec), "--layout", "tp=1", "--device", "h100-sxm", "--isl", "1000", "--osl",
+                 "100", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["kv_requests_max"] is None and result["batch_limit"] != "KV cache"
+    assert main(["throughput", str(spec), "--layout", "tp=1", "--device", "h100-sxm", "--isl", "1000", "--osl",
+                 "100"]) == 0
+    assert "a request keeps no state: the KV cache bounds no batch" in capsys.readouterr().out

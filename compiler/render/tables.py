@@ -129,8 +129,9 @@ def throughput_text(t) -> str:
     cached = f", {t.cached_fraction:.0%} of each prompt cached" if t.cached_fraction else ""
     return "\n".join([
         f"{t.model} served by {t.engine} on {t.layout} ({t.device}, {t.link}): ISL {t.isl:,}, OSL {t.osl:,}{cached}",
-        f"  batch                {t.batch:,} requests a replica ({t.batch_limit} binds; the KV cache holds "
-        f"{t.kv_requests_max:,}, {t.kv_budget_bytes / 2**30:,.2f} GiB a card)",
+        f"  batch                {t.batch:,} requests a replica ({t.batch_limit} binds; "
+        + (f"the KV cache holds {t.kv_requests_max:,}, {t.kv_budget_bytes / 2**30:,.2f} GiB a card)"
+           if t.kv_requests_max is not None else "a request keeps no state: the KV cache bounds no batch)"),
         f"  prefill beside       {t.prefill_tokens_per_step:,.1f} prompt tokens a step",
         *([f"  drafts               {t.mtp} a step, each accepted with chance {t.acceptance:g}: "
            f"{t.tokens_per_step:,.3f} tokens a request a step"] if t.mtp else []),

@@ -58,6 +58,10 @@ class Serving:
         return float(self.mtp + 1) if a == 1 else (1 - a ** (self.mtp + 1)) / (1 - a)
 
 
+# the requests a KV budget holds when a request keeps no state (a model without a cache): no bound at all
+STATELESS = 10**9
+
+
 @dataclass(frozen=True)
 class Room:
     """What one replica of a layout holds under an engine: its heaviest card's weights, the KV budget the engine
@@ -110,7 +114,7 @@ def _room(serving: Serving, layout, positions: int) -> Room | Exception:
     peak = compiled.memo[key] / (layout.tp * layout.cp)
     budget = engine.kv_budget(device.memory, weights, peak, layout.tp, layout.pp)
     per_request = state(1, -(-positions // engine.block) * engine.block)
-    kv_max = int(budget // per_request) if budget > 0 and per_request > 0 else (10**9 if budget > 0 else 0)
+    kv_max = int(budget // per_request) if budget > 0 and per_request > 0 else (STATELESS if budget > 0 else 0)
     if kv_max < 1:
         return refused(f"{engine.name} leaves no KV room for one request of {positions:,} positions on "
                        f"{layout.text()}: a card's budget is {budget / 2**30:,.2f} GiB (weights "

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from .engines import Engine
-from .steady import Point, Serving, batch_limit, drafter_ready, point_at, refused, room_of
+from .steady import STATELESS, Point, Serving, batch_limit, drafter_ready, point_at, refused, room_of
 
 
 class Throughput(BaseModel):
@@ -33,7 +33,7 @@ class Throughput(BaseModel):
     request_rate: float | None = None  # requests a second asked for (the concurrency is then what it keeps)
     batch: int                     # requests one replica runs at once
     batch_limit: str               # concurrency | request rate | engine cap | KV cache | step tokens
-    kv_requests_max: int           # requests one replica's KV budget holds at ISL + OSL positions
+    kv_requests_max: int | None    # requests one replica's KV budget holds at ISL + OSL (None: it keeps no state)
     kv_budget_bytes: float         # per card
     prefill_tokens_per_step: float
     mtp: int = 0                   # drafted tokens a step (0: none)
@@ -85,8 +85,9 @@ def served(serving: Serving, layout, concurrency: int | None = None, price_per_h
                       device=serving.device.name, link=serving.link.name, engine=engine.name,
                       engine_source=engine.source, isl=serving.isl, osl=serving.osl,
                       cached_fraction=serving.cached_fraction, concurrency=concurrency, request_rate=request_rate,
-                      batch=point.batch, batch_limit=limit, kv_requests_max=min(room.kv_max, 10**9),
-                      kv_budget_bytes=room.budget, prefill_tokens_per_step=point.batch * serving.new_share,
+                      batch=point.batch, batch_limit=limit,
+                      kv_requests_max=None if room.kv_max >= STATELESS else room.kv_max, kv_budget_bytes=room.budget,
+                      prefill_tokens_per_step=point.batch * serving.new_share,
                       mtp=serving.mtp, acceptance=serving.acceptance if serving.mtp else None,
                       tokens_per_step=serving.tokens_per_step, step_seconds=point.step,
                       step_bound_seconds=point.bound, ttft_seconds=point.ttft, tpot_seconds=point.tpot,
