@@ -146,10 +146,14 @@ class Require(Node):
 
 
 class Repeat(Node):
+    """`repeat N { ... }`: N layers, each its own weights; `loop N { ... }` (shared): the body's weights held once
+    and run N times over (a looped or recurrent-depth model's passes)."""
+
     kind: Literal["repeat"] = "repeat"
     count: Expr
     label: str | None = None
     body: list[Stmt]
+    shared: bool = False
 
 
 class Arm(Node):

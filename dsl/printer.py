@@ -137,7 +137,8 @@ class _Layout:
                 return self._select(stmt, depth)
             case ast.Repeat():
                 label = f" as {stmt.label}" if stmt.label else ""
-                head = f"{pad}repeat {format_expr(stmt.count)}{label} {{{self._opening(first, stmt.body, last)}"
+                word = "loop" if stmt.shared else "repeat"
+                head = f"{pad}{word} {format_expr(stmt.count)}{label} {{{self._opening(first, stmt.body, last)}"
                 return [head, *self.body(stmt.body, depth, last), f"{pad}}}{self._trailing(last)}"]
             case ast.If():
                 return self._if(stmt, depth)

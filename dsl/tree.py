@@ -146,6 +146,9 @@ class ToAst:
         count, *label, body = children
         return ast.Repeat(count=count, label=_opt(label[-1]), body=body, span=self._s(meta))
 
+    def loop(self, meta, children):
+        return self.repeat(meta, children).model_copy(update={"shared": True})
+
     def if_stmt(self, meta, children):
         condition, body, *orelse = children
         return ast.If(condition=condition, body=body, orelse=orelse[-1] or [], span=self._s(meta))

@@ -119,7 +119,7 @@ def test_use_outside_the_spec_folder_needs_the_flag(tmp_path):
 
 
 def test_block_that_calls_itself_is_refused():
-    text = 'block loop(d) {\n  loop(d)\n}\nmodel "M" {\n  lookup embed: 10 -> 8\n  loop(8)\n}\n'
+    text = 'block again(d) {\n  again(d)\n}\nmodel "M" {\n  lookup embed: 10 -> 8\n  again(8)\n}\n'
     assert codes_of(lambda: compile_text(text)) == ["E213"]
 
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fuzz_corpus"
 TOKEN = re.compile(r'"[^"\n]*"|#[^\n]*|[A-Za-z_][A-Za-z0-9_]*|\d[\d_]*(?:\.\d+)?|->|//|==|!=|\S')
 WEIRD = ["0", "-1", "-0", "1.5", "0.5", "10^40", "10^12", "9" * 45, "2^300", "x", "m", "B", "H", "N_pair",
-         "true", "false", "(", ")", "{", "}", ",", ":", "=", "->", "repeat", "select", "replay", "option",
+         "true", "false", "(", ")", "{", "}", ",", ":", "=", "->", "repeat", "loop", "select", "replay", "option",
          "floor(0)", "min()", "window(0)", "top(512, 0)", "1 / 0", "use", "model", "block", "from", "on"]
 
 
@@ -55,7 +55,7 @@ def seeds() -> tuple[tuple[str, str], ...]:
 
 NUMBER = re.compile(r"\d[\d_]*(?:\.\d+)?")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-STRUCTURE = {"model", "block", "use", "repeat", "select", "replay", "option", "if", "else", "as", "component",
+STRUCTURE = {"model", "block", "use", "repeat", "loop", "select", "replay", "option", "if", "else", "as", "component",
              "precision", "format", "device", "from", "on"}  # renaming these only ever breaks the syntax
 ODD_NUMBERS = ["0", "-1", "-0", "1.5", "0.5", "1", "7", "10^40", "10^12", "9" * 45, "2^300", "(1 / 3)",
                "x", "B", "S", "H", "true"]

@@ -188,6 +188,11 @@ BLOCK_RULES = [
     "- A precision role exists once an op's `dtype` names it (`dtype = kv`); `precision ROLE = FORMAT` sets it "
     "for the model or a block, and a role that no op reads is a misspelling (E210).",
     "- `repeat N` multiplies costs, it never unrolls; `select` divides a repeat's layers among arms.",
+    "- `loop N { ... }` runs its body N times over with one set of weights (a looped or recurrent-depth model: "
+    "Dory's recurrent block, HRM's cycles): its work, reads and state are N times the body's, its parameters and "
+    "weight bytes the body's once (`repeat` inside it says how many layers a pass holds). A layout splits it over "
+    "tp, ep and dp cards as any layer; pipeline stages over it are refused (E405), as a stage's copy of the "
+    "shared weights is not modelled.",
     "- Sublayers side by side on one norm and one residual (GPT-J, Phi-2, Cohere, Falcon-H1's attention beside "
     "Mamba-2): write the norm once, call each sublayer with `norm = none, residual_add = false` (the second "
     "with `from = pre_norm`), and add them with `residual(d, inputs = 3, from = (input, attn, ssm))`, two adds "

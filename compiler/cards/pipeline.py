@@ -10,6 +10,8 @@ from __future__ import annotations
 import networkx as nx
 import sympy as sp
 
+from archcost.dsl.errors import ArchError
+
 from ..graph.ir import ancestors
 
 ONE = sp.Integer(1)
@@ -101,3 +103,17 @@ def stage_keys(placement, pp: int) -> tuple[str, ...]:
     heavier = [i for i in range(1, pp - 1) if sizes and sizes[i] > max(sizes[0], sizes[-1])
                and sizes[i] != sizes[i - 1]]
     return ("first", *(f"stage {i}" for i in heavier), "last")
+
+
+def refuse_split_loops(compiled, degrees) -> None:
+    """E405 for a layout whose pipeline stages would split a `loop`: its passes run one set of weights, which a
+    stage holding some of them would need too; archcost counts them held once (graph/costs.py), so it does not
+    place them over pp > 1 rather than give a stage's memory without them."""
+    pp = as_number(degrees.pp)
+    looped = pp != 1 and next((data["op"] for _, data in compiled.graph.nodes(data=True) if data["op"].reuse != 1),
+                              None)
+    if looped:
+        raise ArchError([compiled.ir.sources.diagnostic(
+            "E405", f"`{looped.id}` runs in a `loop` whose passes share one set of weights: a layout of pp = {pp} "
+            "would split its passes, and a stage's copy of the weights is not modelled", looped.span,
+            hint="lay the model out with pp = 1 (tp, ep and dp split a loop as they split any layer)")])

@@ -4,9 +4,8 @@ Tensors are whole on every card of a tensor-parallel group (R), split (S), or pa
 `shard` word (ops/sharding.py) says what it needs and what it gives; where an edge's producer gives what
 its consumer cannot take, the edge carries a collective: P → R an all-reduce (after a row-parallel linear:
 two per transformer layer, Shoeybi et al. 2019), S → R an all-gather, P → S a reduce-scatter; an expert
-layer's input and output edges carry its all-to-all dispatch and combine. With sequence parallelism an
-all-reduce is a reduce-scatter and an all-gather of the same bytes. Pipeline stages split the repeated
-layers; the ops before them sit on the first stage, those after on the last.
+layer's input and output edges carry its all-to-all dispatch and combine (with sequence parallelism an
+all-reduce is a reduce-scatter and an all-gather). Pipeline stages split the repeated layers, in order.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from ..ops import REGISTRY
 from ..ops.sharding import ONE, Share, share
 from ..terms.symbols import Min, P
 from .collectives import Collective, network_share
-from .pipeline import as_number, spans_of, stage_split
+from .pipeline import as_number, refuse_split_loops, spans_of, stage_split
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
 
@@ -72,6 +71,7 @@ def placed(compiled, degrees: SymbolicLayout) -> Placement:
     """`place` once per layout, kept with the model; a layout splitting an op unevenly is E405 at the op's line."""
     key = ("placement", degrees)
     if key not in compiled.memo:
+        refuse_split_loops(compiled, degrees)
         compiled.memo[key] = place(compiled.graph, degrees, compiled.memo)
     placement = compiled.memo[key]
     if placement.problems:

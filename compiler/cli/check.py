@@ -43,7 +43,7 @@ def check(args) -> int:
 
 def _summary(compiled, path: str) -> str:
     report = evaluate(compiled, "decode", Scenario())
-    stacks = [c for c in compiled.ir.clusters.values() if c.kind == "repeat"]
+    stacks = [c for c in compiled.ir.clusters.values() if c.kind in ("repeat", "loop")]
     rows = [(name, grouped(getattr(report, name)), human(getattr(report, name)))
             for name, human in (("params", human_count), ("params_active", human_count),
                                 ("params_active_no_embedding", human_count),

@@ -136,7 +136,7 @@ def op(res: Resolving, stmt: ast.Op, scope: Scope) -> None:
                   multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
                   rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
                   states=_states(res, spec, values, scope, stmt), cluster=scope.cluster, span=stmt.span, tail=tail,
-                  shard=shard, call_site=scope.call_site, steers=steers)
+                  shard=shard, call_site=scope.call_site, steers=steers, reuse=scope.reuse)
     res.add_node(node, stmt.span)
     if spec.stores_state:
         scope.last_cache = node.id

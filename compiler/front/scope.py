@@ -38,6 +38,7 @@ class Scope:
     shared: dict = field(default_factory=dict)  # caches declared `shared`, readable from any scope
     weight_format: str | None = None  # a run's format for matrix weights outside embedding and head
     roles_read: set = field(default_factory=set)  # precision roles some op's dtype named, shared by every scope
+    reuse: sp.Expr = sp.Integer(1)  # the passes of the `loop`s around it: each set of weights runs this often
 
     def unique(self, label: str) -> str:
         count = self.labels.get(label, 0) + 1
@@ -49,12 +50,12 @@ class Scope:
 
     def child(self, label: str, cluster: str, *, times: sp.Expr = sp.Integer(1), stack: sp.Expr | None = None,
               values: dict | None = None, tensors: dict[str, Tensor] | None = None, module: str | None = None,
-              block: str | None = None, site: Span | None = None) -> Scope:
+              block: str | None = None, site: Span | None = None, passes: sp.Expr = sp.Integer(1)) -> Scope:
         """The scope of a repeated body, a select arm (`times` layers of every one outside) or a block call
         (its own `values` and `tensors`, defined in `module`): new names, labels and caches, shared formats."""
         inherited = self.env.values if values is None else values
         return replace(self, env=self.env.child(inherited), path=(*self.path, label),
-                       multiplicity=self.multiplicity * times, roles=dict(self.roles),
+                       multiplicity=self.multiplicity * times, reuse=self.reuse * passes, roles=dict(self.roles),
                        tensors=dict(self.tensors) if tensors is None else tensors,
                        current=self.current if tensors is None else tensors["input"], cluster=cluster, labels={},
                        last_cache=None, stack=self.stack if stack is None else stack,

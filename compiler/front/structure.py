@@ -31,16 +31,20 @@ def resolve_structure(res: Resolving, stmt: ast.Repeat | ast.Select | ast.If, sc
 
 
 def repeat(res: Resolving, stmt: ast.Repeat, scope: Scope) -> None:
-    """`repeat N as label { ... }`: one body standing for N layers; it must end at the width it began with."""
-    count = res.check_positive(to_sympy(stmt.count, scope.env), stmt.count, "repeat count")
+    """`repeat N as label { ... }`: one body standing for N layers; it must end at the width it began with.
+    `loop N` (stmt.shared): the body's layers run N times over with one set of weights (a looped model's
+    passes, Dory's recurrent block, HRM's cycles): its ops do N times the work and keep N times the state, and
+    hold their weights once (graph/costs.py)."""
+    word = "loop" if stmt.shared else "repeat"
+    count = res.check_positive(to_sympy(stmt.count, scope.env), stmt.count, f"{word} count")
     letters = sorted(str(s) for s in getattr(count, "free_symbols", set()) & REQUEST_SYMBOLS)
     if letters:  # a model's depth is its own, not the request's (`repeat B` changed with every batch)
-        raise res.problem("E302", f"repeat count `{count}` depends on the request ({', '.join(letters)})",
+        raise res.problem("E302", f"{word} count `{count}` depends on the request ({', '.join(letters)})",
                           stmt.count.span, hint="a layer count is a number, or a name bound to one in the spec")
-    label = scope.unique(stmt.label or "layers")
+    label = scope.unique(stmt.label or ("passes" if stmt.shared else "layers"))
     cluster_id = scope.qualify(label)
-    res.clusters[cluster_id] = Cluster(cluster_id, label, "repeat", scope.cluster, count, span=stmt.span)
-    inner = scope.child(label, cluster_id, times=count, stack=count)
+    res.clusters[cluster_id] = Cluster(cluster_id, label, word, scope.cluster, count, span=stmt.span)
+    inner = scope.child(label, cluster_id, times=count, stack=count, passes=count if stmt.shared else sp.Integer(1))
     res.body(stmt.body, inner)
     before, after = scope.current.width, inner.current.width
     if before is not None and after is not None and differs(before, after):

@@ -16,6 +16,9 @@ from .ir import OpNode
 # Cost fields the edges carry: a tensor read by its consumer (seed 002 §2.2.2: activations written once, read
 # by every op that consumes them). The many-devices layouts put a tensor's communication on the same edges.
 EDGE_FIELDS = ("read_activations",)
+# The fields of what an op holds as weights: a `loop`'s passes share one set, so each of an op's copies there
+# holds 1/passes of them, and multiplicity × cost counts them once; its work, reads and state stay per pass.
+WEIGHT_FIELDS = ("params", "params_active", "params_row_read", "weight_bytes")
 
 
 def annotate(graph: nx.DiGraph, conventions: dict[str, str], act_format) -> nx.DiGraph:
@@ -34,11 +37,12 @@ def annotate(graph: nx.DiGraph, conventions: dict[str, str], act_format) -> nx.D
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
         tail = data["tail"]
-        key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail)
+        key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail, op.reuse)
         if key not in priced:  # a spec written out layer by layer repeats the same few ops hundreds of times
             history = S if tail is None else S_w
             context = CostContext(act_bytes=act_format, states=states, conventions=conventions, window_history=history)
             cost = REGISTRY[op.kind].cost(op.args, context)
+            cost = cost if op.reuse == 1 else replace(cost, **{f: getattr(cost, f) / op.reuse for f in WEIGHT_FIELDS})
             priced[key] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
         data["cost"] = priced[key]
     sizes: dict[tuple, sp.Expr | None] = {}  # (rows, width, format, stage) → a tensor's bytes
@@ -176,12 +180,15 @@ def states_read(graph: nx.DiGraph, node_id: str) -> tuple[str, ...]:
 
 
 def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:
-    """The total written as Σ multiplicity·(inner sum), the chapter's 36(... ) + ... form, unevaluated."""
+    """The total written as Σ multiplicity·(inner sum), the chapter's 36(... ) + ... form, unevaluated; a
+    `loop`'s weights as the layers that hold them (4·(...), not 12 copies of a third)."""
     inner: dict[sp.Expr, sp.Expr] = {}
     terms = [(data["op"], getattr(data["cost"], field)) for _, data in graph.nodes(data=True)]
+    held = field in WEIGHT_FIELDS
     for op, value in terms + _edge_terms(graph, field):
         if value != 0:
-            inner[op.multiplicity] = inner.get(op.multiplicity, sp.Integer(0)) + value
+            times, value = (op.multiplicity / op.reuse, value * op.reuse) if held else (op.multiplicity, value)
+            inner[times] = inner.get(times, sp.Integer(0)) + value
     terms = [term for mult, body in sorted(inner.items(), key=lambda kv: sp.default_sort_key(kv[0]), reverse=True)
              for term in _terms(mult, sp.expand(body))]
     return sp.Add(*terms, evaluate=False) if terms else sp.Integer(0)

@@ -31,7 +31,7 @@ class Cluster:
 
     id: str
     label: str
-    kind: str  # block | repeat | select
+    kind: str  # block | repeat | loop | select
     parent: str | None
     times: sp.Expr = sp.Integer(1)
     block: str | None = None            # the block a `block` cluster instantiates
@@ -62,6 +62,8 @@ class OpNode:
     shard: tuple = ("replicated", None)  # (word, head count): how it splits over the cards of a layout
     call_site: Span | None = field(default=None, compare=False)  # the spec's call that led to a library's op
     steers: tuple[str, ...] = field(default=(), compare=False)  # labels of its block's ops it steers (drawn)
+    # the passes of the `loop`s around it: of its `multiplicity` copies, each set of weights runs this many times
+    reuse: sp.Expr = sp.Integer(1)
 
 
 @dataclass

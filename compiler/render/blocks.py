@@ -119,7 +119,7 @@ def _place(dot, parent: str | None, compiled: Compiled, clusters: dict[str, Clus
                      fillcolor=COLORS.get(cluster.component or "other", "#ffffff"))
             continue
         with dot.subgraph(name=f"cluster_{_identifier(cluster.id)}") as sub:
-            sub.attr(label=f"{cluster.label} ×{readable(cluster.times)}" if cluster.kind == "repeat"
+            sub.attr(label=f"{cluster.label} ×{readable(cluster.times)}" if cluster.kind in ("repeat", "loop")
                      else cluster.label, style="rounded,dashed" if cluster.kind == "block" else "rounded,bold",
                      color="#333333", fontsize="13", labeljust="l")
             _place(sub, cluster.id, compiled, clusters, owner, shape)

@@ -140,8 +140,9 @@ def _replay(graph: nx.DiGraph, cluster_id: str):
 
 
 def _cluster_style(cluster: Cluster, replay) -> dict[str, str]:
-    if cluster.kind == "repeat":
-        label = f"{cluster.label} ×{readable(cluster.times)}"
+    if cluster.kind in ("repeat", "loop"):
+        label = f"{cluster.label} ×{readable(cluster.times)}" + (" · one set of weights" if cluster.kind == "loop"
+                                                                   else "")
         if replay is not None:
             label += f" · replays the last min(P, {readable(replay)}) positions"
         return {"label": label, "style": "rounded,bold", "color": "#333333", "fontsize": "14", "labeljust": "l"}

@@ -13,7 +13,7 @@ from .table import Table
 def _stage_of(graph, node_id: str) -> str:
     """A prefill's stage: the model-level stack an op sits in, or the embedding, head and norms."""
     top = outermost(graph.graph["clusters"], graph.nodes[node_id]["cluster"])
-    return top.id if top is not None and top.kind == "repeat" else "embedding, head and norms"
+    return top.id if top is not None and top.kind in ("repeat", "loop") else "embedding, head and norms"
 
 
 def _every_position(model: Compiled) -> list[str]:

@@ -123,7 +123,7 @@ def _place(cluster: Cluster, clusters: dict[str, Cluster]) -> str:
     """The name a reader knows a layer by: its own stack when that is nested in another, else its label."""
     parent = clusters.get(cluster.parent) if cluster.parent else None
     grandparent = clusters.get(parent.parent) if parent and parent.parent else None
-    if parent and parent.kind == "repeat" and grandparent and grandparent.kind == "repeat":
+    if parent and parent.kind in ("repeat", "loop") and grandparent and grandparent.kind in ("repeat", "loop"):
         return parent.label
     return cluster.id.rsplit(".", 1)[-1]
 

@@ -1,0 +1,96 @@
+"""`loop N { ... }`: a body run N times over with one set of weights (a looped or recurrent-depth model's
+passes). Its oracles are two specs written without it: the same layers repeated N times (the work, reads and
+state) and the same layers once (the weights)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from archcost.compiler.cards.degrees import parse_layout
+from archcost.compiler.cards.fleet import ranked
+from archcost.compiler.cards.layout import layout_cards
+from archcost.compiler.cli import main
+from archcost.compiler.compilation import compile_text
+from archcost.compiler.front.hardware import device, own_link
+from archcost.compiler.numbers.evaluate import evaluate
+from archcost.compiler.terms.scenario import Scenario
+from archcost.dsl.errors import ArchError
+from archcost.dsl.printer import canonical
+
+SPEC = """use std.embedding
+use std.attention.gqa
+use std.ffn.moe
+
+model "Looped" {{
+  d = 512
+  embedding(8000, d)
+  gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64) as first
+  {word} {passes} as passes {{
+    repeat 3 as core {{
+      gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64, window = 128) as attn
+      moe(d, experts = 8, top = 2, f = 256) as ffn
+    }}
+  }}
+  rmsnorm(d) as final_norm
+  lm_head(d, 8000)
+}}
+"""
+H100 = device("h100_sxm")
+
+
+def spec(word: str, passes: int) -> str:
+    return SPEC.format(word=word, passes=passes)
+
+
+@pytest.mark.parametrize("phase, scenario", [("prefill", Scenario(B=2, P=300)), ("decode", Scenario(B=4, S=1000)),
+                                             ("request", Scenario(B=1, P=50, G=20))])
+def test_a_loop_holds_its_weights_once_and_runs_every_pass(phase, scenario):
+    looped, unrolled, once = (evaluate(compile_text(text), phase, scenario) for text in
+                              (spec("loop", 4), spec("repeat", 4), spec("repeat", 1)))
+    for name in ("params", "params_active", "weight_bytes"):
+        assert getattr(looped, name) == getattr(once, name) != getattr(unrolled, name), name
+    for name in ("flops_matrix", "flops_nonmatrix", "state_bytes"):  # each pass keeps its own window
+        assert getattr(looped, name) == getattr(unrolled, name) != getattr(once, name), name
+    assert looped.read_bytes == unrolled.read_bytes  # every pass reads its weights again
+
+
+def test_a_loop_prints_as_written_and_draws_as_one_set_of_weights():
+    text = spec("loop", 4)
+    assert canonical(text) == text
+    cluster = next(c for c in compile_text(text).ir.clusters.values() if c.label == "passes")
+    assert (cluster.kind, cluster.times) == ("loop", 4)
+
+
+def test_a_layout_splits_a_loop_over_tp_and_ep_but_refuses_pipeline_stages():
+    looped, once = compile_text(spec("loop", 4)), compile_text(spec("repeat", 1))
+    wire = own_link(H100.name)
+    cards = [layout_cards(model, parse_layout("tp=2,ep=2"), "decode", Scenario(B=8, S=500), H100, wire).busiest
+             for model in (looped, once)]
+    assert cards[0].weight_bytes == cards[1].weight_bytes and cards[0].state_bytes > cards[1].state_bytes
+    with pytest.raises(ArchError) as refused:
+        layout_cards(looped, parse_layout("pp=2"), "decode", Scenario(B=8, S=500), H100, wire)
+    assert refused.value.codes == ["E405"] and "loop" in refused.value.diagnostics[0].message
+    assert all(fit.layout.pp == 1 for fit in ranked(looped, 8, H100, wire, 2048, 8))  # the search skips them
+
+
+def test_a_loop_count_is_a_positive_integer():
+    with pytest.raises(ArchError) as refused:
+        compile_text(spec("loop", 0))
+    assert refused.value.codes == ["E302"] and "loop count" in refused.value.diagnostics[0].message
+
+
+def test_a_looped_model_trains_one_set_of_weights_over_every_pass(tmp_path, capsys):
+    """Gradients and optimizer state are the weights' (once); activations and FLOPs every pass's."""
+    found = {}
+    for name, (word, passes) in {"looped": ("loop", 4), "unrolled": ("repeat", 4), "once": ("repeat", 1)}.items():
+        path = tmp_path / f"{name}.arch"
+        path.write_text(spec(word, passes))
+        assert main(["train", str(path), "--layout", "dp=8", "--device", "h100-sxm", "--seq", "2048",
+                     "--global-batch", "64", "--json"]) == 0
+        found[name] = json.loads(capsys.readouterr().out)["cards"][0]
+    for key in ("params", "weight_bytes", "gradient_bytes", "optimizer_bytes"):
+        assert found["looped"][key] == found["once"][key] != found["unrolled"][key], key
+    for key in ("activation_bytes", "flops_matrix"):
+        assert found["looped"][key] == found["unrolled"][key] != found["once"][key], key
