@@ -25,9 +25,9 @@ def relative_logits(module, at: Where) -> Found | None:
              and len(own(child)) == 1 and len(next(iter(own(child).values()))) == 2}
     if len(banks) != 1 or own(module):
         return None
-    # the bank's attention holds its heads (InklingAttention.num_heads: its layer kind's); the config's global
-    # count is read only then (a per-layer config refuses that read)
-    heads = getattr(module, "num_heads", None) or getattr(at.config, "num_attention_heads", None)
+    # the bank's attention holds its heads (InklingAttention.num_heads: its layer kind's); never the config's
+    # global count, which a heterogeneous config refuses to give (Dots3Note's per-layer heads)
+    heads = getattr(module, "num_heads", None)
     if not isinstance(heads, int):
         return None
     bank = next(iter(banks))
