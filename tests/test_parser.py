@@ -106,6 +106,27 @@ def test_the_shipped_parser_tables_are_those_of_this_grammar():
         assert _parser().source_path == "<deserialized>", "the shipped tables were not loaded"
 
 
+def test_the_shipped_stdlib_trees_are_what_the_parser_makes_of_each_file():
+    """dsl/stdlib_trees.jsonl holds every stdlib file as the parser's tree of its current text, under the key of
+    this grammar, builder and AST (run tools/stdlib_trees.py after changing any); a stdlib file is read from it."""
+    import hashlib
+
+    from archcost.dsl import ast
+    from archcost.dsl.parser import _parse, parsed
+    from archcost.dsl.shipped import _shipped_trees, tree_data, trees_key
+
+    lines = load_tool("stdlib_trees").lines()
+    assert lines[0] == trees_key() and len(_shipped_trees()) == len(lines) - 1 == len(list(STDLIB.rglob("*.arch")))
+    for path in sorted(STDLIB.rglob("*.arch")):
+        name, text = f"std/{path.relative_to(STDLIB).as_posix()}", path.read_text(encoding="utf-8")
+        digest, tree = _shipped_trees()[name]
+        assert digest == hashlib.sha256(text.encode()).hexdigest(), f"{name}: run tools/stdlib_trees.py"
+        made = tree_data(parsed(text, name))  # spans and notes too (equality ignores them)
+        assert tree_data(ast.Module.model_validate_json(tree)) == made == tree_data(_parse(text, name)), name
+    edited = "# a comment the shipped tree was not made from\n" + (STDLIB / "norm.arch").read_text()
+    assert tree_data(_parse(edited, "std/norm.arch")) == tree_data(parsed(edited, "std/norm.arch"))  # not stale
+
+
 def test_the_shipped_tables_parse_every_file_as_the_grammar_does():
     from lark import Lark
 
