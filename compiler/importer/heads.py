@@ -14,18 +14,21 @@ from .reading.spec import call
 def embedding_norm(child, embedding, d: int) -> ast.BlockCall | None:
     """The norm a module holding the embedding applies to it (ModernBertDecoderEmbeddings: tok_embeddings, norm,
     dropout), or None when `child` is not such a module."""
-    parts = [part for part in child.children() if part is not embedding and any(True for _ in part.parameters())]
-    if not any(part is embedding for part in child.children()) or len(parts) != 1:
+    if not any(part is embedding for part in child.children()):
         return None
-    kind = norm(parts[0])
-    return call(kind.block, "d", label="embed_norm") if kind is not None and kind.width == d else None
+    return _one_norm([part for part in child.children() if part is not embedding], d)
 
 
 def inner_norm(embedding, d: int) -> ast.BlockCall | None:
     """The norm an embedding module holds as its own child and applies to the rows it looks up (Inkling's
     InklingNormedEmbedding: an nn.Embedding with an embed_norm), or None."""
-    parts = [part for part in embedding.children() if any(True for _ in part.parameters())]
-    kind = norm(parts[0]) if len(parts) == 1 else None
+    return _one_norm(list(embedding.children()), d)
+
+
+def _one_norm(modules: list, d: int) -> ast.BlockCall | None:
+    """`embed_norm`'s call when exactly one of `modules` holds parameters and it is a norm of width d."""
+    held = [module for module in modules if any(True for _ in module.parameters())]
+    kind = norm(held[0]) if len(held) == 1 else None
     return call(kind.block, "d", label="embed_norm") if kind is not None and kind.width == d else None
 
 

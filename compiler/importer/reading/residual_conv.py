@@ -24,7 +24,7 @@ def residual_conv(module) -> ResidualConv | None:
     weights = own(conv)
     if type(conv).__name__ != "Conv1d" or children(conv) or set(weights) != {"weight"}:
         return None
-    channels, per_group, kernel = (*weights["weight"], 0, 0, 0)[:3]
-    if len(weights["weight"]) != 3 or per_group != 1 or getattr(conv, "groups", None) != channels:
+    if len(weights["weight"]) != 3:
         return None
-    return ResidualConv(channels, kernel)
+    channels, per_group, kernel = weights["weight"]
+    return ResidualConv(channels, kernel) if per_group == 1 and getattr(conv, "groups", None) == channels else None

@@ -62,16 +62,15 @@ def moe(module, at: Where) -> Found | None:
         return None
     shared_name, shared = pick(parts, SHARED)
     stacked = _stacked_shared(shared, at) if shared is not None else None
-    choices, count = choices_of(module, scores)
-    # a router of as many more rows as there are stacked shared experts scores them beside the routed ones
-    # (Inkling's shared_expert_sink); shared experts it does not score are read as a shared expert's width
-    scored = stacked[0] if stacked and _experts(experts, count - stacked[0], at) else 0
-    choices, count = choices - scored, count - scored
+    # stacked shared experts are scored by the router's rows beyond the routed ones (Inkling's
+    # shared_expert_sink): as many more rows as there are of them, or the block is not read
+    scored = stacked[0] if stacked else 0
+    choices, count = (n - scored for n in choices_of(module, scores))
     shape = _experts(experts, count, at)
     top = getattr(router, "top_k", None) or getattr(module, "top_k", None) or at.config.num_experts_per_tok
     statics = router_statics(router, choices) if scoring is router else False
     held = extras(module, scores, choices)  # (a score-correction bias, a scalar on the weights)
-    if shape is None or held is None or statics is None or (stacked and not scored):
+    if shape is None or held is None or statics is None:
         return None
     shared_f, shared_norm = (stacked[0] * stacked[1], False) if scored else \
         _shared_width(shared, shape, at) if shared is not None else (None, False)
