@@ -389,3 +389,24 @@ def test_kv_shared_layers_read_an_earlier_layers_cache_at_every_prompt_position(
     text = " ".join(imported.text.split())
     assert text.count("kv_share = reuse") == 2
     assert "keys and values per token: 8,192 values = transformers' cache's 8,192" in imported.checked
+
+
+@pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
+@pytest.mark.parametrize("high, low", [(2, 3), (3, 1)])
+def test_a_looped_models_passes_are_read_from_its_forward(high, low):
+    """HRM-Text (transformers' HrmTextForCausalLM) runs its low stack `L_cycles` times, then its high stack, all
+    `H_cycles` times over, with one set of weights: the loops are read from the order its forward calls the
+    stacks (not from those fields), and checked against the model transformers built (parameters, matrix FLOPs,
+    one cache a layer a pass). At one low cycle a loop of one pass is not a loop: the stacks run in turn."""
+    config = {"model_type": "hrm_text", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
+              "head_dim": 64, "intermediate_size": 512, "vocab_size": 1000, "H_cycles": high, "L_cycles": low}
+    imported = import_spec(parse_config(json.dumps(config), "hrm.json"), from_modeling_code=True)
+    text = " ".join(imported.text.split())
+    # two layers a stack, a cache a layer a pass: 2 · 4 heads · 64 values, keys and values
+    per_token = 2 * high * (low + 1) * 2 * 256
+    assert f"keys and values per token: {per_token:,} values = transformers' cache's {per_token:,}" \
+        in imported.checked
+    assert f"loop {high} as passes {{" in text
+    assert (f"loop {low} as l_module_passes {{" in text) == (low > 1)
+    assert "elementwise z_L_init: width = d, params = d, flops = d" in text
+    assert text.count("repeat 2 as") == 2  # each stack's two layers, once each

@@ -130,7 +130,7 @@ def checked_with(paths: tuple[tuple[str, str], ...], logits: str = "last") -> st
 
 
 def check(text: str, walked, built, kv_bits: int, records: str = "", values: str | None = None) -> list[str]:
-    model = meta.runnable(built)
+    model = meta.runnable(built, walked.ran_on_meta)
     logits = "all" if meta.scores_every_position(model) else "last"
     compiled = compile_text(text, name="<imported spec>",
                             conventions=Conventions(attention="rectangle", logits=logits, paths=walked.paths))

@@ -9,6 +9,7 @@ from pydantic import Field
 from archcost.dsl import ast
 
 from .common import Decoder, gqa, heads, on, swiglu, uniform
+from .heads import embed_scale
 from .reading.spec import Spec, binding, call, op, plus, value
 from .schema import Count, Gelu, Layers, Silu, Size
 
@@ -124,10 +125,6 @@ class Gemma(Decoder):
     attention_bias: Literal[False] = False
     tie_word_embeddings: bool = True
     head_dim: Size | None = 256
-
-
-def embed_scale():
-    return op("elementwise", "embed_scale", "Gemma scales the embedding by √d", width="d", flops="d")
 
 
 def gemma(cfg: Gemma) -> Spec:

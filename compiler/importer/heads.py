@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from archcost.dsl import ast
 
-from .reading.modules import Linear, linear, norm, parameters_of
-from .reading.spec import call
+from .reading.modules import Linear, linear, norm, own, parameters_of
+from .reading.spec import call, op
 
 
 def embedding_norm(child, embedding, d: int) -> ast.BlockCall | None:
@@ -46,3 +46,27 @@ def transform(model, base, head, d: int) -> tuple[list[ast.BlockCall], set[int]]
                       norm_bias=True if kind.block == "layernorm" else None, label="head_transform",
                       note=f"{type(child).__name__}: dense, activation, norm")], parameters_of(child))
     return [], set()
+
+
+def held_vectors(base, d: int) -> list[ast.Op]:
+    """The vectors of d the base model holds itself, outside its modules (HRM-Text's z_L_init, the low stack's
+    first state): its parameters, read once a call and added once to the stream."""
+    return [op("elementwise", name, f"{type(base).__name__}.{name}: a vector of d the model holds itself",
+               width="d", params="d", flops="d")
+            for name, shape in own(base).items() if shape == (d,)]
+
+
+def embed_scale() -> ast.Op:
+    return op("elementwise", "embed_scale", "Gemma scales the embedding by √d", width="d", flops="d")
+
+
+def embedding_scale(embedding, base) -> list[ast.Op]:
+    """Gemma's scaled embedding (its class says how much), or a number the base model multiplies the embeddings
+    by (HRM-Text's embedding_scale)."""
+    if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:
+        return [embed_scale()]
+    scale = getattr(base, "embedding_scale", 1.0)
+    if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale != 1.0:
+        return [op("elementwise", "embed_scale", f"{type(base).__name__} multiplies the embeddings by its "
+                                                 "embedding_scale", width="d", flops="d")]
+    return []

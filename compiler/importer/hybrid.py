@@ -9,7 +9,7 @@ from pydantic import Field
 from archcost.dsl import ast
 
 from .common import Decoder, Stack, decoder, gqa, heads, layer_kinds, on, swiglu
-from .dense import embed_scale
+from .heads import embed_scale
 from .moe import SharedExpert, ffn_layers, rotary, routing, sparse_layers
 from .reading.spec import Layer, Spec, call, number, op, times
 from .recognisers.gated_deltanet import linear_kernels_option

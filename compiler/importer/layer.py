@@ -6,6 +6,8 @@ block accounts for.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
@@ -14,6 +16,7 @@ from .reading import per_layer
 from .reading.modules import Found, holding, norm, own
 from .reading.spec import call
 from .recognisers import sublayer, whole_layer
+from .semantics import where
 
 EMBEDDING_NORMS = ("pre_ln",)  # a norm the first layer applies to the embeddings before its own (RWKV's pre_ln)
 
@@ -154,3 +157,34 @@ def refuse(message: str) -> ArchError:
     return ArchError([Diagnostic(code="E506", message=message,
                                  hint="write this part of the spec by hand from the stdlib blocks, or import with "
                                       "the schema where archcost has one")])
+
+
+class Read(NamedTuple):
+    stack: list             # each layer's statements, in the order read
+    order: tuple | None     # the passes' nodes (passes.read), or None for a list run once
+    paths: list[str]        # the layers' paths, for the passes
+    skip: set[str]          # the base model's children that hold the layers
+    note: str
+    base_path: str
+
+
+def read_layers(model, config, base, layers, d: int) -> Read:
+    """Each layer's blocks: of the layer list (path, modules), or of the passes (nodes, paths) passes.read
+    gave."""
+    rotary = any("rotary" in type(m).__name__.lower() for m in model.modules())
+    if isinstance(layers[0], str):
+        path, modules = layers
+        stack = [read_layer(layer, f"{path}.{i}", i, where(config, d, i, attention_of(layer), rotary))
+                 for i, layer in enumerate(modules)]
+        return Read(stack, None, [], {path.rsplit(".", 1)[-1]}, f"{len(modules)} layers: {path}",
+                     path.rsplit(".", 1)[0])
+    order, paths = layers
+    numbered = [(path, base.get_submodule(path), int(path.rsplit(".", 1)[-1])) for path in paths]
+    stack = [read_layer(layer, path, i, where(config, d, i, attention_of(layer), rotary))
+             for path, layer, i in numbered]
+    return Read(stack, order, paths, {path.split(".", 1)[0] for path in paths}, "",
+                 next(name for name, module in model.named_modules() if module is base))
+
+
+def attention_of(layer):
+    return next((child for name, child in layer.named_children() if "attn" in name or "attention" in name), None)

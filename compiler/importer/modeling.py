@@ -13,16 +13,14 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import altup, draft, heads, hyper, meta, recognisers, residual_modules
+from . import altup, draft, heads, hyper, meta, passes, recognisers, residual_modules
 from .config import Config
-from .dense import embed_scale
 from .hybrid import logit_softcap
-from .layer import EMBEDDING_NORMS, read_layer, refuse, unmapped
+from .layer import EMBEDDING_NORMS, read_layers, refuse, unmapped
 from .reading import per_layer
 from .reading.modules import norm, own, parameters_of
 from .reading.paths import transformers_paths
 from .reading.spec import Layer, Spec, binding, call
-from .semantics import where
 
 
 @dataclass(frozen=True)
@@ -33,48 +31,67 @@ class Walked:
     model_class: str
     paths: tuple[tuple[str, str], ...]   # the spec's execution paths that match how transformers runs the model
     params: int                          # the text model's parameters, as transformers holds them
+    ran_on_meta: bool = False            # its forward ran on the meta device (traced for its passes)
 
 
 def walk(built: meta.Built) -> Walked:
     model, config = built.model, built.config
     embedding, head = model.get_input_embeddings(), model.get_output_embeddings()
-    path, layers = _layer_list(model, config)
-    base = model.get_submodule(path.rsplit(".", 1)[0]) if "." in path else model
+    found = _layer_list(model, config)
+    base = _base(model, found, embedding)
     d = embedding.weight.shape[1]
-    rotary = any("rotary" in type(m).__name__.lower() for m in model.modules())
-    stack = [read_layer(layer, f"{path}.{i}", i, where(config, d, i, _attention_of(layer), rotary))
-             for i, layer in enumerate(layers)]
+    calls = passes.traced(meta.every_position(model), base)
+    looped = passes.read(base, calls)
+    if found is None and looped is None:
+        raise refuse(f"no list of {config.num_hidden_layers} layers (num_hidden_layers) in {type(model).__name__}")
+    read = read_layers(model, config, base, found if looped is None else looped, d)
+    stack, order, read_paths, skip, note, base_path = read
     stack, defined = _defined_apart(stack)
     kinds = _kind_names(stack)
     stack = _noted_once(stack)
     towers, (transform, transformed) = _towers(base), heads.transform(model, base, head, d)
-    before, after = _edges(base, path, embedding, head, d, config, towers)
+    before, after = _edges(base, (base_path, skip), embedding, head, d, config, towers)
     scored = next(i for i, stmt in enumerate(after) if getattr(stmt, "name", None) == "lm_head")
     after[scored:scored] = transform
     fed, handed, projections = draft.edges(model, base, head, d)
-    if fed:  # a draft model scores every position it is fed (its forward keeps no logits_to_keep)
-        # its input is the target's embedding, scaled there: its own table is held for the tied head, never
-        # looked up or scaled
-        before[:] = [before[0].model_copy(update={"args": [*before[0].args, ast.Keyword(
-            name="idle", value=ast.Bool(value=True))]}), *fed,
-            *(stmt for stmt in before[1:] if getattr(stmt, "label", None) != "embed_scale")]
-        after[scored] = after[scored].model_copy(update={"args": [*after[scored].args, ast.Keyword(
-            name="rows", value=ast.Name(id="m"))]})
-        after.append(*handed)
+    if fed:
+        _fed_by_target(before, after, scored, fed, handed)
     text = parameters_of(base) | parameters_of(head) | transformed | projections
     if built.wrapper is None:
         _nothing_outside(model, text)
     text -= {p for tower in towers.values() for p in parameters_of(tower)}
-    header = [f"The text model: its {', '.join(towers)} (the image and audio encoders, run only on those inputs) "
-              "is not counted."] if towers else []
-    header += _buffered_router_biases(model)
+    header = _header(model, towers, looped is not None)
     spec = Spec(header=header, bindings=[binding("d", d), binding("vocab", embedding.weight.shape[0]),
                                      *_options([*stack, *(tuple(b.body) for b in defined)])],
                 before=before, layers=[Layer(kind, stmts) for kind, stmts in zip(kinds, stack)], after=after,
-                note=f"{len(layers)} layers: {path}", defined=defined)
+                note=note, defined=defined,
+                passes=None if order is None else passes.written(order, dict(zip(read_paths, zip(kinds, stack)))))
     paths = transformers_paths(spec.bindings)
     count = sum(p.numel() for p in {id(p): p for p in model.parameters() if id(p) in text}.values())
-    return Walked(spec, type(model).__name__, paths, count)
+    return Walked(spec, type(model).__name__, paths, count, calls is not None)
+
+
+def _fed_by_target(before: list, after: list, scored: int, fed: list, handed: list) -> None:
+    """A draft model scores every position it is fed (its forward keeps no logits_to_keep); its input is the
+    target's embedding, scaled there: its own table is held for the tied head, never looked up or scaled."""
+    before[:] = [before[0].model_copy(update={"args": [*before[0].args, ast.Keyword(
+        name="idle", value=ast.Bool(value=True))]}), *fed,
+        *(stmt for stmt in before[1:] if getattr(stmt, "label", None) != "embed_scale")]
+    after[scored] = after[scored].model_copy(update={"args": [*after[scored].args, ast.Keyword(
+        name="rows", value=ast.Name(id="m"))]})
+    after.append(*handed)
+
+
+def _header(model, towers: dict, looped: bool) -> list[str]:
+    header = [f"The text model: its {', '.join(towers)} (the image and audio encoders, run only on those inputs) "
+              "is not counted."] if towers else []
+    header += _buffered_router_biases(model)
+    if looped:
+        header.append("Its forward runs some layers again with the same weights: each `loop` below is read from the "
+                      "order in which one traced prefill called the modules, and counts its body's work and cache "
+                      "once a pass and its weights once. The forward's own arithmetic between those calls (the adds "
+                      "that join one pass's state to the next) is in no module and is not counted.")
+    return header
 
 
 def _buffered_router_biases(model) -> list[str]:
@@ -123,10 +140,11 @@ def _defined_apart(stack: list[tuple]) -> tuple[list[tuple], list[ast.BlockDef]]
 LAYER_COUNTS = ("num_hidden_layers", "num_layers")
 
 
-def _layer_list(model, config):
+def _layer_list(model, config) -> tuple[str, object] | None:
     """The decoder's layers: the list of num_hidden_layers modules beside the input embedding (a vision tower's
     list may be as long), else the first such list in the tree; a list of the config's other count is looked for
-    where each would be, before anywhere else (a layer's own pair of sublayers is a list of two)."""
+    where each would be, before anywhere else (a layer's own pair of sublayers is a list of two). None where
+    there is no such list (HRM-Text's layers are two stacks' lists, each run several times: passes.py)."""
     counts = dict.fromkeys(getattr(config, field) for field in LAYER_COUNTS
                            if isinstance(getattr(config, field, None), int))
     embedding = model.get_input_embeddings()
@@ -140,11 +158,16 @@ def _layer_list(model, config):
             found = next(((path, module) for path, module in candidates if len(module) == count), None)
             if found is not None:
                 return found
-    raise refuse(f"no list of {config.num_hidden_layers} layers (num_hidden_layers) in {type(model).__name__}")
+    return None
 
 
-def _attention_of(layer):
-    return next((child for name, child in layer.named_children() if "attn" in name or "attention" in name), None)
+def _base(model, found, embedding):
+    """The module holding the layers beside the embedding: the layer list's parent, or, where the layers are
+    not one list, the module whose child the embedding is."""
+    if found is not None:
+        path = found[0]
+        return model.get_submodule(path.rsplit(".", 1)[0]) if "." in path else model
+    return next((module for module in model.modules() if any(part is embedding for part in module.children())), model)
 
 
 def _kind_names(stack: list[tuple]) -> list[str]:
@@ -193,17 +216,18 @@ def _towers(base) -> dict:
     return {name: child for name, child in base.named_children() if type(child).__name__.endswith("FeatureEmbedding")}
 
 
-def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tuple[list, list]:
-    """The embedding (and a learned position table) before the layers; the final norm and the head after."""
+def _edges(base, layers: tuple[str, set[str]], embedding, head, d: int, config, towers: dict) -> tuple[list, list]:
+    """The embedding (and a learned position table, the vectors the base model holds itself) before the layers;
+    the final norm and the head after. `layers`: the base model's path, and its children that hold the layers."""
+    base_path, skip = layers
     before, after = [call("embedding", "vocab", "d")], []
     before += [found] if (found := heads.inner_norm(embedding, d)) is not None else []
-    if getattr(embedding, "scalar_embed_scale", 1.0) != 1.0:  # Gemma's scaled embedding (its class says how much)
-        before.append(embed_scale())
+    before += heads.embedding_scale(embedding, base)
     inputs, made = per_layer.inputs_call(base, d, config.num_hidden_layers)
-    before += ([inputs] if inputs else []) + residual_modules.input_affine(base, d)
-    layer_list = path.rsplit(".", 1)[-1]
+    affine = residual_modules.input_affine(base, d)  # the base model's own vectors, when they are ZAYA's pair
+    before += ([inputs] if inputs else []) + (affine or heads.held_vectors(base, d))
     for name, child in base.named_children():
-        if name == layer_list or child is embedding or name in towers or name in made:
+        if name in skip or child is embedding or name in towers or name in made:
             continue
         if heads.embedding_norm(child, embedding, d) is not None:
             before.insert(1, heads.embedding_norm(child, embedding, d))
@@ -218,7 +242,7 @@ def _edges(base, path: str, embedding, head, d: int, config, towers: dict) -> tu
         elif type(child).__name__.endswith("Embedding") and own(child).get("weight", (0, 0))[1:] == (d,):
             before.append(call("learned_positions", own(child)["weight"][0], "d", label="positions"))
         elif any(True for _ in child.parameters()):
-            raise unmapped(child, f"{path.rsplit('.', 1)[0]}.{name}", "not an embedding, a norm or the layers")
+            raise unmapped(child, f"{base_path}.{name}", "not an embedding, a norm or the layers")
     if head is None:
         raise refuse("the model has no output head")
     tied = head.weight is embedding.weight

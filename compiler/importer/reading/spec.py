@@ -106,6 +106,23 @@ class Layer:
     stmts: tuple[ast.BlockCall, ...]
 
 
+@dataclass(frozen=True)
+class Run:
+    """Consecutive layers of one list, written as repeats; `note` says where they are."""
+
+    layers: tuple[Layer, ...]
+    note: str
+
+
+@dataclass(frozen=True)
+class Pass:
+    """`loop count as label { body }`: the body's layers run `count` times over with one set of weights."""
+
+    count: int
+    label: str
+    body: tuple  # of Run, Pass and statements, in the order the forward runs them
+
+
 @dataclass
 class Spec:
     """What an importer builds: the rest (uses, precision, layout) follows from it."""
@@ -117,6 +134,7 @@ class Spec:
     after: list[ast.Stmt]              # final norm, head
     note: str = ""                     # the fields the layer stack comes from
     defined: list[ast.BlockDef] = field(default_factory=list)  # blocks of the spec's own (side by side)
+    passes: tuple | None = None        # the stack as its forward runs it, where it runs some layers again
 
     def blocks(self) -> list[str]:
         stmts = [*self.before, *(s for layer in self.layers for s in layer.stmts), *self.after,
@@ -137,7 +155,8 @@ def render(spec: Spec, title: str, source: str, precision: ast.Precision, notes_
     header = "\n".join(line for note in notes for line in textwrap.wrap(note, 100))
     uses = [ast.Use(target=target, is_path=False) for target in _modules(spec.blocks())]
     uses[0] = uses[0].model_copy(update={"note": header})
-    body = [*spec.bindings, precision, *spec.before, *_stack(spec.layers, spec.note), *spec.after]
+    stack = _stack(spec.layers, spec.note) if spec.passes is None else _ordered(spec.passes)
+    body = [*spec.bindings, precision, *spec.before, *stack, *spec.after]
     model = ast.ModelDef(name=title, body=body)
     return format_module(ast.Module(path="<import>", uses=uses, blocks=spec.defined, models=[model]))
 
@@ -147,6 +166,19 @@ def _modules(blocks: list[str]) -> list[str]:
     known = library()
     wanted = list(dict.fromkeys(known.modules[name] for name in blocks if name in known.modules))
     return [name for name in wanted if not any(name in known.brings[other] for other in wanted if other != name)]
+
+
+def _ordered(nodes: tuple) -> list[ast.Stmt]:
+    """Runs as repeats, passes as loops (the language's shared repeat), statements as they are."""
+    out: list[ast.Stmt] = []
+    for node in nodes:
+        if isinstance(node, Run):
+            out += _stack(list(node.layers), node.note)
+        elif isinstance(node, Pass):
+            out.append(ast.Repeat(count=value(node.count), label=node.label, body=_ordered(node.body), shared=True))
+        else:
+            out.append(node)
+    return out
 
 
 def _stack(layers: list[Layer], note: str) -> list[ast.Stmt]:
