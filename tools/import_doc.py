@@ -141,7 +141,8 @@ def _modeling_code(schemas: set[str]) -> list[str]:
               "config field's; the forward's own adds between those calls are in no module and are not counted, "
               "which the spec's header says.")
     out = ["", "## The import from the modeling code", "", *textwrap.wrap(about, 116), "", *textwrap.wrap(tally, 116),
-           "", *textwrap.wrap(paths, 116), "", *textwrap.wrap(passes, 116), "", *_recognisers(), "", "## Not read from the modeling code yet", ""]
+           "", *textwrap.wrap(paths, 116), "", *textwrap.wrap(passes, 116), "", *_recognisers(), "",
+           "## Not read from the modeling code yet", ""]
     for name, outcome in types.items():
         if not outcome.get("read"):
             schema = " (its schema reads it)" if name in schemas else ""
