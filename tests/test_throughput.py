@@ -142,3 +142,29 @@ def test_a_model_that_keeps_no_state_is_bound_by_the_engine_not_a_kv_figure(tmp_
     assert main(["throughput", str(spec), "--layout", "tp=1", "--device", "h100-sxm", "--isl", "1000", "--osl",
                  "100"]) == 0
     assert "a request keeps no state: the KV cache bounds no batch" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("engine, overlap, field", [
+    ("vllm", False, "async_scheduling False"),            # vLLM 0.11's V1 engine core steps synchronously
+    ("sglang", True, "disable_overlap_schedule False"),   # SGLang's event_loop_overlap, on by default
+    ("trtllm", True, "disable_overlap_scheduler False"),  # TensorRT-LLM's PyExecutor overlap, on by default
+])
+def test_each_preset_says_whether_its_scheduler_runs_a_step_ahead(engine, overlap, field):
+    chosen = preset(engine, H100.memory, False)
+    assert chosen.overlap is overlap and field in chosen.source
+
+
+def test_an_overlap_scheduler_admits_a_request_one_step_later(capsys):
+    """A scheduler that launches the next step while one runs admits an arrival to the step after it: the same
+    steady state, its TTFT one expected step longer, its TPOT and throughput the same."""
+    argv = ["throughput", SPEC, "--device", "h100-sxm", "--isl", "467", "--osl", "256", "--engine", "sglang",
+            "--concurrency", "16", "--json"]
+    assert main(argv) == 0
+    ahead = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--overlap-scheduler", "off"]) == 0
+    synchronous = json.loads(capsys.readouterr().out)
+    assert (ahead["overlap"], synchronous["overlap"]) == (True, False)
+    assert ahead["ttft_seconds"] == pytest.approx(synchronous["ttft_seconds"] + synchronous["step_seconds"])
+    assert ahead["tpot_seconds"] == synchronous["tpot_seconds"]
+    assert ahead["output_tokens_per_second"] == synchronous["output_tokens_per_second"]
+    assert main(argv[:-1]) == 0 and "a step more as the overlap scheduler admits it" in capsys.readouterr().out

@@ -317,6 +317,17 @@ def test_the_time_to_first_token_bar_of_issue_46():
     assert statistics.median(first) <= 0.25
 
 
+@pytest.mark.parametrize("engine, version, as_preset", [
+    ("trtllm", "0.14.0", False),  # the C++ executor through Triton: no overlap scheduler
+    ("trtllm", "1.0.0rc2", True),
+    ("trtllm", None, True),       # a release not printed: the preset's
+    ("sglang", "0.4.3", True),
+    ("vllm", "0.6.4", True),
+])
+def test_a_run_is_timed_under_the_scheduler_its_engine_release_ran(engine, version, as_preset):
+    assert load_tool_validation().ran_the_presets_scheduler(engine, version) is as_preset
+
+
 def load_tool_validation():
     from helpers import load_tool
 

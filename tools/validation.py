@@ -14,9 +14,10 @@ unless the run shards with FSDP (ZeRO 3), no recomputation unless stated, a micr
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -316,6 +317,21 @@ def latency_rows() -> list[Latency]:
     return found
 
 
+# TensorRT-LLM before 1.0 served through its C++ executor (Triton's tensorrtllm_backend), one micro-batch a step
+# and no overlap: the backend dropped enable_trt_overlap ("the overlapping of micro-batches did not provide
+# additional benefits", tensorrtllm_backend@v0.14.0 docs/model_config.md); the overlap scheduler the trtllm preset
+# has on is the PyTorch backend's (on by default from NVIDIA/TensorRT-LLM#4174), which trtllm-serve runs from 1.0
+TRTLLM_OVERLAP_FROM = (1, 0)
+
+
+def ran_the_presets_scheduler(engine: str, version) -> bool:
+    """Whether the run's engine release schedules as its preset does (a release not printed: taken to)."""
+    numbers = re.findall(r"\d+", str(version or ""))[:2]
+    if engine != "trtllm" or not numbers:
+        return True
+    return tuple(int(n) for n in numbers) >= TRTLLM_OVERLAP_FROM
+
+
 def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str, request_rate=None):
     """`archcost throughput` of a serving run as its source states it (the layout, FP8 weights, KV cache and
     products for an FP8 run, the engine's defaults), or None with what refused it in `row.missing`."""
@@ -338,8 +354,11 @@ def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str
         if key not in models:
             models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
         sheet = device(sheet_name)
+        engine_as_run = preset(engine, sheet.memory, sheet.name.startswith("a100"))
+        if not ran_the_presets_scheduler(engine, workload.get("engine_version")):
+            engine_as_run = replace(engine_as_run, overlap=False)
         return throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
-                          preset(engine, sheet.memory, sheet.name.startswith("a100")), workload["isl"],
+                          engine_as_run, workload["isl"],
                           workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None,
                           request_rate=request_rate)
     except ArchError as error:
@@ -394,9 +413,14 @@ def latency_section(rows: list[Latency]) -> list[str]:
             "out: it counts half a step's wait and the steps that carry the prompt. The same table shows a part that "
             "does not grow with the prompt: at 2 requests a second Llama 3.1 8B's first token takes 19 ms after a "
             "prompt of 202 tokens and after one of 467 (OSL 214 and 16), 70B's 48 and 53 ms, where archcost's prefill "
-            "of the longer prompt alone takes about twice as long; the engines' own threads say when the first "
-            "token leaves (TensorRT-LLM #2986, #5836, #6512: with the next step's, or once its context step "
-            "ends), which no kernel table holds. Near a layout's limit the "
+            "of the longer prompt alone takes about twice as long. The miss is about one step, but these runs' "
+            "engine does not wait a step: TensorRT-LLM 0.14 served through its C++ executor, which syncs the step "
+            "it launched before it answers and admits (Executor::Impl::executionLoop: forwardSync, the responses, "
+            "then forwardAsync; one micro-batch without pipeline stages, enable_trt_overlap dropped from the Triton "
+            "backend), so they run with the overlap scheduler off; adding the step anyway would fit the runs, not "
+            "the engine. The engines whose scheduler runs a step ahead (SGLang's overlap scheduler, TensorRT-LLM's "
+            "PyTorch backend from 1.0) admit a request a step later, which their presets count. Near a layout's "
+            "limit the "
             "runs queue (a request rate close to what the layout serves), which a steady state without a queue "
             "does not show.", "", "### Not predicted", "", "| run | model | device | what is missing |",
             "|---|---|---|---|"]

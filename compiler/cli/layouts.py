@@ -194,6 +194,7 @@ def _no_serving_flags(args) -> None:
     stray = [flag for flag, value in (("--mtp", args.mtp), ("--acceptance", args.acceptance),
                                       ("--max-batch", args.max_batch), ("--max-num-tokens", args.max_num_tokens),
                                       ("--cached-fraction", args.cached_fraction), ("--network", args.network),
+                                      ("--overlap-scheduler", args.overlap_scheduler),
                                       ("--efficiency-table", args.efficiency_table)) if value]
     if stray:
         raise bad_value(f"{', '.join(stray)} belong to the SLO search: give --isl, --osl, --ttft and --tpot too")

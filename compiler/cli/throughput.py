@@ -30,6 +30,8 @@ def engine_flags(parser, shape_required: bool = True) -> None:
     parser.add_argument("--engine", choices=ENGINES, default="vllm", help="whose defaults: caps, KV budget, pages")
     parser.add_argument("--max-batch", type=whole(1, name="--max-batch"), default=None)
     parser.add_argument("--max-num-tokens", type=whole(1, name="--max-num-tokens"), default=None)
+    parser.add_argument("--overlap-scheduler", choices=("on", "off"), default=None,
+                        help="the engine schedules the next step while one runs (default: the engine's)")
     parser.add_argument("--cached-fraction", type=real(0, 1, high_open=True, name="--cached-fraction"), default=0.0,
                         help="share of each prompt found in the prefix cache")
     parser.add_argument("--mtp", type=whole(1, 64, name="--mtp"), default=0, metavar="K",
@@ -54,6 +56,8 @@ def serving_of(args, compiled, sheet, wire, network):
     engine = preset(args.engine, sheet.memory, sheet.name.startswith("a100"))
     engine = replace(engine, **{k: v for k, v in (("max_batch", args.max_batch),
                                                   ("max_num_tokens", args.max_num_tokens)) if v})
+    if args.overlap_scheduler is not None:
+        engine = replace(engine, overlap=args.overlap_scheduler == "on")
     table = table_for(sheet, args.efficiency_table)
     if table is None:
         raise no_table(sheet)

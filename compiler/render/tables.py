@@ -138,8 +138,9 @@ def throughput_text(t) -> str:
         *([f"  request rate         {t.request_rate:,.3g} a second keeps {t.batch:,} "
            "requests a replica in flight (Little's law)"] if t.request_rate is not None else []),
         f"  time per output      {t.tpot_seconds * 1e3:,.3f} ms expected (bound {t.step_bound_seconds * 1e3:,.3f} ms)",
-        f"  time to first token  {t.ttft_seconds * 1e3:,.3f} ms expected (half a step's wait, then the steps that "
-        "carry the prompt; no queue)",
+        f"  time to first token  {t.ttft_seconds * 1e3:,.3f} ms expected (half a step's wait, "
+        + ("a step more as the overlap scheduler admits it, " if t.overlap else "")
+        + "then the steps that carry the prompt; no queue)",
         f"  throughput           {t.output_tokens_per_second:,.0f} output tokens/s, "
         f"{t.output_tokens_per_second_per_card:,.0f} a card, {t.requests_per_second:,.2f} requests/s" + cost,
         f"  engine defaults      {t.engine_source}",

@@ -22,6 +22,9 @@ class Engine:
     max_num_tokens: int            # tokens one step takes: the decodes and a chunk of prefill beside them
     block: int                     # tokens a KV page holds: a request's cache is rounded up to whole pages
     source: str
+    # the engine schedules and launches the next step while the GPU runs this one (an overlap scheduler): a request
+    # that arrives during a step joins the step after next, one step later than a synchronous loop admits it
+    overlap: bool = False
 
     def kv_budget(self, memory: float, weights: float, activations: float, tp: int, pp: int) -> float:
         """The bytes of one card's KV cache, as the engine sizes it from the card's memory, its weights and the
@@ -51,7 +54,8 @@ def preset(name: str, card_memory: float, a100: bool) -> Engine:
                              "(max_num_seqs 1024 / 256, max_num_batched_tokens 8192 / 2048 for `vllm serve` on a "
                              "card of 70 GiB or more that is not an A100); vllm/config/cache.py CacheConfig "
                              "(gpu_memory_utilization 0.9 of the card, less weights and the profiled peak); "
-                             "vllm/platforms/cuda.py (block_size 16)")
+                             "vllm/platforms/cuda.py (block_size 16); vllm/config/scheduler.py (async_scheduling "
+                             "False: a synchronous loop)")
     if name == "sglang":
         gib = card_memory / GIB
         chunk = 2048 if gib < 20 else 4096 if gib < 60 else 8192 if gib < 160 else 16384
@@ -59,12 +63,15 @@ def preset(name: str, card_memory: float, a100: bool) -> Engine:
                       source="sgl-project/sglang@a82da8da python/sglang/srt/arg_groups/memory_hook.py "
                              "handle_gpu_memory_settings (chunked_prefill_size by the card's memory, "
                              "mem_fraction_static from the memory it reserves); model_runner_kv_cache_mixin.py"
-                             "@226149ac (a request pool of at most 4096); overrides.py@bc0c93b5 (page size 1)")
+                             "@226149ac (a request pool of at most 4096); overrides.py@bc0c93b5 (page size 1); "
+                             "server_args.py@001067ff (disable_overlap_schedule False: the overlap scheduler)",
+                      overlap=True)
     if name == "trtllm":
         return Engine(name="trtllm", max_batch=2048, max_num_tokens=8192, block=32,
                       source="NVIDIA/TensorRT-LLM@0004396 tensorrt_llm/llmapi/llm_args.py BaseLlmArgs (max_batch_size "
                              "2048, max_num_tokens 8192), KvCacheConfig (free_gpu_memory_fraction 0.9 of the memory "
-                             "left after weights and the profiled peak, tokens_per_block 32)")
+                             "left after weights and the profiled peak, tokens_per_block 32), TorchLlmArgs "
+                             "(disable_overlap_scheduler False: the overlap scheduler)", overlap=True)
     raise KeyError(name)
 
 

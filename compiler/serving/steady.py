@@ -156,7 +156,10 @@ def point_at(serving: Serving, layout, batch: int, first_token: bool = True) -> 
     room_per_step = max(1, serving.engine.max_num_tokens - batch * (1 + serving.mtp))
     own = min(prompt, room_per_step)
     carrying = step if own <= average else _mixed(serving, layout, batch, own, whole=True)[0]
-    ttft = step / 2 + math.ceil(prompt / room_per_step) * carrying
+    # an overlap scheduler has the next step scheduled and launched while this one runs: an arrival joins the
+    # step after it (SGLang's event_loop_overlap, TensorRT-LLM's PyExecutor with the overlap scheduler)
+    admitted = step if serving.engine.overlap else 0.0
+    ttft = step / 2 + admitted + math.ceil(prompt / room_per_step) * carrying
     tpot = step / serving.tokens_per_step
     return Point(batch, step, bound, ttft, tpot, batch * layout.dp / tpot)
 

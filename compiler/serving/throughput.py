@@ -26,6 +26,7 @@ class Throughput(BaseModel):
     link: str
     engine: str
     engine_source: str
+    overlap: bool = False          # the engine's overlap scheduler: its TTFT waits one step more to be admitted
     isl: int
     osl: int
     cached_fraction: float
@@ -83,7 +84,7 @@ def served(serving: Serving, layout, concurrency: int | None = None, price_per_h
     engine, table = serving.engine, serving.table
     return Throughput(model=serving.compiled.name, layout=layout.text(), cards=layout.cards,
                       device=serving.device.name, link=serving.link.name, engine=engine.name,
-                      engine_source=engine.source, isl=serving.isl, osl=serving.osl,
+                      engine_source=engine.source, overlap=engine.overlap, isl=serving.isl, osl=serving.osl,
                       cached_fraction=serving.cached_fraction, concurrency=concurrency, request_rate=request_rate,
                       batch=point.batch, batch_limit=limit,
                       kv_requests_max=None if room.kv_max >= STATELESS else room.kv_max, kv_budget_bytes=room.budget,
