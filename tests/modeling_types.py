@@ -67,6 +67,10 @@ FILLED = {
     # its hybrid layers share one attention block, tied from the first to the others: four layers hold one
     # hybrid by default, which transformers cannot tie
     "zamba": {"num_hidden_layers": 4, "layer_types": ["linear_attention", "hybrid", "linear_attention", "hybrid"]},
+    # its input and output sections default to 8 layers each: in 4 layers both take every layer, which then runs
+    # twice on one cache slot. One layer each, and the two between them the recurrent section, which the
+    # default n_recurrent_loops runs twice over with one set of weights (read as `loop 2`)
+    "dory": {"num_hidden_layers": 4, "n_input_layers": 1, "n_output_layers": 1},
     # its rotary embedding reads RoPE parameters per layer type (None for a NoPE type), with no default
     "cohere_compass_text": {"rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 10_000.0}}},
 }

@@ -391,6 +391,66 @@ def test_kv_shared_layers_read_an_earlier_layers_cache_at_every_prompt_position(
     assert "keys and values per token: 8,192 values = transformers' cache's 8,192" in imported.checked
 
 
+@pytest.mark.parametrize("call, flag, params, nonmatrix", [
+    # sqk: a scale a query channel, q · (s·c)²: one multiply a value (m rows) and 2 a channel once a call
+    ("gqa(64, q_heads = 4, kv_heads = 2, head_dim = 16, out_gate = true{})", "q_scale = true", 64, 64 * 3 + 2 * 64),
+    # s_gate: the same on the output gate's logits
+    ("gqa(64, q_heads = 4, kv_heads = 2, head_dim = 16, out_gate = true{})", "gate_scale = true", 64,
+     64 * 3 + 2 * 64),
+    # lambda_1: h + |λ·c|·(o − h) in place of h + o: two operations more a value, 2 a channel once a call
+    ("gqa(64, q_heads = 4, kv_heads = 2, head_dim = 16{})", "residual_lerp = true", 64, 2 * 64 * 3 + 2 * 64),
+    # suv_gate and suv_up: a multiply a value of each (m rows), their scales made once a call (1 a channel each)
+    ("swiglu(64, 32{})", "gate_up_scale = true", 2 * 32, 2 * 32 * 3 + 2 * 32),
+    # logit_scale: a multiply a logit of the one row scored, the scale made once a call
+    ("lm_head(64, 100{})", "logit_scale = true", 100, 100 + 100),
+])
+def test_dorys_mechanisms_cost_what_their_modules_compute(call, flag, params, nonmatrix):
+    """What std.attention.gqa's, std.ffn.swiglu's, std.norm's and std.embedding's new words add over the same
+    block without them, counted from Dory's modules (DoryAttention's sqk and s_gate, DoryDecoderLayer's lambda_1,
+    DoryMLP's suv_gate and suv_up, DoryLMHead's logit_scale) on 3 tokens of one request."""
+    spec = ("use std.embedding\nuse std.attention.gqa\nuse std.ffn.swiglu\nmodel \"m\" {{\n  embedding(100, 64)\n"
+            "  {}\n}}\n")
+    plain, flagged = (evaluate(compile_text(spec.format(call.format(extra))), "prefill", Scenario(P=3))
+                      for extra in ("", ", " + flag))
+    assert flagged.params - plain.params == params
+    assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
+    assert flagged.flops_matrix == plain.flops_matrix
+
+
+DORY = {"model_type": "dory", "num_hidden_layers": 4, "n_input_layers": 1, "n_output_layers": 1, "hidden_size": 256,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "intermediate_size": 512,
+        "vocab_size": 1000}
+
+
+@pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
+@pytest.mark.parametrize("loops", [1, 3])
+def test_dorys_recurrent_passes_are_read_from_its_forward(loops):
+    """Dory (transformers' DoryForCausalLM) runs its recurrent section `n_recurrent_loops` times with one set of
+    weights, each pass on a cache of its own (recurrent_kv_cache_mode per_loop): read as `loop N` from the order
+    its forward calls the layers, and checked against the model transformers built. One pass is no loop."""
+    imported = import_spec(parse_config(json.dumps({**DORY, "n_recurrent_loops": loops}), "dory.json"),
+                           from_modeling_code=True)
+    text = " ".join(imported.text.split())
+    # an input layer, two recurrent ones a pass, an output layer: 2 kv heads · 64 values, keys and values
+    per_token = (2 + 2 * loops) * 2 * 128
+    assert f"keys and values per token: {per_token:,} values = transformers' cache's {per_token:,}" \
+        in imported.checked
+    assert (f"loop {loops} as passes {{" in text) == (loops > 1)
+    assert "lm_head(d, vocab, logit_scale = true)" in text
+
+
+@pytest.mark.long  # a built model; the default suite's CPU budget (issue 49)
+def test_dorys_last_loop_cache_is_refused_as_no_loop_holds_it():
+    """recurrent_kv_cache_mode last_loop: the passes before the last read the recurrent layers' cache and write
+    none, so one cache a layer, not one a pass as `loop` holds: the check refuses the spec with both figures."""
+    config = {**DORY, "recurrent_kv_cache_mode": "last_loop"}
+    with pytest.raises(ArchError) as refused:
+        import_spec(parse_config(json.dumps(config), "dory.json"), from_modeling_code=True)
+    (diagnostic,) = refused.value.diagnostics
+    assert diagnostic.code == "E507"
+    assert "keys and values per token: the spec 1,536 values, transformers' cache 1,024" in diagnostic.message
+
+
 @pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
 @pytest.mark.parametrize("high, low", [(2, 3), (3, 1)])
 def test_a_looped_models_passes_are_read_from_its_forward(high, low):

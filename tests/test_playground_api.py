@@ -197,7 +197,7 @@ def test_a_spec_that_runs_past_the_limit_stops_the_compiler_not_the_server():
     import threading
 
     slow = "use std.embedding\nuse std.ffn.swiglu\nmodel \"slow\" {\n  d = 64\n  embedding(1000, d)\n" + \
-        "".join(f"  swiglu(d, f = {64 + i}) as f{i}\n" for i in range(1240)) + "}\n"  # within the op limit (E114)
+        "".join(f"  swiglu(d, f = {64 + i}) as f{i}\n" for i in range(950)) + "}\n"  # within the op limit (E114)
     with serving(Library.of([]), limit=0.5) as client:
         answers = []
         working = threading.Thread(target=lambda: answers.append(post(client, "compile", {"spec": {"text": slow}})))

@@ -135,11 +135,14 @@ def _modeling_code(schemas: set[str]) -> list[str]:
              "`window_record = apart` (DeepSeek-V4's sliding layers keep their record as keys and again as values), "
              "`linear_kernels = torch` (the chunked linear-attention reference), `diff_kernel = two_calls` and "
              "`experts = dense` (every expert on every token). `--option` switches any of them for a run.")
-    passes = ("A model whose forward runs some layers again with one set of weights (HRM-Text's two stacks in cycles) "
-              "is read from the order one traced prefill calls its modules (compiler/importer/passes.py): each run "
-              "of repeats becomes `loop N`, written with the fewest statements, its counts the forward's, not a "
-              "config field's; the forward's own adds between those calls are in no module and are not counted, "
-              "which the spec's header says.")
+    passes = ("A model whose forward runs some layers again with one set of weights (HRM-Text's two stacks in cycles, "
+              "Dory's recurrent section n_recurrent_loops times) is read from the order one traced prefill calls "
+              "its modules (compiler/importer/passes.py): each run of repeats becomes `loop N`, written with the "
+              "fewest statements, its counts the forward's, not a config field's; the forward's own adds between "
+              "those calls are in no module and are not counted, which the spec's header says. A loop holds its "
+              "keys and values once a pass (Dory's recurrent_kv_cache_mode per_loop, the default); a model whose "
+              "earlier passes read the last pass's cache without writing one of their own (Dory's last_loop) holds "
+              "fewer, which no loop writes: the check refuses it (E507).")
     out = ["", "## The import from the modeling code", "", *textwrap.wrap(about, 116), "", *textwrap.wrap(tally, 116),
            "", *textwrap.wrap(paths, 116), "", *textwrap.wrap(passes, 116), "", *_recognisers(), "",
            "## Not read from the modeling code yet", ""]

@@ -1,7 +1,8 @@
 """What sits between the layers' stream and the vocabulary beside the plain embedding and head: a norm
-inside the embedding's own module (ModernBERT's embeddings.norm, Inkling's embed_tokens.embed_norm) and a
+inside the embedding's own module (ModernBERT's embeddings.norm, Inkling's embed_tokens.embed_norm), a
 transform before the head (ModernBERT's prediction head: dense, GELU, LayerNorm; std.embedding's
-head_transform)."""
+head_transform), and a learned scale a logit held by the head (Dory's DoryLMHead; std.embedding's lm_head
+`logit_scale`)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,14 @@ def embedding_scale(embedding, base) -> list[ast.Op]:
         return [op("elementwise", "embed_scale", f"{type(base).__name__} multiplies the embeddings by its "
                                                  "embedding_scale", width="d", flops="d")]
     return []
+
+
+LOGIT_SCALE = "logit_scale"
+
+
+def logit_scale(head) -> bool:
+    """Whether the head holds, beside its matrix (and a bias), one learned scale a row it scores (DoryLMHead:
+    `logit_scale`, a vector of the vocabulary's size, multiplying the logits)."""
+    held = own(head)
+    rows = held.get("weight", (0,))[0]
+    return held.get(LOGIT_SCALE) == (rows,) and not set(held) - {"weight", "bias", LOGIT_SCALE}

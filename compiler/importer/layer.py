@@ -37,7 +37,7 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     convs = output_convs.output_convs(layer, at.d)  # Inkling's attn_sconv and mlp_sconv
     calls = _read_sublayers(layer, path, at, (*connections, *(held.names if held else ()), *convs),
                             hyper.holds_norms(connections))
-    calls = scaled_residual.scaled(calls) if scaled else calls
+    calls = scaled_residual.scaled(calls, scaled) if scaled else calls
     calls = output_convs.with_output_convs(calls, convs) if convs and calls else calls
     calls = residual_modules.with_residual_modules(calls, held) if held and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls

@@ -243,19 +243,23 @@ def _edges(base, layers: tuple[str, set[str]], embedding, head, d: int, config, 
             before.append(call("learned_positions", own(child)["weight"][0], "d", label="positions"))
         elif any(True for _ in child.parameters()):
             raise unmapped(child, f"{base_path}.{name}", "not an embedding, a norm or the layers")
+    return before, after + _head(embedding, head, config)
+
+
+def _head(embedding, head, config) -> list[ast.Stmt]:
+    """The head that scores the vocabulary, and the cap on its logits a config field sets."""
     if head is None:
         raise refuse("the model has no output head")
     tied = head.weight is embedding.weight
     bias = getattr(head, "bias", None) is not None
     # Moshi's embedding holds one row more (its padding token) than its head scores
     rows = "vocab" if tied or head.weight.shape[0] == embedding.weight.shape[0] else head.weight.shape[0]
-    after.append(call("lm_head", "d", rows, tied=True if tied else None, bias=True if bias else None,
-                      note="the head reads the embedding table" if tied else "a head of its own"))
+    scored = [call("lm_head", "d", rows, tied=True if tied else None, bias=True if bias else None,
+                   logit_scale=True if heads.logit_scale(head) else None,
+                   note="the head reads the embedding table" if tied else "a head of its own")]
     # the config field that caps the logits, by either of the names transformers' configs give it
     capped = next((f for f in ("final_logit_softcapping", "output_logit_soft_cap") if getattr(config, f, None)), None)
-    if capped is not None:
-        after.append(logit_softcap(capped))
-    return before, after
+    return scored + ([logit_softcap(capped)] if capped is not None else [])
 
 
 def _options(stack: list[tuple]) -> list[ast.Stmt]:

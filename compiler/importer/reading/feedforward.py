@@ -20,17 +20,21 @@ SHARED = ("shared_expert", "shared_experts", "shared_mlp")
 GATED_BLOCKS = {"silu": "swiglu", "gelu": "geglu", "relu2": "relu2_glu"}
 
 
-SUB_NORM = "ffn_sub_norm"  # BitNet's RMSNorm of the gated product, before the down projection
+SUB_NORM = "ffn_sub_norm"  # BitNet's RMSNorm of the gated product, before the down projection (Dory's: weightless)
 OUT_SCALE = "global_scale"  # a learned scalar the MLP multiplies its output by (Inkling's InklingMLP)
+GATE_UP_SCALES = ("suv_gate", "suv_up")  # Dory's DoryMLP: a learned scale a channel of gate and of up (nGPT's s_v, s_u)
 MOE_POST_NORM = "post_mlp_layernorm"  # A.X-K1's RMSNorm of the MoE block's output, held by the block itself
 
 
 def ffn_parts(module, scaled: bool = False) -> tuple[dict, dict] | None:
     """The MLP's matrices by name and shape (an activation with learned scalars is the activation's, a
-    sub-norm the gated MLP's own); `scaled` lets the module hold OUT_SCALE, a learned scalar on its output."""
+    sub-norm the gated MLP's own); `scaled` lets the module hold learned scales of its own: OUT_SCALE, a scalar
+    on its output, or GATE_UP_SCALES, a vector on each of gate and up (their width the caller's to check)."""
     parts = {name: child for name, child in children(module).items()
              if not learned_activation(child) and name != SUB_NORM}
-    if (own(module) and not (scaled and own(module) == {OUT_SCALE: (1,)})) or not parts:
+    held = own(module)
+    vectors = set(held) == set(GATE_UP_SCALES) and all(len(shape) == 1 for shape in held.values())
+    if (held and not (scaled and (held == {OUT_SCALE: (1,)} or vectors))) or not parts:
         return None
     shapes = shapes_of(parts)
     return (parts, shapes) if all(shape is not None for shape in shapes.values()) else None

@@ -126,6 +126,19 @@ def sub_norm(parts: dict, name: str, width: int) -> set | None:
     return {name} if found is not None and found.block == "rmsnorm" and found.width == width else None
 
 
+def sub_norm_of(module, name: str, width: int) -> set | None:
+    """sub_norm of the module's children, or a sub-norm that holds no scale (Dory's DoryL2Norm as `attn_sub_norm`
+    and `ffn_sub_norm`: x / ‖x‖): {name} when the module's child `name` is a norm without parameters. children()
+    leaves such a child out (it holds nothing), so only its name and class tell it; the block writes it as its
+    pre-norm's kind, and the check's parameter count refuses a layer whose pre-norm holds a scale."""
+    found = sub_norm(children(module), name, width)
+    if found != set():
+        return found
+    child = dict(module.named_children()).get(name)
+    kind = norm(child) if child is not None else None
+    return {name} if kind is not None and kind.width is None else set()
+
+
 def learned_activation(module) -> bool:
     """xIELU (Apertus): an activation with two learned scalars, alpha_p and alpha_n."""
     return "xielu" in type(module).__name__.lower() and {n for n, _ in module.named_parameters()} == {

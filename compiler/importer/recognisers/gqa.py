@@ -11,7 +11,7 @@ from archcost.dsl import ast
 
 from ..reading.dynamic_mask import dynamic_mask
 from ..reading.head_norms import qk_norm, weightless_v_norm
-from ..reading.modules import Found, Linear, Where, children, linear, own, pick, shapes_of, sub_norm
+from ..reading.modules import Found, Linear, Where, children, linear, own, pick, shapes_of, sub_norm_of
 from ..reading.spec import call, number
 from . import Recogniser
 
@@ -20,6 +20,7 @@ KEY = ("k_proj", "key", "k_lin", "Wk", "project_k", "wk")
 VALUE = ("v_proj", "value", "v_lin", "Wv", "project_v", "wv")
 OUTPUT = ("o_proj", "out_proj", "dense", "c_proj", "Wo", "attention_out", "out_lin", "wo")
 FUSED_QKV = ("qkv_proj", "query_key_value", "c_attn", "Wqkv")
+Q_SCALE, GATE_SCALE = "sqk", "s_gate"  # the attention's own scales a channel (Dory's DoryAttention)
 
 
 @dataclass(frozen=True)
@@ -87,23 +88,21 @@ def attention(module, at: Where) -> Found | None:
     gated = h.q_heads == 2 * heads and len(h.used) == 3 and "q_norm" in parts
     q_heads, head_dim = heads if gated else h.q_heads, h.head_dim
     sinks = own(module).get("sinks") == (q_heads,)
-    o_norm = sub_norm(parts, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
+    o_norm = sub_norm_of(module, "attn_sub_norm", q_heads * (h.v_dim or head_dim))
     head_gate, out_gate = _gate(parts, at.d, q_heads), _gate(parts, at.d, q_heads * (h.v_dim or head_dim))
     gate_bias = bool(out_gate) and own(module).get("gate_bias") == (q_heads,)  # Beam: a bias a head on the gate
+    scales = _scales(module, q_heads * head_dim, q_heads * (h.v_dim or head_dim) if out_gate else None)
     # the output projection's bias held by the attention module (GPT-NeoX-Japanese's dense_bias)
     held_bias = own(module).get("dense_bias") == (at.d,) and not shapes[out].bias
     masked = dynamic_mask(module, parts, h.kv_heads, head_dim)
     held = ({"sinks"} if sinks else set()) | ({"gate_bias"} if gate_bias else set()) | (
-        {"dense_bias"} if held_bias else set()) | masked[1]
+        {"dense_bias"} if held_bias else set()) | masked[1] | scales[1]
     if shapes[out] != Linear(q_heads * (h.v_dim or head_dim), at.d, shapes[out].bias) \
             or None in (o_norm, head_gate, out_gate) or set(own(module)) - held \
             or set(parts) - h.used - {out} - qk[1] - o_norm - head_gate - out_gate - masked[2]:
         return None
     if gated:
-        if h.bias or shapes[out].bias or qk[0] != {"qk_norm": True} or sinks or at.window or at.chunk or h.v_dim:
-            return None
-        return Found(call("gated_attention", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim,
-                          rotary=at.rotary(head_dim)), mixer=True, post_norm=False)
+        return _gated(h, at, q_heads, not (shapes[out].bias or sinks or scales[1]) and qk[0] == {"qk_norm": True})
     return Found(call("gqa", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=head_dim, qkv_bias=h.bias or None,
                       o_bias=shapes[out].bias or held_bias or None, rope=None if at.rope else False,
                       window=at.window or None,
@@ -112,8 +111,28 @@ def attention(module, at: Where) -> Found | None:
                       head_gate=True if head_gate else None, out_gate=True if out_gate else None,
                       gate_bias=gate_bias or None, temperature=True if at.temperature else None,
                       value="key" if h.value_is_key else None, v_norm=True if weightless_v_norm(module) else None,
-                      kv_share="reuse" if h.reuse else None, **qk[0], **masked[0]),
+                      kv_share="reuse" if h.reuse else None, **qk[0], **masked[0], **scales[0]),
                  mixer=True)
+
+
+def _gated(h: _Heads, at: Where, q_heads: int, plain: bool) -> Found | None:
+    """Q beside an output gate of its width (Qwen3-Next): std.attention.gated_attention, where the attention holds
+    none of gqa's other mechanisms (`plain`: no output bias, sinks or scales of its own, a QK-norm)."""
+    if not plain or h.bias or at.window or at.chunk or h.v_dim:
+        return None
+    return Found(call("gated_attention", "d", q_heads=q_heads, kv_heads=h.kv_heads, head_dim=h.head_dim,
+                      rotary=at.rotary(h.head_dim)), mixer=True, post_norm=False)
+
+
+def _scales(module, q_width: int, gate_width: int | None) -> tuple[dict, set]:
+    """The attention's own learned scales a channel (Dory's DoryAttention, nGPT's s_qk): `sqk` on the queries
+    after RoPE, `s_gate` on the output gate's logits (`gate_width`: None without a gate). Their keywords, and
+    the names of those the module holds."""
+    held = own(module)
+    found = {name for name, width in ((Q_SCALE, q_width), (GATE_SCALE, gate_width))
+             if width is not None and held.get(name) == (width,)}
+    return {"q_scale": True if Q_SCALE in found else None,
+            "gate_scale": True if GATE_SCALE in found else None}, found
 
 
 GATES = ("g_proj", "gate_proj")

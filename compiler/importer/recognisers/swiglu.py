@@ -1,5 +1,6 @@
 """Gated feed-forwards recognised (std.ffn.swiglu's swiglu, geglu and relu2_glu): gate and up apart or fused,
-the down projection, an optional norm of the gated product, an optional learned scalar on the output."""
+the down projection, an optional norm of the gated product (with a scale, or without: Dory's), an optional
+learned scalar on the output, optional learned scales a channel on gate and up (Dory's DoryMLP)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from ..reading.feedforward import (
     DOWN,
     FUSED_GATE_UP,
     GATE,
+    GATE_UP_SCALES,
     GATED_BLOCKS,
     OUT_SCALE,
     SUB_NORM,
@@ -15,7 +17,7 @@ from ..reading.feedforward import (
     ffn_parts,
     forward_act,
 )
-from ..reading.modules import Found, Linear, Where, activation, children, own, pick, sub_norm
+from ..reading.modules import Found, Linear, Where, activation, own, pick, sub_norm_of
 from ..reading.spec import call
 from . import Recogniser
 
@@ -41,12 +43,13 @@ def gated_ffn(module, at: Where, width: int | None = None) -> Found | None:
     else:
         return None
     block = GATED_BLOCKS.get(activation(module) or config_act(at.config) or forward_act(module))
-    down_norm = sub_norm(children(module), SUB_NORM, f)
-    scaled = OUT_SCALE in own(module)
-    if block is None or down_norm is None or (down_norm and block == "geglu") or (scaled and block != "swiglu"):
+    down_norm = sub_norm_of(module, SUB_NORM, f)
+    scaled, gate_up = OUT_SCALE in own(module), own(module) == {name: (f,) for name in GATE_UP_SCALES}
+    if block is None or down_norm is None or (down_norm and block == "geglu") \
+            or ((scaled or gate_up) and block != "swiglu") or (own(module) and not (scaled or gate_up)):
         return None
     return Found(call(block, "d", f=f, bias=shapes[down].bias or None, down_norm=True if down_norm else None,
-                      out_scale=scaled or None), mixer=False)
+                      out_scale=scaled or None, gate_up_scale=gate_up or None), mixer=False)
 
 
 RECOGNISER = Recogniser("swiglu", "sublayer", gated_ffn, writes=tuple(GATED_BLOCKS.values()))
