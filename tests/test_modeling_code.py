@@ -342,6 +342,75 @@ def test_inklings_convolutions_relative_bias_and_scored_shared_experts_are_read_
         assert words in " ".join(imported.text.split()), words  # the printer wraps long calls
 
 
+@pytest.mark.parametrize("flag, params, matrix, nonmatrix", [
+    # each query head's scale a channel (q_width), 4 FLOPs a query value and 3 a key value of every row
+    ("qk_clip = true", 64, 0, 4 * 64 * 3 + 3 * 32 * 3),
+    # sink_proj, d → q_heads: its matrix and its products, and one more score a head in the softmax
+    ("token_sinks = true", 64 * 4, 2 * 3 * 64 * 4, 5 * 4 * 3),
+    # the relative states' scale a head and state, 4 FLOPs a state value
+    ("rel_clip = true", 4 * 2, 0, 4 * 8 * 3),
+    # weight_proj on K and V (d → kv_heads·kv_conv each); the convolutions' taps summed elementwise, not convolved
+    # (their 2·32·4·(3 + 4) FLOPs each move to the non-matrix count), and the static and projected taps added
+    ("kv_conv_dynamic = true", 2 * 64 * 8, 2 * 3 * 64 * 8 * 2 - 2 * 1792, 2 * 1792 + 2 * 32 * 4 * 3),
+    # the key's and the value's own input norms
+    ("kv_norms = true", 2 * 64, 0, 2 * 4 * 64 * 3),
+])
+def test_inkling2s_attention_words_cost_what_their_modules_compute(flag, params, matrix, nonmatrix):
+    """What std.attention.gqa's Inkling 2 words add over the same block without them, counted from its modules
+    (Inkling2ScaledL2Clip and Inkling2L2Clip, sink_proj, Inkling2RelativePositionBias.norm,
+    Inkling2DynamicShortConvolution, the full layers' k_ and v_input_layernorm) on 3 tokens of one request."""
+    spec = ("use std.embedding\nuse std.attention.gqa\nmodel \"m\" {{\n  embedding(100, 64)\n  gqa(64, q_heads = 4, "
+            "kv_heads = 2, head_dim = 16, rope = false, kv_conv = 4, rel_states = 2, rel_extent = 8{})\n}}\n")
+    plain, flagged = (evaluate(compile_text(spec.format(extra)), "prefill", Scenario(P=3)) for extra in
+                      ("", ", " + flag))
+    assert flagged.params - plain.params == params
+    assert flagged.flops_matrix - plain.flops_matrix == matrix
+    assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
+
+
+@pytest.mark.parametrize("queries", [1, 3])
+def test_a_block_attention_residual_costs_what_its_module_computes(queries):
+    """std.depth's block_attn_res over 3 states on 3 tokens, as Inkling2BlockAttentionResidual computes it: its
+    queries (d each); query·statesᵀ and weights·states through eager attention, 2·d FLOPs per query and state
+    each, matrix work as FlopCounterMode counts them; the unweighted RMS norm of every state (3 a value) and the
+    softmax (5 a score)."""
+    spec = "use std.embedding\nuse std.depth\nmodel \"m\" {{\n  embedding(100, 64)\n{}}}\n"
+    plain, mixed = (evaluate(compile_text(spec.format(body)), "prefill", Scenario(P=3)) for body in
+                    ("", f"  block_attn_res(64, states = 3, queries = {queries})\n"))
+    assert mixed.params - plain.params == queries * 64
+    assert mixed.flops_matrix - plain.flops_matrix == 2 * (2 * 3 * 64 * queries * 3)
+    assert mixed.flops_nonmatrix - plain.flops_nonmatrix == 3 * 3 * 64 * 3 + 5 * queries * 3 * 3
+
+
+@pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
+def test_inkling2s_block_attention_residuals_and_clipped_attention_are_read_and_checked():
+    """Inkling 2 (transformers' Inkling2ForCausalLM) off its defaults: blocks of 2 layers, so the states its
+    attention residuals stack grow every second layer; full layers (three queries before them, K's and V's inputs
+    normed apart, taps made per token) at two depths, one of them a block's first; sliding layers of heads of
+    their own; a head narrower than the embedding. Read and checked against the model transformers built."""
+    config = {"model_type": "inkling2_text", "num_hidden_layers": 6, "hidden_size": 256, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "head_dim": 32, "swa_num_attention_heads": 8, "swa_num_key_value_heads": 2,
+              "swa_head_dim": 16, "moe_intermediate_size": 64, "n_routed_experts": 8, "num_experts_per_tok": 2,
+              "vocab_size": 500, "unpadded_vocab_size": 480, "sliding_window_size": 16, "rel_extent": 32,
+              "d_rel": 8, "log_scaling_n_floor": 64, "n_layers_per_attn_res_block": 2,
+              "layer_types": ["hybrid_sliding", "hybrid", "hybrid_sliding", "hybrid_sliding", "hybrid",
+                              "hybrid_sliding"]}
+    imported = import_spec(parse_config(json.dumps(config), "inkling2.json"), from_modeling_code=True)
+    text = " ".join(imported.text.split())  # the printer wraps long calls
+    # blocks close at layers 0, 2 and 4: before layer i, B of them stacked; the attention's residual reads B + 1
+    # states, the MLP's one more at a block's first layer, the final one all 3 and the partial block
+    expected = [(None, 2), ((2, 3), 2), (2, 3), (3, 3), ((3, 3), 4), (4, 4)]
+    found = re.findall(r"block_attn_res\(d, states = (\d+)(?:, queries = (\d+))?\)", text)
+    written = [(int(states), int(q or 1)) for states, q in found]
+    assert written == [item for attn, mlp in expected
+                       for item in ([] if attn is None else [attn if isinstance(attn, tuple) else (attn, 1)])
+                       + [(mlp, 1)]] + [(4, 1)]
+    for words in ("qk_clip = true, token_sinks = true, kv_conv = 4, kv_conv_dynamic = true", "kv_norms = true",
+                  "window = 16", "rel_extent = 16", "rel_states = 8, rel_extent = 32", "residual_add = false",
+                  "lm_head(d, 480)", "moe(d, experts = 8, top = 2, f = 64, out_conv = 4)"):
+        assert words in text, words
+
+
 @pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
 @pytest.mark.parametrize("model_type", ["gemma4_assistant"])  # the unified one: the long run's coverage record
 def test_a_draft_model_reads_its_targets_keys_and_values_and_holds_none(model_type):

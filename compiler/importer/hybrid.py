@@ -59,10 +59,11 @@ def gemma2(cfg: Gemma2, period: int = 2, qk_norm: bool = False) -> Spec:
     return spec
 
 
-def logit_softcap(cited: str) -> ast.Op:
-    """tanh(logits / c)·c on every logit of the rows the head scores (Gemma 2)."""
-    return op("elementwise", "logit_softcap", cited + ": tanh(logits / c)·c on every logit", width="vocab",
-              flops=times(3, "vocab"), rows="m_out")
+def logit_softcap(cited: str, width: str | int = "vocab") -> ast.Op:
+    """tanh(logits / c)·c on every logit of the rows the head scores (Gemma 2); `width`: the logits a row (the
+    vocabulary, or a head's own count where it scores fewer than the embedding holds)."""
+    return op("elementwise", "logit_softcap", cited + ": tanh(logits / c)·c on every logit", width=width,
+              flops=times(3, width), rows="m_out")
 
 
 class Gemma3Text(Gemma2):

@@ -11,7 +11,16 @@ from typing import NamedTuple
 from archcost.dsl import ast
 from archcost.dsl.errors import ArchError, Diagnostic
 
-from . import dense_and_moe, hyper, output_convs, parallel, recognisers, residual_modules, scaled_residual
+from . import (
+    attn_residuals,
+    dense_and_moe,
+    hyper,
+    output_convs,
+    parallel,
+    recognisers,
+    residual_modules,
+    scaled_residual,
+)
 from .reading import per_layer
 from .reading.modules import Found, holding, norm, own
 from .reading.spec import call
@@ -35,12 +44,15 @@ def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
     connections = hyper.around(layer, at.d, at.config)  # DeepSeek-V4's and HY-V4's attn_hc and ffn_hc
     held = residual_modules.residual_modules(layer, at.d)
     convs = output_convs.output_convs(layer, at.d)  # Inkling's attn_sconv and mlp_sconv
-    calls = _read_sublayers(layer, path, at, (*connections, *(held.names if held else ()), *convs),
+    depth = attn_residuals.around(layer, at.d)  # Inkling 2's attention_input and mlp_input
+    calls = _read_sublayers(layer, path, at, (*connections, *(held.names if held else ()), *convs, *depth,
+                                              *attn_residuals.input_norms(layer, depth)),
                             hyper.holds_norms(connections))
     calls = scaled_residual.scaled(calls, scaled) if scaled else calls
     calls = output_convs.with_output_convs(calls, convs) if convs and calls else calls
     calls = residual_modules.with_residual_modules(calls, held) if held and calls else calls
     calls = hyper.interleaved(calls, connections) if connections and calls else calls
+    calls = attn_residuals.interleaved(calls, layer, depth) if depth and calls else calls
     if calls is None:
         raise unmapped(layer, path, "sublayers the stdlib's residual blocks cannot write so")
     return calls
@@ -176,6 +188,7 @@ def read_layers(model, config, base, layers, d: int) -> Read:
         path, modules = layers
         stack = [read_layer(layer, f"{path}.{i}", i, where(config, d, i, attention_of(layer), rotary))
                  for i, layer in enumerate(modules)]
+        stack = attn_residuals.counted(stack, modules)  # the states each block attention residual stacks
         return Read(stack, None, [], {path.rsplit(".", 1)[-1]}, f"{len(modules)} layers: {path}",
                      path.rsplit(".", 1)[0])
     order, paths = layers

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from archcost.dsl import ast
 
-from . import altup, draft, heads, hyper, meta, passes, recognisers, residual_modules
+from . import altup, attn_residuals, draft, heads, hyper, meta, passes, recognisers, residual_modules
 from .config import Config
 from .hybrid import logit_softcap
 from .layer import EMBEDDING_NORMS, read_layers, refuse, unmapped
@@ -182,7 +182,7 @@ def _kind_names(stack: list[tuple]) -> list[str]:
 
 
 # the blocks of the connections around and beside the sublayers (not recognisers' blocks): the words they give
-CONNECTION_WORDS = {"dense_and_moe": ["moe"], "mhc": [], "gated_residual": []}
+CONNECTION_WORDS = {"dense_and_moe": ["moe"], "mhc": [], "gated_residual": [], attn_residuals.BLOCK: []}
 
 
 def _describe(layer: tuple) -> str:
@@ -239,6 +239,8 @@ def _edges(base, layers: tuple[str, set[str]], embedding, head, d: int, config, 
             before.append(streams)
         elif kind is not None and kind.width in (None, d):
             after.append(call(kind.block, "d", label="final_norm"))
+        elif (depth := attn_residuals.final(child, base, skip, d)) is not None:
+            after.insert(0, depth)  # the block attention before the final norm (Inkling 2's final_input)
         elif type(child).__name__.endswith("Embedding") and own(child).get("weight", (0, 0))[1:] == (d,):
             before.append(call("learned_positions", own(child)["weight"][0], "d", label="positions"))
         elif any(True for _ in child.parameters()):
@@ -259,7 +261,7 @@ def _head(embedding, head, config) -> list[ast.Stmt]:
                    note="the head reads the embedding table" if tied else "a head of its own")]
     # the config field that caps the logits, by either of the names transformers' configs give it
     capped = next((f for f in ("final_logit_softcapping", "output_logit_soft_cap") if getattr(config, f, None)), None)
-    return scored + ([logit_softcap(capped)] if capped is not None else [])
+    return scored + ([logit_softcap(capped, rows)] if capped is not None else [])
 
 
 def _options(stack: list[tuple]) -> list[ast.Stmt]:
