@@ -115,5 +115,6 @@ def refuse_split_loops(compiled, degrees) -> None:
     if looped:
         raise ArchError([compiled.ir.sources.diagnostic(
             "E405", f"`{looped.id}` runs in a `loop` whose passes share one set of weights: a layout of pp = {pp} "
-            "would split its passes, and a stage's copy of the weights is not modelled", looped.span,
+            "would split its passes, and a stage's copy of the weights is not modelled",
+            looped.call_site or looped.span,  # the spec's own call in the loop, not the library's op
             hint="lay the model out with pp = 1 (tp, ep and dp split a loop as they split any layer)")])
