@@ -128,6 +128,9 @@ def test_a_stock_type_with_an_auto_map_says_whose_code_it_costs(tmp_path):
     text = import_config(read_config(config))
     assert "modeling_custom.CustomForCausalLM), which archcost never runs" in text.replace("\n# ", " ")
     assert "auto_map" not in import_config(read_config(ROOT / "tests" / "configs" / "llama-3.1-8b.json"))
+    # an auto_map whose entries name nothing (an empty list: the long fuzz found it as an IndexError) says nothing
+    config.write_text(json.dumps({**fields, "auto_map": {"AutoTokenizer": [], "AutoConfig": None}}))
+    assert "auto_map" not in import_config(read_config(config))
 
 
 def test_the_import_from_the_modeling_code_raises_no_library_warning():

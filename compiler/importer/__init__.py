@@ -117,7 +117,11 @@ def remote_code_note(config: Config) -> list[str]:
     auto_map = config.values.get("auto_map")
     if not isinstance(auto_map, dict) or not auto_map:
         return []
-    named = ", ".join(sorted({str(v) if not isinstance(v, list) else str(v[0]) for v in auto_map.values()}))[:200]
+    # a value is a class path, or a list of them (a tokenizer's pair); an empty one names nothing
+    named = ", ".join(sorted({str(v[0] if isinstance(v, list) else v) for v in auto_map.values()
+                              if v not in ([], None, "")}))[:200]
+    if not named:
+        return []
     model_type = config.values.get("model_type")
     return [f"The checkpoint's auto_map names its own code ({named}), which archcost never runs: this spec costs "
             f"transformers' own {model_type} model instead. Where that code computes something else, write it by hand."]
