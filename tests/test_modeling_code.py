@@ -300,6 +300,11 @@ def test_a_spec_that_costs_another_model_is_refused_with_both_figures(monkeypatc
     assert "parameters: the spec 1,004,572,672, transformers 1,071,681,536" in diagnostic.message
 
 
+def without_and_with(spec: str, flag: str):
+    """The spec's prefill of 3 tokens without and with `flag` (its `{}` where the flag goes)."""
+    return tuple(evaluate(compile_text(spec.format(extra)), "prefill", Scenario(P=3)) for extra in ("", ", " + flag))
+
+
 @pytest.mark.parametrize("flag, params, nonmatrix", [
     # each expert's own RMS norm scale: E·d more parameters, 4 FLOPs a value of every routed row (m·k rows)
     ("expert_norm = true", 8 * 64, 4 * 64 * 3 * 2),
@@ -313,8 +318,7 @@ def test_ergos_mechanisms_cost_what_their_modules_compute(flag, params, nonmatri
     modules (ErgoExpertNorm, ErgoSharedExpert.norm, ErgoResidualGate) on 3 tokens of one request."""
     spec = ("use std.embedding\nuse std.ffn.moe\nmodel \"m\" {{\n  embedding(100, 64)\n"
             "  moe(64, experts = 8, top = 2, f = 32, shared_f = 16, matrices = 2, act_flops = 2{})\n}}\n")
-    plain, flagged = (evaluate(compile_text(spec.format(extra)), "prefill", Scenario(P=3)) for extra in
-                      ("", ", " + flag))
+    plain, flagged = without_and_with(spec, flag)
     assert flagged.params - plain.params == params
     assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
     assert flagged.flops_matrix == plain.flops_matrix
@@ -361,8 +365,7 @@ def test_inkling2s_attention_words_cost_what_their_modules_compute(flag, params,
     Inkling2DynamicShortConvolution, the full layers' k_ and v_input_layernorm) on 3 tokens of one request."""
     spec = ("use std.embedding\nuse std.attention.gqa\nmodel \"m\" {{\n  embedding(100, 64)\n  gqa(64, q_heads = 4, "
             "kv_heads = 2, head_dim = 16, rope = false, kv_conv = 4, rel_states = 2, rel_extent = 8{})\n}}\n")
-    plain, flagged = (evaluate(compile_text(spec.format(extra)), "prefill", Scenario(P=3)) for extra in
-                      ("", ", " + flag))
+    plain, flagged = without_and_with(spec, flag)
     assert flagged.params - plain.params == params
     assert flagged.flops_matrix - plain.flops_matrix == matrix
     assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
@@ -478,9 +481,8 @@ def test_dorys_mechanisms_cost_what_their_modules_compute(call, flag, params, no
     block without them, counted from Dory's modules (DoryAttention's sqk and s_gate, DoryDecoderLayer's lambda_1,
     DoryMLP's suv_gate and suv_up, DoryLMHead's logit_scale) on 3 tokens of one request."""
     spec = ("use std.embedding\nuse std.attention.gqa\nuse std.ffn.swiglu\nmodel \"m\" {{\n  embedding(100, 64)\n"
-            "  {}\n}}\n")
-    plain, flagged = (evaluate(compile_text(spec.format(call.format(extra))), "prefill", Scenario(P=3))
-                      for extra in ("", ", " + flag))
+            "  " + call + "\n}}\n")
+    plain, flagged = without_and_with(spec, flag)
     assert flagged.params - plain.params == params
     assert flagged.flops_nonmatrix - plain.flops_nonmatrix == nonmatrix
     assert flagged.flops_matrix == plain.flops_matrix
