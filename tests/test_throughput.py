@@ -168,3 +168,18 @@ def test_an_overlap_scheduler_admits_a_request_one_step_later(capsys):
     assert ahead["tpot_seconds"] == synchronous["tpot_seconds"]
     assert ahead["output_tokens_per_second"] == synchronous["output_tokens_per_second"]
     assert main(argv[:-1]) == 0 and "a step more as the overlap scheduler admits it" in capsys.readouterr().out
+
+
+def test_the_api_takes_the_overlap_scheduler_as_the_cli_does(capsys):
+    """Model.throughput(overlap_scheduler = "off") is `--overlap-scheduler off`; another word is refused."""
+    import archcost
+    from archcost.dsl.errors import ArchError
+
+    model = archcost.load(SPEC)
+    assert main(["throughput", SPEC, "--device", "h100-sxm", "--isl", "467", "--osl", "256", "--engine", "sglang",
+                 "--concurrency", "16", "--overlap-scheduler", "off", "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    api = model.throughput("h100-sxm", isl=467, osl=256, engine="sglang", concurrency=16, overlap_scheduler="off")
+    assert (api.ttft_seconds, api["overlap"]) == (cli["ttft_seconds"], False)
+    with pytest.raises(ArchError, match="`overlap_scheduler` is one of on, off"):
+        model.throughput("h100-sxm", isl=467, osl=256, overlap_scheduler="yes")

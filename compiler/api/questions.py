@@ -73,9 +73,10 @@ class Questions:
     def layouts(self, devices: str, *, context: int | None = None, batch: int = 1, isl: int | None = None,
                 osl: int | None = None, ttft: float | None = None, tpot: float | None = None,
                 engine: str = "vllm", disaggregated: bool = False, top: int = 10, compute: str | None = None,
-                memory: str = "reported") -> Report:
+                memory: str = "reported", overlap_scheduler: str | None = None) -> Report:
         """The layouts of N cards (`"64xh100-sxm"`): with `context` those that hold the model, fastest first;
-        with `isl`, `osl`, `ttft` and `tpot` the SLO search, by output tokens a second per card."""
+        with `isl`, `osl`, `ttft` and `tpot` the SLO search, by output tokens a second per card
+        (`overlap_scheduler` "on" or "off": the engine's own unless given, as the CLI's flag)."""
         from archcost.compiler.front.hardware import fleet, server_link
         from archcost.compiler.render.layouts import fits_text, slo_text
         from archcost.compiler.terms.letters import MAX_CARDS
@@ -89,7 +90,7 @@ class Questions:
                 raise checks.bad_value("the SLO search takes isl, osl, ttft and tpot together, and no context")
             from archcost.compiler.serving.slo import search
 
-            serving = self._serving(sheet, wire, engine, isl, osl, compute)
+            serving = self._serving(sheet, wire, engine, isl, osl, compute, overlap_scheduler)
             found = search(serving, count, checks.positive("ttft", ttft), checks.positive("tpot", tpot),
                            checks.count("top", top, 1), bool(disaggregated))
             return Report(found, slo_text(found))
@@ -103,16 +104,18 @@ class Questions:
 
     def throughput(self, device: str, *, isl: int, osl: int, layout: str = "tp=1", engine: str = "vllm",
                    concurrency: int | None = None, request_rate: float | None = None, compute: str | None = None,
-                   price_per_hour: float | None = None, memory: str = "reported") -> Report:
+                   price_per_hour: float | None = None, memory: str = "reported",
+                   overlap_scheduler: str | None = None) -> Report:
         """Continuous batching's steady state on a layout (`archcost throughput`): the batch, TTFT, TPOT,
-        tokens a second, and the cost per million tokens given a card's price an hour."""
+        tokens a second, and the cost per million tokens given a card's price an hour (`overlap_scheduler`
+        "on" or "off": whether the engine schedules a step ahead, its own default unless given)."""
         from archcost.compiler.cards.degrees import parse_layout
         from archcost.compiler.front.hardware import server_link
         from archcost.compiler.render import tables
         from archcost.compiler.serving.throughput import served
 
         sheet = _device(device, memory)
-        serving = self._serving(sheet, server_link(sheet), engine, isl, osl, compute)
+        serving = self._serving(sheet, server_link(sheet), engine, isl, osl, compute, overlap_scheduler)
         result = served(serving, parse_layout(checks.text("layout", layout)),
                         None if concurrency is None else checks.count("concurrency", concurrency, 1),
                         checks.positive("price_per_hour", price_per_hour),
@@ -153,13 +156,17 @@ class Questions:
                               table_for(sheets[0]) if sheets is not None else None)
         return Report(report, train_text(report))
 
-    def _serving(self, sheet, wire, engine: str, isl, osl, compute):
+    def _serving(self, sheet, wire, engine: str, isl, osl, compute, overlap_scheduler: str | None = None):
+        from dataclasses import replace
+
         from archcost.compiler.cards.expected import table_for
         from archcost.compiler.serving.engines import ENGINES, preset
         from archcost.compiler.serving.steady import Serving
         from archcost.compiler.serving.throughput import no_table
 
         engine = preset(checks.word("engine", engine, ENGINES), sheet.memory, sheet.name.startswith("a100"))
+        if checks.word("overlap_scheduler", overlap_scheduler, ("on", "off"), optional=True) is not None:
+            engine = replace(engine, overlap=overlap_scheduler == "on")
         table = table_for(sheet)
         if table is None:
             raise no_table(sheet)
