@@ -17,7 +17,7 @@ import math
 import re
 import statistics
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -354,9 +354,8 @@ def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str
         if key not in models:
             models[key] = compile_file(ROOT / "specs" / f"{row.spec}.arch", options)
         sheet = device(sheet_name)
-        engine_as_run = preset(engine, sheet.memory, sheet.name.startswith("a100"))
-        if not ran_the_presets_scheduler(engine, workload.get("engine_version")):
-            engine_as_run = replace(engine_as_run, overlap=False)
+        engine_as_run = preset(engine, sheet.memory, sheet.name.startswith("a100"),
+                               None if ran_the_presets_scheduler(engine, workload.get("engine_version")) else False)
         return throughput(models[key], parse_layout(row.layout), sheet, own_link(sheet.name), own_link(sheet.name),
                           engine_as_run, workload["isl"],
                           workload["osl"], table=table_for(sheet), compute=fmt if fmt in sheet.peak else None,

@@ -157,16 +157,14 @@ class Questions:
         return Report(report, train_text(report))
 
     def _serving(self, sheet, wire, engine: str, isl, osl, compute, overlap_scheduler: str | None = None):
-        from dataclasses import replace
-
         from archcost.compiler.cards.expected import table_for
         from archcost.compiler.serving.engines import ENGINES, preset
         from archcost.compiler.serving.steady import Serving
         from archcost.compiler.serving.throughput import no_table
 
-        engine = preset(checks.word("engine", engine, ENGINES), sheet.memory, sheet.name.startswith("a100"))
-        if checks.word("overlap_scheduler", overlap_scheduler, ("on", "off"), optional=True) is not None:
-            engine = replace(engine, overlap=overlap_scheduler == "on")
+        scheduler = checks.word("overlap_scheduler", overlap_scheduler, ("on", "off"), optional=True)
+        engine = preset(checks.word("engine", engine, ENGINES), sheet.memory, sheet.name.startswith("a100"),
+                        None if scheduler is None else scheduler == "on")
         table = table_for(sheet)
         if table is None:
             raise no_table(sheet)

@@ -53,11 +53,10 @@ def serving_of(args, compiled, sheet, wire, network):
     if (args.mtp == 0) != (args.acceptance is None):
         raise bad_value("`--mtp K` and `--acceptance A` go together: the tokens drafted a step and the chance "
                         "each is accepted")
-    engine = preset(args.engine, sheet.memory, sheet.name.startswith("a100"))
+    engine = preset(args.engine, sheet.memory, sheet.name.startswith("a100"),
+                    None if args.overlap_scheduler is None else args.overlap_scheduler == "on")
     engine = replace(engine, **{k: v for k, v in (("max_batch", args.max_batch),
                                                   ("max_num_tokens", args.max_num_tokens)) if v})
-    if args.overlap_scheduler is not None:
-        engine = replace(engine, overlap=args.overlap_scheduler == "on")
     table = table_for(sheet, args.efficiency_table)
     if table is None:
         raise no_table(sheet)

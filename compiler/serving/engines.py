@@ -5,7 +5,7 @@ override each."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 GIB = 2**30
 
@@ -44,8 +44,14 @@ class Engine:
         return fraction * memory - weights
 
 
-def preset(name: str, card_memory: float, a100: bool) -> Engine:
-    """The engine's defaults on a card of this memory (vLLM and SGLang choose by it)."""
+def preset(name: str, card_memory: float, a100: bool, overlap: bool | None = None) -> Engine:
+    """The engine's defaults on a card of this memory (vLLM and SGLang choose by it); `overlap` given says
+    otherwise of its scheduler (a release that schedules as its preset does not)."""
+    engine = _defaults(name, card_memory, a100)
+    return engine if overlap is None else replace(engine, overlap=overlap)
+
+
+def _defaults(name: str, card_memory: float, a100: bool) -> Engine:
     large = card_memory >= 70 * GIB and not a100
     if name == "vllm":
         return Engine(name="vllm", max_batch=1024 if large else 256, max_num_tokens=8192 if large else 2048,
