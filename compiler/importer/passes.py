@@ -12,6 +12,7 @@ and state N times, weights once). A model whose forward calls each module once r
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 
 from archcost.dsl import ast
@@ -191,18 +192,17 @@ def _layer_paths(nodes: tuple, read: list[str]) -> None:
 def written(nodes: tuple, by_path: dict) -> tuple:
     """The nodes as the spec writes them: consecutive layers of one list as a Run, passes as Pass."""
     out: list = []
-    for node in nodes:
-        if node[0] == "layer":
-            listed = node[1].rsplit(".", 1)[0]
-            kind, stmts = by_path[node[1]]
-            layer = Layer(node[2] + kind, stmts)
-            if out and isinstance(out[-1], Run) and out[-1].note.endswith(f" {listed}"):
-                count = len(out[-1].layers) + 1
-                out[-1] = Run((*out[-1].layers, layer), f"{count} layers: {listed}")
-            else:
-                out.append(Run((layer,), f"1 layer: {listed}"))
-        elif node[0] == "pass":
-            out.append(Pass(node[1], node[2], written(node[3], by_path)))
-        else:
-            out.append(node[1])
+    for is_layer, group in itertools.groupby(nodes, key=lambda node: node[0] == "layer" and _list_of(node[1])):
+        group = list(group)
+        if is_layer:
+            layers = tuple(Layer(prefix + by_path[path][0], by_path[path][1]) for _, path, prefix in group)
+            out.append(Run(layers, f"{len(layers)} layer{'s' if len(layers) > 1 else ''}: {is_layer}"))
+            continue
+        out += [Pass(node[1], node[2], written(node[3], by_path)) if node[0] == "pass" else node[1]
+                for node in group]
     return tuple(out)
+
+
+def _list_of(path: str) -> str:
+    """The layer list a layer's path is in (`L_module.layers` of `L_module.layers.2`)."""
+    return path.rsplit(".", 1)[0]
