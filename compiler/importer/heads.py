@@ -57,8 +57,9 @@ def held_vectors(base, d: int) -> list[ast.Op]:
             for name, shape in own(base).items() if shape == (d,)]
 
 
-def embed_scale() -> ast.Op:
-    return op("elementwise", "embed_scale", "Gemma scales the embedding by √d", width="d", flops="d")
+def embed_scale(note: str = "Gemma scales the embedding by √d") -> ast.Op:
+    """One multiply a value of each embedding row looked up."""
+    return op("elementwise", "embed_scale", note, width="d", flops="d")
 
 
 def embedding_scale(embedding, base) -> list[ast.Op]:
@@ -68,8 +69,7 @@ def embedding_scale(embedding, base) -> list[ast.Op]:
         return [embed_scale()]
     scale = getattr(base, "embedding_scale", 1.0)
     if isinstance(scale, (int, float)) and not isinstance(scale, bool) and scale != 1.0:
-        return [op("elementwise", "embed_scale", f"{type(base).__name__} multiplies the embeddings by its "
-                                                 "embedding_scale", width="d", flops="d")]
+        return [embed_scale(f"{type(base).__name__} multiplies the embeddings by its embedding_scale")]
     return []
 
 
