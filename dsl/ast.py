@@ -179,6 +179,7 @@ class BlockCall(Node):
     name: str
     args: list[Arg]
     label: str | None = None
+    shares: str | None = None  # `shares NAME`: every call sharing NAME runs one set of weights
 
 
 class Op(Node):

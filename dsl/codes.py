@@ -112,6 +112,10 @@ CODES: dict[str, ErrorKind] = {
                       "A power whose exponent is not a whole number and whose value is no fraction (`10 ^ 1.5` is "
                       "31.62…, `S ^ 0.5` grows with the request): archcost counts in exact whole numbers and "
                       "fractions. Write the value, or a whole exponent."),
+    "E221": ErrorKind("calls sharing weights differ",
+                      "Calls that `shares NAME` run one set of weights, so each must call the block the first one "
+                      "calls with the same arguments. Give the differing call another name after `shares`, or "
+                      "none."),
     "E212": ErrorKind("duplicate definition",
                       "A block or format defined twice: in one file, in two files the same spec uses (the `use` "
                       "order would pick one), or a format the stdlib already defines. Rename one of them."),

@@ -144,6 +144,7 @@ class _Layout:
                 return self._if(stmt, depth)
             case ast.BlockCall():
                 label = f" as {stmt.label}" if stmt.label else ""
+                label += f" shares {stmt.shares}" if stmt.shares else ""
                 return wrap_args(f"{pad}{stmt.name}(", [format_arg(a) for a in stmt.args], f"){label}",
                                   self._trailing(last), align=True)
             case ast.Op():

@@ -154,9 +154,11 @@ class ToAst:
         return ast.If(condition=condition, body=body, orelse=orelse[-1] or [], span=self._s(meta))
 
     def block_call(self, meta, children):
-        name, *args, label = children
-        return ast.BlockCall(name=str(name), args=[a for a in args if a is not None],
-                             label=_opt(label), span=self._s(meta))
+        name, *rest = children
+        rest, shares = _optional_name(rest)
+        rest, label = _optional_name(rest)
+        return ast.BlockCall(name=str(name), args=[a for a in rest if a is not None],
+                             label=label, shares=shares, span=self._s(meta))
 
     def op(self, meta, children):
         kind, label, *args = children
@@ -208,3 +210,11 @@ class ToAst:
 
 def _opt(token) -> str | None:
     return None if token is None else str(token)
+
+
+def _optional_name(children: list) -> tuple[list, str | None]:
+    """The children before an optional `"word" NAME` at their end, and the name: a part left out is two
+    placeholders, a part given its name alone (the keyword is not read)."""
+    if children and children[-1] is not None:
+        return children[:-1], str(children[-1])
+    return children[:-2], None

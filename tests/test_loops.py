@@ -1,6 +1,6 @@
-"""`loop N { ... }`: a body run N times over with one set of weights (a looped or recurrent-depth model's
-passes). Its oracles are two specs written without it: the same layers repeated N times (the work, reads and
-state) and the same layers once (the weights)."""
+"""One set of weights run many times: `loop N { ... }` (a looped or recurrent-depth model's passes) and calls
+that `shares NAME` (a block called at several depths: Zamba's). Their oracles are specs written without them:
+the same layers repeated (the work, reads and state) and the same layers once (the weights)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ model "Looped" {{
   embedding(8000, d)
   gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64) as first
   {word} {passes} as passes {{
-    repeat 3 as core {{
+    repeat {core} as core {{
       gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64, window = 128) as attn
       moe(d, experts = 8, top = 2, f = 256) as ffn
     }}
@@ -40,8 +40,8 @@ model "Looped" {{
 H100 = device("h100_sxm")
 
 
-def spec(word: str, passes: int) -> str:
-    return SPEC.format(word=word, passes=passes)
+def spec(word: str, passes: int, core: int = 3) -> str:
+    return SPEC.format(word=word, passes=passes, core=core)
 
 
 @pytest.mark.parametrize("phase, scenario", [("prefill", Scenario(B=2, P=300)), ("decode", Scenario(B=4, S=1000)),
@@ -94,3 +94,78 @@ def test_a_looped_model_trains_one_set_of_weights_over_every_pass(tmp_path, caps
         assert found["looped"][key] == found["once"][key] != found["unrolled"][key], key
     for key in ("activation_bytes", "flops_matrix"):
         assert found["looped"][key] == found["unrolled"][key] != found["once"][key], key
+
+
+# the looped spec's layers once, then three more times with the same weights: `shares` at two places, one of
+# them repeated
+SHARED = """use std.embedding
+use std.attention.gqa
+use std.ffn.moe
+
+model "Shared" {
+  d = 512
+  embedding(8000, d)
+  gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64) as first
+  gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64, window = 128) as attn shares attention
+  moe(d, experts = 8, top = 2, f = 256) as ffn shares experts
+  repeat 3 as again {
+    gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64, window = 128) as attn shares attention
+    moe(d, experts = 8, top = 2, f = 256) as ffn shares experts
+  }
+  rmsnorm(d) as final_norm
+  lm_head(d, 8000)
+}
+"""
+
+
+@pytest.mark.parametrize("phase, scenario", [("prefill", Scenario(B=2, P=300)), ("decode", Scenario(B=4, S=1000)),
+                                             ("request", Scenario(B=1, P=50, G=20))])
+def test_calls_that_share_weights_hold_them_once_and_each_does_its_own_work(phase, scenario):
+    shared, unrolled, once = (evaluate(compile_text(text), phase, scenario) for text in
+                              (SHARED, spec("repeat", 4, core=1), spec("repeat", 1, core=1)))
+    for name in ("params", "params_active", "weight_bytes"):
+        assert getattr(shared, name) == getattr(once, name) != getattr(unrolled, name), name
+    for name in ("flops_matrix", "flops_nonmatrix", "state_bytes", "read_bytes"):
+        assert getattr(shared, name) == getattr(unrolled, name) != getattr(once, name), name
+
+
+def test_the_first_call_sharing_weights_holds_them_wherever_it_stands():
+    """The set's first call may stand in a repeat: its copies hold the weights once between them."""
+    first_repeated = SHARED.replace("  gqa(d, q_heads = 8, kv_heads = 2, head_dim = 64, window = 128) as attn shares "
+                                    "attention\n  moe(d, experts = 8, top = 2, f = 256) as ffn shares experts\n", "")
+    first_repeated = first_repeated.replace("repeat 3 as again", "repeat 4 as again")
+    figures = [evaluate(compile_text(text), "decode", Scenario(B=4, S=1000)).model_dump(exclude={"experts", "by_op"})
+               for text in (SHARED, first_repeated)]  # the same totals; the ops are named apart
+    assert figures[0] == figures[1]
+
+
+def test_calls_that_share_weights_print_as_written_and_draw_their_set():
+    assert canonical(SHARED) == SHARED
+    titles = [c.label for c in compile_text(SHARED).ir.clusters.values() if c.kind == "block"]
+    assert titles.count("attn: gqa · shares attention") == 2 and titles.count("ffn: moe · shares experts") == 2
+
+
+def test_calls_that_share_weights_refuse_pipeline_stages_and_a_call_that_differs():
+    model = compile_text(SHARED)
+    with pytest.raises(ArchError) as refused:
+        layout_cards(model, parse_layout("pp=2"), "decode", Scenario(B=8, S=500), H100, own_link(H100.name))
+    assert refused.value.codes == ["E405"] and "shares attention" in refused.value.diagnostics[0].message
+    with pytest.raises(ArchError) as refused:
+        compile_text(SHARED.replace("moe(d, experts = 8, top = 2, f = 256) as ffn shares experts\n  }",
+                                    "moe(d, experts = 8, top = 2, f = 512) as ffn shares experts\n  }"))
+    assert refused.value.codes == ["E221"] and "f = 256 (here 512)" in refused.value.diagnostics[0].message
+
+
+def test_a_model_that_shares_weights_trains_them_once(tmp_path, capsys):
+    found = {}
+    texts = {"shared": SHARED, "unrolled": spec("repeat", 4, core=1), "once": spec("repeat", 1, core=1)}
+    for name, text in texts.items():
+        path = tmp_path / f"{name}.arch"
+        path.write_text(text)
+        assert main(["train", str(path), "--layout", "dp=8", "--device", "h100-sxm", "--seq", "2048",
+                     "--global-batch", "64", "--json"]) == 0
+        found[name] = json.loads(capsys.readouterr().out)["cards"][0]
+    for key in ("params", "weight_bytes", "gradient_bytes", "optimizer_bytes"):
+        assert found["shared"][key] == found["once"][key] != found["unrolled"][key], key
+    for key in ("activation_bytes", "flops_matrix"):
+        assert found["shared"][key] == found["unrolled"][key] != found["once"][key], key

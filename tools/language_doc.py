@@ -193,6 +193,11 @@ BLOCK_RULES = [
     "weight bytes the body's once (`repeat` inside it says how many layers a pass holds). A layout splits it over "
     "tp, ep and dp cards as any layer; pipeline stages over it are refused (E405), as a stage's copy of the "
     "shared weights is not modelled.",
+    "- `block(args) as label shares NAME`: calls that share NAME run one set of weights wherever they stand "
+    "(Zamba's transformer block, called between Mamba layers at several depths): each does its own work and "
+    "keeps its own state, and the first of them holds the weights, once however many layers around it repeat "
+    "it; the others hold none. Each must call the first one's block with its arguments (E221); pipeline "
+    "stages over them are refused (E405), as for a `loop`.",
     "- Sublayers side by side on one norm and one residual (GPT-J, Phi-2, Cohere, Falcon-H1's attention beside "
     "Mamba-2): write the norm once, call each sublayer with `norm = none, residual_add = false` (the second "
     "with `from = pre_norm`), and add them with `residual(d, inputs = 3, from = (input, attn, ssm))`, two adds "

@@ -110,11 +110,13 @@ def refuse_split_loops(compiled, degrees) -> None:
     stage holding some of them would need too; archcost counts them held once (graph/costs.py), so it does not
     place them over pp > 1 rather than give a stage's memory without them."""
     pp = as_number(degrees.pp)
-    looped = pp != 1 and next((data["op"] for _, data in compiled.graph.nodes(data=True) if data["op"].reuse != 1),
-                              None)
+    looped = pp != 1 and next((data["op"] for _, data in compiled.graph.nodes(data=True)
+                               if data["op"].reuse != 1 or data["op"].shares is not None), None)
     if looped:
+        runs = f"is in a call that `shares {looped.shares}`, whose calls run" if looped.shares else \
+            "runs in a `loop` whose passes share"
         raise ArchError([compiled.ir.sources.diagnostic(
-            "E405", f"`{looped.id}` runs in a `loop` whose passes share one set of weights: a layout of pp = {pp} "
+            "E405", f"`{looped.id}` {runs} one set of weights: a layout of pp = {pp} "
             "would split its passes, and a stage's copy of the weights is not modelled",
             looped.call_site or looped.span,  # the spec's own call in the loop, not the library's op
             hint="lay the model out with pp = 1 (tp, ep and dp split a loop as they split any layer)")])

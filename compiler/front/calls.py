@@ -36,10 +36,12 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
     label = scope.unique(stmt.label or block.name)
     cluster_id = scope.qualify(label)
     title = label if label == block.name else f"{label}: {block.name}"
+    title += f" · shares {stmt.shares}" if stmt.shares else ""  # drawn: one set of weights with other calls
     res.clusters[cluster_id] = Cluster(cluster_id, title, "block", scope.cluster, block=block.name,
                                        multiplicity=scope.multiplicity, span=stmt.span,
                                        library=bool(block.span and block.span.file.startswith("std/")))
-    alike = replay.key(block, values, source, scope)
+    # a call sharing weights is made anew: its ops' weights are its own (the first) or none (the rest)
+    alike = replay.key(block, values, source, scope) if stmt.shares is None else None
     recorded = res.recordings.get(alike) if alike is not None else None
     if recorded is not None and replay.replays(res, recorded):
         current, tensors, component = replay.replay(res, recorded, cluster_id, source, scope)
@@ -70,10 +72,40 @@ def _expanded(res: Resolving, block: ast.BlockDef, values: dict, source: Tensor,
     given = {"input": source, "tokens": scope.tensors["tokens"],
              **{f"input.{i}": part for i, part in enumerate(source.parts or (source,), 1)}}
     inner = scope.child(label, cluster_id, values=values, tensors=dict(given),
-                        module=res.declarations.module_of(block), block=block.name, site=stmt.span)
+                        module=res.declarations.module_of(block), block=block.name, site=stmt.span,
+                        passes=_weight_copies(res, block, values, scope, stmt))
+    if stmt.shares is not None:
+        inner.shares = stmt.shares
+        if res.weight_sets[stmt.shares][2] is not stmt:
+            inner.held_by = stmt.shares
     res.body(block.body, inner)
     tensors = {name: tensor for name, tensor in inner.tensors.items() if name not in given}
     return inner.current, tensors, inner.component
+
+
+def _weight_copies(res: Resolving, block: ast.BlockDef, values: dict, scope: Scope, stmt: ast.BlockCall) -> sp.Expr:
+    """`shares NAME`: the calls sharing NAME run one set of weights. The first holds it, once however many
+    layers around it repeat the call (its ops' weights divide by those copies, as a `loop`'s passes do); every
+    later call holds none (`held_by`) and must be the same block with the same arguments (E221)."""
+    if stmt.shares is None:
+        return sp.Integer(1)
+    first = res.weight_sets.setdefault(stmt.shares, (block, values, stmt))
+    if first[2] is stmt:
+        return scope.multiplicity / scope.reuse
+    if first[0] is not block or first[1] != values:
+        where = first[2].span
+        raise res.problem("E221", f"`shares {stmt.shares}` runs the weights of the call at line "
+                          f"{where.line if where else '?'}, which {_differs(first[0], first[1], block, values)}",
+                          stmt.span, hint="calls sharing weights call one block with the same arguments; give this "
+                                          "call another name after `shares`, or none")
+    return sp.Integer(1)
+
+
+def _differs(block, values: dict, other, other_values: dict) -> str:
+    if block is not other:
+        return f"calls `{block.name}`, not `{other.name}`"
+    names = [name for name in values if values[name] != other_values.get(name)]
+    return "gives " + ", ".join(f"{name} = {values[name]} (here {other_values.get(name)})" for name in names[:3])
 
 
 def _find_block(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> ast.BlockDef:
@@ -136,7 +168,8 @@ def op(res: Resolving, stmt: ast.Op, scope: Scope) -> None:
                   multiplicity=scope.multiplicity, args=values, in_width=in_width, out_width=out_width,
                   rows=rows, inputs=tuple(dict.fromkeys(p for s in inputs for p in s.producers)),
                   states=_states(res, spec, values, scope, stmt), cluster=scope.cluster, span=stmt.span, tail=tail,
-                  shard=shard, call_site=scope.call_site, steers=steers, reuse=scope.reuse)
+                  shard=shard, call_site=scope.call_site, steers=steers, reuse=scope.reuse, shares=scope.shares,
+                  held_by=scope.held_by)
     res.add_node(node, stmt.span)
     if spec.stores_state:
         scope.last_cache = node.id

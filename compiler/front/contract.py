@@ -34,6 +34,7 @@ class Resolving(Protocol):
     first_use: dict
     nearby: dict
     recordings: dict
+    weight_sets: dict
 
     def problem(self, code: str, message: str, span: Span | None, hint: str | None = None) -> Problem: ...
 

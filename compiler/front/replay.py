@@ -89,7 +89,8 @@ def key(block, values: dict, source: Tensor, scope: Scope) -> tuple | None:
         return None
     return (id(block), tuple(values.items()), source.rows, source.width, len(source.producers), scope.multiplicity,
             scope.component, tuple(scope.roles.items()), scope.tail, scope.stack, scope.weight_format, scope.module,
-            scope.call_chain, scope.cluster, tuple(scope.shared.items()), id(scope.formats), scope.reuse)
+            scope.call_chain, scope.cluster, tuple(scope.shared.items()), id(scope.formats), scope.reuse,
+            scope.shares, scope.held_by)
 
 
 def open_recording(res, scope: Scope) -> Opened:

@@ -70,6 +70,7 @@ class Resolution:
     first_use: dict[sp.Symbol, Span | None] = field(default_factory=Noted)
     nearby: dict[sp.Symbol, tuple[str, ...]] = field(default_factory=Noted)
     recordings: dict = field(default_factory=dict)  # block calls resolved once, made again for calls alike
+    weight_sets: dict = field(default_factory=dict)  # `shares NAME` -> (block, its arguments, the first call)
     roles_set: dict[str, Span | None] = field(default_factory=dict)  # precision roles a spec sets, where first
 
     @property

@@ -39,6 +39,8 @@ class Scope:
     weight_format: str | None = None  # a run's format for matrix weights outside embedding and head
     roles_read: set = field(default_factory=set)  # precision roles some op's dtype named, shared by every scope
     reuse: sp.Expr = sp.Integer(1)  # the passes of the `loop`s around it: each set of weights runs this often
+    shares: str | None = None   # `shares NAME` of the call around it: the set of weights its ops run
+    held_by: str | None = None  # the same, in a call after the first: its weights are that first call's
 
     def unique(self, label: str) -> str:
         count = self.labels.get(label, 0) + 1

@@ -18,6 +18,7 @@ from .ir import OpNode
 EDGE_FIELDS = ("read_activations",)
 # The fields of what an op holds as weights: a `loop`'s passes share one set, so each of an op's copies there
 # holds 1/passes of them, and multiplicity × cost counts them once; its work, reads and state stay per pass.
+# Calls that `share` a set: the first holds it once (its copies divide it as passes do), the others none.
 WEIGHT_FIELDS = ("params", "params_active", "params_row_read", "weight_bytes")
 
 
@@ -37,12 +38,14 @@ def annotate(graph: nx.DiGraph, conventions: dict[str, str], act_format) -> nx.D
         op: OpNode = data["op"]
         states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
         tail = data["tail"]
-        key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail, op.reuse)
+        key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail, op.reuse, op.held_by is None)
         if key not in priced:  # a spec written out layer by layer repeats the same few ops hundreds of times
             history = S if tail is None else S_w
             context = CostContext(act_bytes=act_format, states=states, conventions=conventions, window_history=history)
             cost = REGISTRY[op.kind].cost(op.args, context)
             cost = cost if op.reuse == 1 else replace(cost, **{f: getattr(cost, f) / op.reuse for f in WEIGHT_FIELDS})
+            if op.held_by is not None:  # `shares NAME`: the first call sharing NAME holds the weights it runs
+                cost = replace(cost, **dict.fromkeys(WEIGHT_FIELDS, sp.Integer(0)))
             priced[key] = cost if tail is None else cost.map(lambda e, tail=tail: in_stage(e, tail))
         data["cost"] = priced[key]
     sizes: dict[tuple, sp.Expr | None] = {}  # (rows, width, format, stage) → a tensor's bytes

@@ -64,6 +64,10 @@ class OpNode:
     steers: tuple[str, ...] = field(default=(), compare=False)  # labels of its block's ops it steers (drawn)
     # the passes of the `loop`s around it: of its `multiplicity` copies, each set of weights runs this many times
     reuse: sp.Expr = sp.Integer(1)
+    # `shares NAME`: the calls sharing NAME run one set of weights, which the first holds; a later one's ops
+    # hold none (held_by)
+    shares: str | None = None
+    held_by: str | None = None
 
 
 @dataclass
