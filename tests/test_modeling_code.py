@@ -414,6 +414,33 @@ def test_inkling2s_block_attention_residuals_and_clipped_attention_are_read_and_
         assert words in text, words
 
 
+ZAMBA2 = {"model_type": "zamba2", "hidden_size": 256, "num_hidden_layers": 8, "num_attention_heads": 4,
+          "num_key_value_heads": 4, "intermediate_size": 512, "mamba_d_state": 16, "mamba_headdim": 32,
+          "n_mamba_heads": 16, "vocab_size": 1000, "adapter_rank": 8, "num_mem_blocks": 2,
+          "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid", "mamba", "hybrid", "hybrid", "mamba"]}
+
+
+@pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
+def test_a_block_several_layers_run_with_one_set_of_weights_is_read_and_checked():
+    """Zamba2 (transformers' Zamba2HybridLayer): a transformer block whose weights transformers ties across the
+    layers that run it, two sets taken in turn (num_mem_blocks = 2), each holding an MLP adapter per layer it
+    serves. Read as calls that `share` a set (its weights once, each call its own work and cache) and checked
+    against the model transformers built."""
+    imported = import_spec(parse_config(json.dumps(ZAMBA2), "zamba2.json"), from_modeling_code=True)
+    assert imported.checked[1] == "parameters 6,454,656 = transformers' 6,454,656"
+    text = " ".join(imported.text.split())
+    sets = re.findall(r"adapters = (\d+), weights = (\w+), from = \(previous, embedding\)", text)
+    assert sets == [("2", "shared_transformer_1"), ("2", "shared_transformer_3")] * 2
+    figures = evaluate(compile_text(imported.text), "decode", Scenario(S=100))
+    alone = evaluate(compile_text(imported.text.replace("weights = shared_transformer_3", "weights = other", 1)),
+                     "decode", Scenario(S=100))  # one call of a set apart: its weights held once more
+    assert alone.params > figures.params and alone.flops_matrix == figures.flops_matrix
+    attention_adapters = {**ZAMBA2, "use_shared_attention_adapter": True}  # not modelled: refused, located
+    with pytest.raises(ArchError) as refused:
+        import_spec(parse_config(json.dumps(attention_adapters), "zamba2.json"), from_modeling_code=True)
+    assert refused.value.codes == ["E506"]
+
+
 @pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
 @pytest.mark.parametrize("model_type", ["gemma4_assistant"])  # the unified one: the long run's coverage record
 def test_a_draft_model_reads_its_targets_keys_and_values_and_holds_none(model_type):

@@ -42,6 +42,7 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
                                        library=bool(block.span and block.span.file.startswith("std/")))
     # a call sharing weights is made anew: its ops' weights are its own (the first) or none (the rest)
     alike = replay.key(block, values, source, scope) if stmt.shares is None else None
+    stmt = _with_weight_set(stmt, scope)
     recorded = res.recordings.get(alike) if alike is not None else None
     if recorded is not None and replay.replays(res, recorded):
         current, tensors, component = replay.replay(res, recorded, cluster_id, source, scope)
@@ -73,27 +74,36 @@ def _expanded(res: Resolving, block: ast.BlockDef, values: dict, source: Tensor,
              **{f"input.{i}": part for i, part in enumerate(source.parts or (source,), 1)}}
     inner = scope.child(label, cluster_id, values=values, tensors=dict(given),
                         module=res.declarations.module_of(block), block=block.name, site=stmt.span,
-                        passes=_weight_copies(res, block, values, scope, stmt))
+                        passes=_weight_copies(res, block, values, scope, stmt, cluster_id))
     if stmt.shares is not None:
         inner.shares = stmt.shares
-        if res.weight_sets[stmt.shares][2] is not stmt:
+        if res.weight_sets[stmt.shares][3] != cluster_id:
             inner.held_by = stmt.shares
     res.body(block.body, inner)
     tensors = {name: tensor for name, tensor in inner.tensors.items() if name not in given}
     return inner.current, tensors, inner.component
 
 
-def _weight_copies(res: Resolving, block: ast.BlockDef, values: dict, scope: Scope, stmt: ast.BlockCall) -> sp.Expr:
+def _with_weight_set(stmt: ast.BlockCall, scope: Scope) -> ast.BlockCall:
+    """`shares NAME` where NAME is a parameter of the block around the call holding a word: the set that word
+    names (a block that wraps a shared call, its caller naming the set: std.shared_transformer)."""
+    passed = scope.env.values.get(stmt.shares) if stmt.shares is not None else None
+    return stmt.model_copy(update={"shares": passed.name}) if isinstance(passed, sp.Symbol) else stmt
+
+
+def _weight_copies(res: Resolving, block: ast.BlockDef, values: dict, scope: Scope, stmt: ast.BlockCall,
+                   cluster_id: str) -> sp.Expr:
     """`shares NAME`: the calls sharing NAME run one set of weights. The first holds it, once however many
     layers around it repeat the call (its ops' weights divide by those copies, as a `loop`'s passes do); every
     later call holds none (`held_by`) and must be the same block with the same arguments (E221)."""
     if stmt.shares is None:
         return sp.Integer(1)
-    first = res.weight_sets.setdefault(stmt.shares, (block, values, stmt))
-    if first[2] is stmt:
+    # the first call of the set: its place in the model (a call's AST node is every call of its block's)
+    first = res.weight_sets.setdefault(stmt.shares, (block, values, stmt.span, cluster_id))
+    if first[3] == cluster_id:
         return scope.multiplicity / scope.reuse
     if first[0] is not block or first[1] != values:
-        where = first[2].span
+        where = first[2]
         raise res.problem("E221", f"`shares {stmt.shares}` runs the weights of the call at line "
                           f"{where.line if where else '?'}, which {_differs(first[0], first[1], block, values)}",
                           stmt.span, hint="calls sharing weights call one block with the same arguments; give this "

@@ -6,6 +6,7 @@ block accounts for.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NamedTuple
 
 from archcost.dsl import ast
@@ -22,7 +23,7 @@ from . import (
     scaled_residual,
 )
 from .reading import per_layer
-from .reading.modules import Found, holding, norm, own
+from .reading.modules import Found, holding, norm, own, tied_sets
 from .reading.spec import call
 from .recognisers import sublayer, whole_layer
 from .semantics import where
@@ -34,7 +35,9 @@ def read_layer(layer, path: str, index: int, at) -> tuple[ast.BlockCall, ...]:
     """The blocks of one decoder layer, each with its norms: one norm before each sublayer, or one before and one
     after (Gemma's sandwich)."""
     whole = whole_layer(layer, at)
-    return (whole,) if whole is not None else _sublayers(layer, path, at)
+    if whole is None:
+        return _sublayers(layer, path, at)
+    return whole if isinstance(whole, tuple) else (whole,)
 
 
 def _sublayers(layer, path: str, at) -> tuple[ast.BlockCall, ...]:
@@ -186,7 +189,9 @@ def read_layers(model, config, base, layers, d: int) -> Read:
     rotary = any("rotary" in type(m).__name__.lower() for m in model.modules())
     if isinstance(layers[0], str):
         path, modules = layers
-        stack = [read_layer(layer, f"{path}.{i}", i, where(config, d, i, attention_of(layer), rotary))
+        tied = tied_sets(modules)
+        stack = [read_layer(layer, f"{path}.{i}", i,
+                            replace(where(config, d, i, attention_of(layer), rotary), tied=tied))
                  for i, layer in enumerate(modules)]
         stack = attn_residuals.counted(stack, modules)  # the states each block attention residual stacks
         return Read(stack, None, [], {path.rsplit(".", 1)[-1]}, f"{len(modules)} layers: {path}",

@@ -4,7 +4,7 @@ linear maps (nn.Linear, GPT-2's Conv1D), norms, activations. The recognisers of 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from archcost.dsl import ast
 
@@ -145,6 +145,20 @@ def learned_activation(module) -> bool:
         "alpha_p", "alpha_n"}
 
 
+def tied_sets(layers) -> dict[int, str]:
+    """The parameters more than one layer holds (Zamba2 ties its shared transformer's weights across the layers
+    that run it, _tied_weights_keys), each → its set's name: `holder_i`, the child holding it in the first layer
+    `i` that holds it."""
+    first: dict[int, str] = {}
+    holders: dict[int, set[int]] = {}
+    for index, layer in enumerate(layers):
+        for name, child in layer.named_children():
+            for parameter in child.parameters():
+                first.setdefault(id(parameter), f"{name}_{index}")
+                holders.setdefault(id(parameter), set()).add(index)
+    return {key: name for key, name in first.items() if len(holders[key]) > 1}
+
+
 def parameters_of(module) -> set[int]:
     """The identities of every parameter `module` holds (ties make one tensor appear under two names)."""
     return {id(p) for p in module.parameters()}
@@ -171,6 +185,9 @@ class Where:
     rotary_factor: float = 1.0  # the part of each head RoPE turns
     softcap: float = 0          # tanh(x / c) · c on every score
     temperature: bool = False   # the queries scaled by a position-dependent temperature (Llama 4's NoPE layers)
+    # a parameter several layers hold (tied) → the name of its set of weights: the holder's name in the first
+    # layer that holds it and that layer's index (tied_sets)
+    tied: dict = field(default_factory=dict, compare=False)
 
     def rotary(self, head_dim: int) -> int | None:
         """The channels RoPE turns, as transformers computes them (`int(head_dim * partial_rotary_factor)` in

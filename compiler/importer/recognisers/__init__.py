@@ -97,8 +97,9 @@ def sublayer(module, at: Where) -> Found | None:
     return None
 
 
-def whole_layer(layer, at: Where) -> ast.BlockCall | None:
-    """A decoder layer read as one block, where a recogniser reads it whole (its parts only work together)."""
+def whole_layer(layer, at: Where) -> ast.BlockCall | tuple[ast.BlockCall, ...] | None:
+    """A decoder layer read as one block (or a few), where a recogniser reads it whole (its parts only work
+    together)."""
     for recogniser in ordered("layer"):
         found = recogniser.recognise(layer, at)
         if found is not None:

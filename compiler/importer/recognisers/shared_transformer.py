@@ -1,0 +1,114 @@
+"""Zamba's shared transformer (std.shared_transformer; Glorioso et al. 2024, arXiv:2405.16712, fig. 2;
+transformers' Zamba2HybridLayer): a layer holding, beside its own Mamba-2 layer and a d → d projection, an
+attention-and-MLP block whose weights other layers hold too (tied), which reads the stream and the input
+embeddings side by side. Read whole, as two calls: the shared block with the layer's projection
+(`shared_transformer_input`, its set of weights named by `tied_sets`), then the Mamba-2 mixer with its norm."""
+
+from __future__ import annotations
+
+from archcost.dsl import ast
+
+from ..reading.modules import Linear, Norm, Where, activation, children, linear, norm, own
+from ..reading.spec import call
+from . import Recogniser, word
+from .mamba2 import mamba2
+
+ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+def shared_transformer_layer(layer, at: Where) -> tuple[ast.BlockCall, ast.BlockCall] | None:
+    parts = children(layer)
+    if own(layer) or len(parts) != 3 or not at.tied:
+        return None
+    shared = [name for name, child in parts.items() if _set_of(child, at) is not None]
+    projected = [name for name, child in parts.items() if linear(child) == Linear(at.d, at.d, False)]
+    if len(shared) != 1 or len(projected) != 1 or shared == projected:
+        return None
+    (mixer_name,) = set(parts) - {*shared, *projected}
+    transformer, mixer = _transformer(parts[shared[0]], at), _mixer(parts[mixer_name], at)
+    if transformer is None or mixer is None:
+        return None
+    transformer.args.append(ast.Keyword(name="from", value=ast.Tuple(items=[ast.Name(id="previous"),
+                                                                          ast.Name(id="embedding")])))
+    named = {"label": "transformer", "note": f"{type(layer).__name__}.{shared[0]} and .{projected[0]}"}
+    return (transformer.model_copy(update={**named, "args": [
+                *transformer.args[:-1], ast.Keyword(name="weights", value=ast.Name(id=_set_of(parts[shared[0]], at))),
+                transformer.args[-1]]}),
+            mixer.model_copy(update={"label": "mixer", "note": f"{type(parts[mixer_name]).__name__}.mamba"}))
+
+
+def _set_of(module, at: Where) -> str | None:
+    """The name of the set of weights the module holds, when every parameter of it is tied."""
+    names = {at.tied.get(id(p)) for p in module.parameters()}
+    return next(iter(names)) if len(names) == 1 and None not in names else None
+
+
+def _transformer(module, at: Where) -> ast.BlockCall | None:
+    """The shared block: a norm of 2·d, attention from 2·d to d, a norm of d and a GeGLU with adapters."""
+    parts = children(module)
+    norms = {name: norm(child) for name, child in parts.items()}
+    found = sorted((n.block, n.width) for n in norms.values() if n is not None)
+    if own(module) or found != [("rmsnorm", at.d), ("rmsnorm", 2 * at.d)]:
+        return None
+    attention = next((c for c in parts.values() if set(children(c)) >= set(ATTENTION)), None)
+    ffn = next((c for c in parts.values() if "down_proj" in children(c)), None)
+    if attention is None or ffn is None or len(parts) != 4:
+        return None
+    heads = _heads(attention, at)
+    mlp = _geglu(ffn, at)
+    return None if heads is None or mlp is None else call("shared_transformer_input", "d", **heads, **mlp,
+                                                          rope=at.rope or None)
+
+
+def _heads(module, at: Where) -> dict | None:
+    """q_heads, kv_heads and head_dim of an attention whose Q, K and V read 2·d and whose output writes d; no
+    adapters on its projections (use_shared_attention_adapter is not modelled)."""
+    shapes = {name: linear(children(module)[name]) for name in ATTENTION}
+    q_heads, kv_heads = at.config.num_attention_heads, at.config.num_key_value_heads
+    q, k, v, o = (shapes[name] for name in ATTENTION)
+    if None in (q, k, v, o) or own(module) or any(p.bias for p in (q, k, v, o)) or q.width_out % q_heads:
+        return None
+    head_dim = q.width_out // q_heads
+    extra = {name: child for name, child in children(module).items() if name not in ATTENTION}
+    if any(any(True for _ in child.parameters()) for child in extra.values()):
+        return None
+    if (q, k, v, o) != (Linear(2 * at.d, q_heads * head_dim, False), Linear(2 * at.d, kv_heads * head_dim, False),
+                        Linear(2 * at.d, kv_heads * head_dim, False), Linear(q_heads * head_dim, at.d, False)):
+        return None
+    return {"q_heads": q_heads, "kv_heads": kv_heads, "head_dim": head_dim}
+
+
+def _geglu(module, at: Where) -> dict | None:
+    """f, and the adapters on the fused gate-and-up projection: each a d → rank → 2·f pair, one a call."""
+    parts = children(module)
+    gate_up, down = linear(parts.get("gate_up_proj")), linear(parts.get("down_proj"))
+    if gate_up is None or down is None or gate_up.bias or down.bias or activation(module) != "gelu":
+        return None
+    f = down.width_in
+    if gate_up != Linear(at.d, 2 * f, False) or down != Linear(f, at.d, False):
+        return None
+    lists = [child for name, child in parts.items() if name not in ("gate_up_proj", "down_proj")
+             and any(True for _ in child.parameters())]
+    if len(lists) > 1:
+        return None
+    adapters = [a for a in children(lists[0]).values() if any(True for _ in a.parameters())] if lists else []
+    pairs = [[linear(m) for m in children(a).values()] for a in adapters]
+    rank = pairs[0][0].width_out if pairs else 0
+    if any(pair != [Linear(at.d, rank, False), Linear(rank, 2 * f, False)] for pair in pairs):
+        return None
+    return {"f": f, "adapter_rank": rank or None, "adapters": len(pairs) if len(pairs) > 1 else None}
+
+
+def _mixer(module, at: Where) -> ast.BlockCall | None:
+    """The layer's own Mamba-2 layer: the mixer and the RMSNorm before it."""
+    parts = children(module)
+    norms = [name for name, child in parts.items() if norm(child) == Norm("rmsnorm", at.d)]
+    if own(module) or len(parts) != 2 or len(norms) != 1:
+        return None
+    (name,) = set(parts) - set(norms)
+    found = mamba2(parts[name], at)
+    return None if found is None else found.call
+
+
+RECOGNISER = Recogniser("shared_transformer", "layer", shared_transformer_layer,
+                        writes=("shared_transformer_input",), kind_words=word("shared_transformer"))
