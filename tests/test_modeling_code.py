@@ -442,6 +442,20 @@ def test_a_block_several_layers_run_with_one_set_of_weights_is_read_and_checked(
 
 
 @pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
+def test_zambas_shared_block_and_multi_head_mamba_are_read_and_checked():
+    """Zamba (transformers' ZambaHybridLayer): one shared block, its MLP's gate and up apart and no adapters,
+    every few layers beside a Mamba whose inner channels are split into heads of their own x_proj and dt_proj
+    (ZambaMambaMixer). Read and checked against the model transformers built."""
+    config = {"model_type": "zamba", "hidden_size": 256, "num_hidden_layers": 7, "num_attention_heads": 4,
+              "num_key_value_heads": 2, "intermediate_size": 512, "n_mamba_heads": 4, "mamba_dt_rank": 8,
+              "vocab_size": 1000, "attn_layer_period": 3, "attn_layer_offset": 1}
+    imported = import_spec(parse_config(json.dumps(config), "zamba.json"), from_modeling_code=True)
+    text = " ".join(imported.text.split())
+    assert re.findall(r"weights = (\w+), from = \(previous, embedding\)", text) == ["shared_transf_2"] * 2
+    assert "dt_rank = 8, ssm_heads = 4" in text
+
+
+@pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
 @pytest.mark.parametrize("model_type", ["gemma4_assistant"])  # the unified one: the long run's coverage record
 def test_a_draft_model_reads_its_targets_keys_and_values_and_holds_none(model_type):
     """Gemma 4's assistant (Gemma4AssistantForCausalLM): queries and outputs only, reading the keys and values its

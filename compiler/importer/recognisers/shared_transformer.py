@@ -1,8 +1,8 @@
 """Zamba's shared transformer (std.shared_transformer; Glorioso et al. 2024, arXiv:2405.16712, fig. 2;
-transformers' Zamba2HybridLayer): a layer holding, beside its own Mamba-2 layer and a d → d projection, an
-attention-and-MLP block whose weights other layers hold too (tied), which reads the stream and the input
-embeddings side by side. Read whole, as two calls: the shared block with the layer's projection
-(`shared_transformer_input`, its set of weights named by `tied_sets`), then the Mamba-2 mixer with its norm."""
+transformers' ZambaHybridLayer and Zamba2HybridLayer): a layer holding, beside its own Mamba layer and a d → d
+projection, an attention-and-MLP block whose weights other layers hold too (tied), which reads the stream and
+the input embeddings side by side. Read whole, as two calls: the shared block with the layer's projection
+(`shared_transformer_input`, its set of weights named by `tied_sets`), then the Mamba mixer with its norm."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from archcost.dsl import ast
 from ..reading.modules import Linear, Norm, Where, activation, children, linear, norm, own
 from ..reading.spec import call
 from . import Recogniser, word
-from .mamba2 import mamba2
 
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
+MIXERS = ("mamba", "mamba2")  # the layer's own mixer: Zamba's multi-head Mamba, Zamba2's Mamba-2
 
 
 def shared_transformer_layer(layer, at: Where) -> tuple[ast.BlockCall, ast.BlockCall] | None:
@@ -79,15 +79,19 @@ def _heads(module, at: Where) -> dict | None:
 
 
 def _geglu(module, at: Where) -> dict | None:
-    """f, and the adapters on the fused gate-and-up projection: each a d → rank → 2·f pair, one a call."""
+    """f, and the adapters on the gate and up projections (fused, Zamba2's, or apart, Zamba's): each a d → rank
+    → 2·f pair, one a call."""
     parts = children(module)
-    gate_up, down = linear(parts.get("gate_up_proj")), linear(parts.get("down_proj"))
-    if gate_up is None or down is None or gate_up.bias or down.bias or activation(module) != "gelu":
+    down = linear(parts["down_proj"]) if "down_proj" in parts else None
+    if down is None or down.bias or activation(module) != "gelu":
         return None
     f = down.width_in
-    if gate_up != Linear(at.d, 2 * f, False) or down != Linear(f, at.d, False):
+    projections = [name for name in ("gate_up_proj", "gate_proj", "up_proj") if name in parts]
+    shapes = sorted((linear(parts[name]) for name in projections), key=lambda s: (s is None, str(s)))
+    if down != Linear(f, at.d, False) or shapes not in ([Linear(at.d, 2 * f, False)],
+                                                         [Linear(at.d, f, False)] * 2):
         return None
-    lists = [child for name, child in parts.items() if name not in ("gate_up_proj", "down_proj")
+    lists = [child for name, child in parts.items() if name not in (*projections, "down_proj")
              and any(True for _ in child.parameters())]
     if len(lists) > 1:
         return None
@@ -100,14 +104,17 @@ def _geglu(module, at: Where) -> dict | None:
 
 
 def _mixer(module, at: Where) -> ast.BlockCall | None:
-    """The layer's own Mamba-2 layer: the mixer and the RMSNorm before it."""
+    """The layer's own Mamba layer: a mixer (Mamba-2's, or Zamba's multi-head Mamba) and the RMSNorm before
+    it."""
+    from . import sublayer  # the registry's: found when the walk asks, after every recogniser is known
+
     parts = children(module)
     norms = [name for name, child in parts.items() if norm(child) == Norm("rmsnorm", at.d)]
     if own(module) or len(parts) != 2 or len(norms) != 1:
         return None
     (name,) = set(parts) - set(norms)
-    found = mamba2(parts[name], at)
-    return None if found is None else found.call
+    found = sublayer(parts[name], at)
+    return found.call if found is not None and found.mixer and found.call.name in MIXERS else None
 
 
 RECOGNISER = Recogniser("shared_transformer", "layer", shared_transformer_layer,
