@@ -191,10 +191,40 @@ def _stack(layers: list[Layer], note: str) -> list[ast.Stmt]:
     if period == 1:
         return [_repeat(count, layers[0].kind, layers[0].stmts, note)]
     if period == count:
-        return _runs(layers, "", note)
+        return _with_inner_pattern(layers, note)
     groups = ast.Repeat(count=value(count // period), label="groups", body=_runs(layers[:period], "", None),
                         note=note)
     return [groups, *_runs(layers[count - count % period:], "tail_", None)]
+
+
+def _with_inner_pattern(layers: list[Layer], note: str) -> list[ast.Stmt]:
+    """A stack whose pattern starts after a few layers of their own (Zamba2's first hybrid layer comes after six
+    Mamba layers, every later one after five): those layers as runs, the longest repeating pattern after them
+    as `repeat n as groups`, then the rest as tail runs; as consecutive runs where that is no shorter."""
+    flat = _runs(layers, "", note)
+    start, period, count = _inner_pattern(layers)
+    if period < 2:
+        return flat
+    head = _runs(layers[:start], "", note)
+    groups = ast.Repeat(count=value(count), label="groups", body=_runs(layers[start:start + period], "", None),
+                        note=None if head else note)
+    written = [*head, groups, *_runs(layers[start + period * count:], "tail_", None)]
+    return written if len(written) < len(flat) else flat
+
+
+def _inner_pattern(layers: list[Layer]) -> tuple[int, int, int]:
+    """(start, period, groups) of the repeating pattern that covers the most layers (at least two groups of at
+    least two layers), the earliest and shortest of equals; (0, 0, 0) where there is none."""
+    best = (0, 0, 0, 0)
+    for start in range(len(layers)):
+        for period in range(2, (len(layers) - start) // 2 + 1):
+            pattern = layers[start:start + period]
+            count = 1
+            while layers[start + count * period:start + (count + 1) * period] == pattern:
+                count += 1
+            if count >= 2 and count * period > best[0]:
+                best = (count * period, start, period, count)
+    return best[1:]
 
 
 def _runs(layers: list[Layer], prefix: str, note: str | None) -> list[ast.Stmt]:
