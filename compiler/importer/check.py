@@ -137,11 +137,12 @@ def check(text: str, walked, built, kv_bits: int, records: str = "", values: str
     keeps_cache = meta.keeps_cache(model)
     shapes = meta.check_shapes(keeps_cache, model)
     counted = meta.run_shapes(model, shapes)
+    prefills = held.Prefills(model)
     compared = [_parameters(compiled, walked.params),
                 *(_flops(compiled, shape, counted[shape]) for shape in shapes),
-                _cache(compiled, model, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
+                _cache(compiled, prefills, kv_bits) if keeps_cache else (NO_CACHE.format(walked.model_class), None)]
     if keeps_cache:
-        compared.append(_fixed_state(values or text, model, walked.paths))
+        compared.append(_fixed_state(values or text, prefills, walked.paths))
     if walked.model_class in meta.HANDED_CACHE:
         compared.append((meta.HANDED_CACHE[walked.model_class], None))
     if walked.model_class in meta.BATCHED_STEP_BROKEN:
@@ -177,18 +178,18 @@ def _flops(compiled, shape: tuple[int, int, int], theirs: int) -> tuple[str, str
             None if mine == theirs else f"{shown}: the spec {mine:,} matrix FLOPs, FlopCounterMode {theirs:,}")
 
 
-def _cache(compiled, model, kv_bits: int) -> tuple[str, str | None]:
+def _cache(compiled, prefills: held.Prefills, kv_bits: int) -> tuple[str, str | None]:
     prompts = _cache_prompts(compiled)
     if prompts is None:
         return ("keys and values per token: not compared, a window or chunk of fewer than 3 positions holds "
                 "too few to measure growth", None)
-    ours, theirs = _kv_per_token(compiled, prompts) * 8 / kv_bits, _kv_per_token_of(model, prompts)
+    ours, theirs = _kv_per_token(compiled, prompts) * 8 / kv_bits, _kv_per_token_of(prefills, prompts)
     return (f"keys and values per token: {_shown(ours)} values = transformers' cache's {_shown(theirs)}",
             None if ours == theirs else
             f"keys and values per token: the spec {_shown(ours)} values, transformers' cache {_shown(theirs)}")
 
 
-def _fixed_state(values_text: str, model, paths) -> tuple[str, str | None]:
+def _fixed_state(values_text: str, prefills: held.Prefills, paths) -> tuple[str, str | None]:
     """The state that does not grow, compared in values: the spec compiled with every format role in fp32, 4 bytes
     a value, against the tensors transformers' cache holds after a prefill (issue 45: RecurrentGemma's spec kept
     4 conv inputs a channel where transformers keeps 3)."""
@@ -197,7 +198,7 @@ def _fixed_state(values_text: str, model, paths) -> tuple[str, str | None]:
                           conventions=Conventions(attention="rectangle", paths=paths))
     by_kind = evaluate(values, "prefill", Scenario(P=short)).state_by_kind
     ours = (by_kind.get("recurrent", 0) + by_kind.get("conv", 0)) // 4
-    theirs = held.fixed_values(model, short)
+    theirs = held.fixed_values(prefills.model, short, prefills)
     if theirs is None:
         return (f"fixed state (conv slots, recurrent matrices): {ours:,} values; transformers keeps none where the "
                 "check looks" if ours else "fixed state: none", None)
@@ -229,9 +230,11 @@ def _kv_per_token(compiled, prompts: tuple[int, int]) -> Fraction:
     return Fraction(held[1] - held[0], long - short)
 
 
-def _kv_per_token_of(model, prompts: tuple[int, int]) -> Fraction:
+def _kv_per_token_of(prefills: held.Prefills, prompts: tuple[int, int]) -> Fraction:
     short, long = prompts
-    return Fraction(held.cache_values(model, long) - held.cache_values(model, short), long - short)
+    model = prefills.model
+    return Fraction(held.cache_values(model, long, prefills) - held.cache_values(model, short, prefills),
+                    long - short)
 
 
 __all__ = ["Checked", "from_modeling_code"]

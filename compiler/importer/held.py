@@ -8,12 +8,25 @@ import warnings
 from .meta import HANDED_CACHE, RECURRENT_STATE, STATE_KEYWORD, fed, handed_cache, libraries, quiet, running
 
 
-def cache_values(model, new: int) -> int:
+class Prefills:
+    """The model's prefills of one request the check reads its cache after, each run once (the keys and values
+    and the fixed state are read after the same short prompt)."""
+
+    def __init__(self, model):
+        self.model, self.runs = model, {}
+
+    def __call__(self, new: int):
+        if new not in self.runs:
+            self.runs[new] = _prefilled(self.model, new)
+        return self.runs[new]
+
+
+def cache_values(model, new: int, prefills: Prefills | None = None) -> int:
     """The keys and values the model's cache holds after a prefill of `new` positions (one request), as a count
     of values (the meta model's own dtype is not the checkpoint's), the indexer's keys included; recurrent and
     convolution states, which do not grow, are left out."""
     torch, _ = libraries()
-    out, handed = _prefilled(model, new)
+    out, handed = (prefills or Prefills(model))(new)
     # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
     cache = handed.get(STATE_KEYWORD) or (getattr(out, "past_key_values", None) if RECURRENT_STATE not in out
                                           else None)
@@ -31,13 +44,13 @@ MODULE_STATE = ("conv1d_state", "recurrent_states")  # RecurrentGemma's, kept in
 LAYER_STATES = "rnn_state"  # a cache of each layer's recurrent tensors by layer index (xLSTMCache's C, n and m)
 
 
-def fixed_values(model, new: int) -> int | None:
+def fixed_values(model, new: int, prefills: Prefills | None = None) -> int | None:
     """The values of the state that does not grow (convolution slots, recurrent matrices) the model holds after a
     prefill of `new` positions (one request): its cache layers' conv_states and recurrent_states, MiniMax's
     linear_cache, a cache's tensors by layer (LAYER_STATES), RWKV's returned state, or RecurrentGemma's modules';
     None when the model keeps it nowhere the check knows."""
     torch, _ = libraries()
-    out, handed = _prefilled(model, new)
+    out, handed = (prefills or Prefills(model))(new)
     if RECURRENT_STATE in out:
         return sum(t.numel() for t in getattr(out, RECURRENT_STATE) if isinstance(t, torch.Tensor))
     cache = handed.get(STATE_KEYWORD) or getattr(out, "past_key_values", None)
