@@ -198,43 +198,61 @@ def _stack(layers: list[Layer], note: str) -> list[ast.Stmt]:
 
 
 def _with_inner_pattern(layers: list[Layer], note: str) -> list[ast.Stmt]:
-    """A stack whose pattern starts after a few layers of their own (Zamba2's first hybrid layer comes after six
-    Mamba layers, every later one after five): those layers as runs, the longest repeating pattern after them
-    as `repeat n as groups`, then the rest as tail runs; as consecutive runs where that is no shorter."""
+    """A stack whose patterns start after a few layers of their own (Zamba2's first hybrid layer comes after six
+    Mamba layers, every later one after five; LFM2's three groups of two convolutions and an attention, then four
+    of one and one): the longest repeating pattern as `repeat n as groups`, the layers before and after it
+    written alike (their own patterns as groups_2, …, the rest as runs); as consecutive runs where that is no
+    shorter."""
     flat = _runs(layers, "", note)
+    written = _segments(layers, {}, [0])
+    if len(written) >= len(flat):
+        return flat
+    own_note = getattr(written[0], "note", None)
+    written[0] = written[0].model_copy(update={"note": f"{note}\n{own_note}" if own_note else note})
+    return written
+
+
+def _segments(layers: list[Layer], seen: dict[str, int], groups: list[int]) -> list[ast.Stmt]:
+    """The layers as runs around their longest repeating pattern, found again before and after it; `seen` counts
+    the kinds named so far (a run's label is unique in the stack), `groups` the patterns."""
     start, period, count = _inner_pattern(layers)
     if period < 2:
-        return flat
-    head = _runs(layers[:start], "", note)
-    groups = ast.Repeat(count=value(count), label="groups", body=_runs(layers[start:start + period], "", None),
-                        note=None if head else note)
-    written = [*head, groups, *_runs(layers[start + period * count:], "tail_", None)]
-    return written if len(written) < len(flat) else flat
+        return _runs(layers, "", None, seen)
+    head = _segments(layers[:start], seen, groups)
+    groups[0] += 1
+    label = "groups" if groups[0] == 1 else f"groups_{groups[0]}"
+    pattern = ast.Repeat(count=value(count), label=label, body=_runs(layers[start:start + period], "", None))
+    return [*head, pattern, *_segments(layers[start + period * count:], seen, groups)]
 
 
 def _inner_pattern(layers: list[Layer]) -> tuple[int, int, int]:
     """(start, period, groups) of the repeating pattern that covers the most layers (at least two groups of at
-    least two layers), the earliest and shortest of equals; (0, 0, 0) where there is none."""
-    best = (0, 0, 0, 0)
+    least two layers, not all equal); of equals, one that does not cut a run of equal layers at its ends
+    (MiMo-V2-Flash's five sliding layers and a full one, not four, a full one and the next group's first), then
+    the earliest and shortest; (0, 0, 0) where there is none."""
+    best, found = (0, False, 0, 0), (0, 0, 0)
     for start in range(len(layers)):
         for period in range(2, (len(layers) - start) // 2 + 1):
             pattern = layers[start:start + period]
+            if all(layer == pattern[0] for layer in pattern):
+                continue  # equal layers are one run
             count = 1
             while layers[start + count * period:start + (count + 1) * period] == pattern:
                 count += 1
-            if count >= 2 and count * period > best[0]:
-                best = (count * period, start, period, count)
-    return best[1:]
+            score = (count * period, pattern[0] != pattern[-1], -start, -period)
+            if count >= 2 and score > best:
+                best, found = score, (start, period, count)
+    return found
 
 
-def _runs(layers: list[Layer], prefix: str, note: str | None) -> list[ast.Stmt]:
+def _runs(layers: list[Layer], prefix: str, note: str | None, seen: dict[str, int] | None = None) -> list[ast.Stmt]:
     runs: list[list] = []
     for layer in layers:
         if runs and runs[-1][0] == layer:
             runs[-1][1] += 1
         else:
             runs.append([layer, 1])
-    seen: dict[str, int] = {}
+    seen = {} if seen is None else seen
     out = []
     for layer, size in runs:
         seen[layer.kind] = seen.get(layer.kind, 0) + 1
