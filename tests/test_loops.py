@@ -169,3 +169,22 @@ def test_a_model_that_shares_weights_trains_them_once(tmp_path, capsys):
         assert found["shared"][key] == found["once"][key] != found["unrolled"][key], key
     for key in ("activation_bytes", "flops_matrix"):
         assert found["shared"][key] == found["unrolled"][key] != found["once"][key], key
+
+
+def test_a_set_named_through_a_blocks_parameter_is_one_set_and_a_differing_call_names_the_specs_line():
+    """std.shared_transformer_input's inner call `shares weights`, the caller's word naming the set: two layers
+    naming one set hold its weights once; a third giving another width is refused at its own call, the message
+    pointing at the spec's first call (not the library's line)."""
+    layer = ("  shared_transformer_input(d, q_heads = 4, kv_heads = 4, head_dim = 16, f = {f}, weights = {set}, "
+             "from = (previous, embedding)) as hybrid{i}\n")
+    text = ('use std.embedding\nuse std.shared_transformer\nmodel "m" {{\n  d = 64\n  embedding(500, d)\n'
+            '{layers}  lm_head(d, 500)\n}}\n')
+    one, two = (compile_text(text.format(layers="".join(layer.format(f=96, set=name, i=i)
+                                                         for i, name in enumerate(names))))
+                for names in (("a", "a"), ("a", "b")))
+    ones, twos = (evaluate(model, "decode", Scenario(S=10)) for model in (one, two))
+    assert twos.params > ones.params and twos.flops_matrix == ones.flops_matrix
+    with pytest.raises(ArchError) as refused:
+        compile_text(text.format(layers=layer.format(f=96, set="a", i=1) + layer.format(f=128, set="a", i=2)))
+    assert refused.value.codes == ["E221"]
+    assert "the call at line 6, which gives f = 96 (here 128)" in refused.value.diagnostics[0].message

@@ -99,7 +99,8 @@ def _weight_copies(res: Resolving, block: ast.BlockDef, values: dict, scope: Sco
     if stmt.shares is None:
         return sp.Integer(1)
     # the first call of the set: its place in the model (a call's AST node is every call of its block's)
-    first = res.weight_sets.setdefault(stmt.shares, (block, values, stmt.span, cluster_id))
+    # where the spec calls it: the spec's own call that led to a library's shared call
+    first = res.weight_sets.setdefault(stmt.shares, (block, values, scope.call_site or stmt.span, cluster_id))
     if first[3] == cluster_id:
         return scope.multiplicity / scope.reuse
     if first[0] is not block or first[1] != values:
