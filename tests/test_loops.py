@@ -83,17 +83,23 @@ def test_a_loop_count_is_a_positive_integer():
 
 def test_a_looped_model_trains_one_set_of_weights_over_every_pass(tmp_path, capsys):
     """Gradients and optimizer state are the weights' (once); activations and FLOPs every pass's."""
+    trained_once_over_every_pass(tmp_path, capsys, spec("loop", 4), spec("repeat", 4), spec("repeat", 1))
+
+
+def trained_once_over_every_pass(tmp_path, capsys, one_set: str, unrolled: str, once: str) -> None:
+    """`train`'s card: the weights, gradients and optimizer state of `one_set` are `once`'s, its activations
+    and FLOPs `unrolled`'s."""
     found = {}
-    for name, (word, passes) in {"looped": ("loop", 4), "unrolled": ("repeat", 4), "once": ("repeat", 1)}.items():
+    for name, text in {"one_set": one_set, "unrolled": unrolled, "once": once}.items():
         path = tmp_path / f"{name}.arch"
-        path.write_text(spec(word, passes))
+        path.write_text(text)
         assert main(["train", str(path), "--layout", "dp=8", "--device", "h100-sxm", "--seq", "2048",
                      "--global-batch", "64", "--json"]) == 0
         found[name] = json.loads(capsys.readouterr().out)["cards"][0]
     for key in ("params", "weight_bytes", "gradient_bytes", "optimizer_bytes"):
-        assert found["looped"][key] == found["once"][key] != found["unrolled"][key], key
+        assert found["one_set"][key] == found["once"][key] != found["unrolled"][key], key
     for key in ("activation_bytes", "flops_matrix"):
-        assert found["looped"][key] == found["unrolled"][key] != found["once"][key], key
+        assert found["one_set"][key] == found["unrolled"][key] != found["once"][key], key
 
 
 # the looped spec's layers once, then three more times with the same weights: `shares` at two places, one of
@@ -157,18 +163,7 @@ def test_calls_that_share_weights_refuse_pipeline_stages_and_a_call_that_differs
 
 
 def test_a_model_that_shares_weights_trains_them_once(tmp_path, capsys):
-    found = {}
-    texts = {"shared": SHARED, "unrolled": spec("repeat", 4, core=1), "once": spec("repeat", 1, core=1)}
-    for name, text in texts.items():
-        path = tmp_path / f"{name}.arch"
-        path.write_text(text)
-        assert main(["train", str(path), "--layout", "dp=8", "--device", "h100-sxm", "--seq", "2048",
-                     "--global-batch", "64", "--json"]) == 0
-        found[name] = json.loads(capsys.readouterr().out)["cards"][0]
-    for key in ("params", "weight_bytes", "gradient_bytes", "optimizer_bytes"):
-        assert found["shared"][key] == found["once"][key] != found["unrolled"][key], key
-    for key in ("activation_bytes", "flops_matrix"):
-        assert found["shared"][key] == found["unrolled"][key] != found["once"][key], key
+    trained_once_over_every_pass(tmp_path, capsys, SHARED, spec("repeat", 4, core=1), spec("repeat", 1, core=1))
 
 
 def test_a_set_named_through_a_blocks_parameter_is_one_set_and_a_differing_call_names_the_specs_line():
