@@ -423,9 +423,9 @@ ZAMBA2 = {"model_type": "zamba2", "hidden_size": 256, "num_hidden_layers": 8, "n
 @pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)
 def test_a_block_several_layers_run_with_one_set_of_weights_is_read_and_checked():
     """Zamba2 (transformers' Zamba2HybridLayer): a transformer block whose weights transformers ties across the
-    layers that run it, two sets taken in turn (num_mem_blocks = 2), each holding an MLP adapter per layer it
-    serves. Read as calls that `share` a set (its weights once, each call its own work and cache) and checked
-    against the model transformers built."""
+    layers that run it, two sets taken in turn (num_mem_blocks = 2), each holding an MLP adapter (and Q, K and
+    V ones, use_shared_attention_adapter) per layer it serves. Read as calls that `share` a set (its weights
+    once, each call its own work and cache) and checked against the model transformers built."""
     imported = import_spec(parse_config(json.dumps(ZAMBA2), "zamba2.json"), from_modeling_code=True)
     assert imported.checked[1] == "parameters 6,454,656 = transformers' 6,454,656"
     text = " ".join(imported.text.split())
@@ -435,10 +435,12 @@ def test_a_block_several_layers_run_with_one_set_of_weights_is_read_and_checked(
     alone = evaluate(compile_text(imported.text.replace("weights = shared_transformer_3", "weights = other", 1)),
                      "decode", Scenario(S=100))  # one call of a set apart: its weights held once more
     assert alone.params > figures.params and alone.flops_matrix == figures.flops_matrix
-    attention_adapters = {**ZAMBA2, "use_shared_attention_adapter": True}  # not modelled: refused, located
-    with pytest.raises(ArchError) as refused:
-        import_spec(parse_config(json.dumps(attention_adapters), "zamba2.json"), from_modeling_code=True)
-    assert refused.value.codes == ["E506"]
+    attention_adapters = {**ZAMBA2, "use_shared_attention_adapter": True}  # Q, K and V's own, read and checked
+    adapted = import_spec(parse_config(json.dumps(attention_adapters), "zamba2.json"), from_modeling_code=True)
+    # two sets, each holding the adapters of its two uses: Q, K and V's, each 2·d → 8 → 2·d
+    added = 2 * 2 * 3 * 2 * (2 * 256 * 8)
+    assert adapted.checked[1] == f"parameters {6_454_656 + added:,} = transformers' {6_454_656 + added:,}"
+    assert "attention_adapters = true" in adapted.text
 
 
 @pytest.mark.long  # a built model a case; the default suite's CPU budget (issue 49)

@@ -56,13 +56,18 @@ def _transformer(module, at: Where) -> ast.BlockCall | None:
         return None
     heads = _heads(attention, at)
     mlp = _geglu(ffn, at)
-    return None if heads is None or mlp is None else call("shared_transformer_input", "d", **heads, **mlp,
-                                                          rope=at.rope or None)
+    if heads is None or mlp is None:
+        return None
+    adapted = heads.pop("adapters")
+    if adapted and (adapted != (mlp["adapter_rank"], mlp["adapters"] or 1)):
+        return None  # Q, K and V adapters of another rank or count than the MLP's
+    return call("shared_transformer_input", "d", **heads, **mlp, rope=at.rope or None,
+                attention_adapters=True if adapted else None)
 
 
 def _heads(module, at: Where) -> dict | None:
-    """q_heads, kv_heads and head_dim of an attention whose Q, K and V read 2·d and whose output writes d; no
-    adapters on its projections (use_shared_attention_adapter is not modelled)."""
+    """q_heads, kv_heads and head_dim of an attention whose Q, K and V read 2·d and whose output writes d, and
+    the (rank, count) of the low-rank adapters on Q, K and V (None without: use_shared_attention_adapter)."""
     shapes = {name: linear(children(module)[name]) for name in ATTENTION}
     q_heads, kv_heads = at.config.num_attention_heads, at.config.num_key_value_heads
     q, k, v, o = (shapes[name] for name in ATTENTION)
@@ -70,12 +75,24 @@ def _heads(module, at: Where) -> dict | None:
         return None
     head_dim = q.width_out // q_heads
     extra = {name: child for name, child in children(module).items() if name not in ATTENTION}
-    if any(any(True for _ in child.parameters()) for child in extra.values()):
+    adapters = [_adapters(child, 2 * at.d, 2 * at.d) for child in extra.values()]
+    if None in adapters or len(set(adapters)) > 1 or len(adapters) not in (0, 3):
         return None
     if (q, k, v, o) != (Linear(2 * at.d, q_heads * head_dim, False), Linear(2 * at.d, kv_heads * head_dim, False),
                         Linear(2 * at.d, kv_heads * head_dim, False), Linear(q_heads * head_dim, at.d, False)):
         return None
-    return {"q_heads": q_heads, "kv_heads": kv_heads, "head_dim": head_dim}
+    return {"q_heads": q_heads, "kv_heads": kv_heads, "head_dim": head_dim,
+            "adapters": adapters[0] if adapters else None}
+
+
+def _adapters(module, width_in: int, width_out: int) -> tuple[int, int] | None:
+    """(rank, count) of a list of low-rank adapters, each a width_in → rank → width_out pair (the list's
+    identities are the other calls' slots)."""
+    pairs = [[linear(m) for m in children(a).values()] for a in children(module).values()]
+    rank = pairs[0][0].width_out if pairs and pairs[0] and pairs[0][0] is not None else None
+    if rank is None or any(pair != [Linear(width_in, rank, False), Linear(rank, width_out, False)] for pair in pairs):
+        return None
+    return rank, len(pairs)
 
 
 def _geglu(module, at: Where) -> dict | None:
