@@ -24,17 +24,18 @@ def shared_transformer_layer(layer, at: Where) -> tuple[ast.BlockCall, ast.Block
     projected = [name for name, child in parts.items() if linear(child) == Linear(at.d, at.d, False)]
     if len(shared) != 1 or len(projected) != 1 or shared == projected:
         return None
-    (mixer_name,) = set(parts) - {*shared, *projected}
-    transformer, mixer = _transformer(parts[shared[0]], at), _mixer(parts[mixer_name], at)
+    (mixer_layer,) = set(parts) - {*shared, *projected}
+    transformer = _transformer(parts[shared[0]], at, _set_of(parts[shared[0]], at))
+    mixer = _mixer(parts[mixer_layer], at)
     if transformer is None or mixer is None:
         return None
-    transformer.args.append(ast.Keyword(name="from", value=ast.Tuple(items=[ast.Name(id="previous"),
-                                                                          ast.Name(id="embedding")])))
-    named = {"label": "transformer", "note": f"{type(layer).__name__}.{shared[0]} and .{projected[0]}"}
-    return (transformer.model_copy(update={**named, "args": [
-                *transformer.args[:-1], ast.Keyword(name="weights", value=ast.Name(id=_set_of(parts[shared[0]], at))),
-                transformer.args[-1]]}),
-            mixer.model_copy(update={"label": "mixer", "note": f"{type(parts[mixer_name]).__name__}.mamba"}))
+    # the shared block reads the stream beside the input embeddings (the embedding call's output)
+    source = ast.Keyword(name="from", value=ast.Tuple(items=[ast.Name(id="previous"), ast.Name(id="embedding")]))
+    mixer_name, mixer_call = mixer
+    return (transformer.model_copy(update={"args": [*transformer.args, source], "label": "transformer",
+                                           "note": f"{type(layer).__name__}.{shared[0]} and .{projected[0]}"}),
+            mixer_call.model_copy(update={"label": "mixer",
+                                          "note": f"{type(parts[mixer_layer]).__name__}.{mixer_name}"}))
 
 
 def _set_of(module, at: Where) -> str | None:
@@ -43,7 +44,7 @@ def _set_of(module, at: Where) -> str | None:
     return next(iter(names)) if len(names) == 1 and None not in names else None
 
 
-def _transformer(module, at: Where) -> ast.BlockCall | None:
+def _transformer(module, at: Where, weights: str) -> ast.BlockCall | None:
     """The shared block: a norm of 2·d, attention from 2·d to d, a norm of d and a GeGLU with adapters."""
     parts = children(module)
     norms = {name: norm(child) for name, child in parts.items()}
@@ -62,7 +63,7 @@ def _transformer(module, at: Where) -> ast.BlockCall | None:
     if adapted and (adapted != (mlp["adapter_rank"], mlp["adapters"] or 1)):
         return None  # Q, K and V adapters of another rank or count than the MLP's
     return call("shared_transformer_input", "d", **heads, **mlp, rope=at.rope or None,
-                attention_adapters=True if adapted else None)
+                attention_adapters=True if adapted else None, weights=weights)
 
 
 def _heads(module, at: Where) -> dict | None:
@@ -120,9 +121,9 @@ def _geglu(module, at: Where) -> dict | None:
     return {"f": f, "adapter_rank": rank or None, "adapters": len(pairs) if len(pairs) > 1 else None}
 
 
-def _mixer(module, at: Where) -> ast.BlockCall | None:
+def _mixer(module, at: Where) -> tuple[str, ast.BlockCall] | None:
     """The layer's own Mamba layer: a mixer (Mamba-2's, or Zamba's multi-head Mamba) and the RMSNorm before
-    it."""
+    it; (the mixer's name, its call)."""
     from . import sublayer  # the registry's: found when the walk asks, after every recogniser is known
 
     parts = children(module)
@@ -131,7 +132,7 @@ def _mixer(module, at: Where) -> ast.BlockCall | None:
         return None
     (name,) = set(parts) - set(norms)
     found = sublayer(parts[name], at)
-    return found.call if found is not None and found.mixer and found.call.name in MIXERS else None
+    return (name, found.call) if found is not None and found.mixer and found.call.name in MIXERS else None
 
 
 RECOGNISER = Recogniser("shared_transformer", "layer", shared_transformer_layer,
