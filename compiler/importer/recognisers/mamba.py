@@ -25,10 +25,7 @@ def mamba(module, at: Where) -> Found | None:
     if linear(parts["x_proj"]) != Linear(inner, rank + 2 * state, False) or linear(parts["dt_proj"]) != Linear(
             rank, inner, True) or linear(parts["out_proj"]) != Linear(inner, at.d, projection.bias):
         return None
-    conv_bias = "bias" in own(parts["conv1d"])
-    return Found(call("mamba", "d", state=state, expand=inner // at.d, conv_kernel=module.conv_kernel_size,
-                      dt_rank=rank, conv_bias=None if conv_bias else False, proj_bias=projection.bias or None,
-                      inner_norms=True if norms else None), mixer=True, post_norm=False)
+    return _found(module, parts, at, projection, inner_norms=True if norms else None)
 
 
 def _multi_head(module, parts: dict, at: Where) -> Found | None:
@@ -44,10 +41,16 @@ def _multi_head(module, parts: dict, at: Where) -> Found | None:
             or linear(parts["out_proj"]) != Linear(inner, at.d, projection.bias) \
             or own(parts["conv1d"])["weight"][0] != inner:
         return None
+    return _found(module, parts, at, projection, ssm_heads=heads)
+
+
+def _found(module, parts: dict, at: Where, projection: Linear, **extra) -> Found:
+    """The mixer's `mamba` call, from its sizes and its matrices' biases, with what one kind adds (`extra`)."""
     conv_bias = "bias" in own(parts["conv1d"])
-    return Found(call("mamba", "d", state=state, expand=inner // at.d, conv_kernel=module.conv_kernel_size,
-                      dt_rank=rank, conv_bias=None if conv_bias else False, proj_bias=projection.bias or None,
-                      ssm_heads=heads), mixer=True, post_norm=False)
+    return Found(call("mamba", "d", state=module.ssm_state_size, expand=module.intermediate_size // at.d,
+                      conv_kernel=module.conv_kernel_size, dt_rank=module.time_step_rank,
+                      conv_bias=None if conv_bias else False, proj_bias=projection.bias or None, **extra),
+                 mixer=True, post_norm=False)
 
 
 RECOGNISER = Recogniser("mamba", "sublayer", mamba, writes=("mamba",))

@@ -111,14 +111,11 @@ def _geglu(module, at: Where) -> dict | None:
         return None
     lists = [child for name, child in parts.items() if name not in (*projections, "down_proj")
              and any(True for _ in child.parameters())]
-    if len(lists) > 1:
+    adapted = _adapters(lists[0], at.d, 2 * f) if len(lists) == 1 else (None, 1)
+    if len(lists) > 1 or adapted is None:
         return None
-    adapters = [a for a in children(lists[0]).values() if any(True for _ in a.parameters())] if lists else []
-    pairs = [[linear(m) for m in children(a).values()] for a in adapters]
-    rank = pairs[0][0].width_out if pairs else 0
-    if any(pair != [Linear(at.d, rank, False), Linear(rank, 2 * f, False)] for pair in pairs):
-        return None
-    return {"f": f, "adapter_rank": rank or None, "adapters": len(pairs) if len(pairs) > 1 else None}
+    rank, count = adapted
+    return {"f": f, "adapter_rank": rank, "adapters": count if count > 1 else None}
 
 
 def _mixer(module, at: Where) -> tuple[str, ast.BlockCall] | None:
