@@ -198,7 +198,7 @@ def _fixed_state(values_text: str, prefills: held.Prefills, paths) -> tuple[str,
                           conventions=Conventions(attention="rectangle", paths=paths))
     by_kind = evaluate(values, "prefill", Scenario(P=short)).state_by_kind
     ours = (by_kind.get("recurrent", 0) + by_kind.get("conv", 0)) // 4
-    theirs = held.fixed_values(prefills.model, short, prefills)
+    theirs = held.fixed_values(prefills, short)
     if theirs is None:
         return (f"fixed state (conv slots, recurrent matrices): {ours:,} values; transformers keeps none where the "
                 "check looks" if ours else "fixed state: none", None)
@@ -232,9 +232,7 @@ def _kv_per_token(compiled, prompts: tuple[int, int]) -> Fraction:
 
 def _kv_per_token_of(prefills: held.Prefills, prompts: tuple[int, int]) -> Fraction:
     short, long = prompts
-    model = prefills.model
-    return Fraction(held.cache_values(model, long, prefills) - held.cache_values(model, short, prefills),
-                    long - short)
+    return Fraction(held.cache_values(prefills, long) - held.cache_values(prefills, short), long - short)
 
 
 __all__ = ["Checked", "from_modeling_code"]

@@ -21,12 +21,12 @@ class Prefills:
         return self.runs[new]
 
 
-def cache_values(model, new: int, prefills: Prefills | None = None) -> int:
+def cache_values(prefills: Prefills, new: int) -> int:
     """The keys and values the model's cache holds after a prefill of `new` positions (one request), as a count
     of values (the meta model's own dtype is not the checkpoint's), the indexer's keys included; recurrent and
     convolution states, which do not grow, are left out."""
     torch, _ = libraries()
-    out, handed = (prefills or Prefills(model))(new)
+    out, handed = prefills(new)
     # RWKV's output has no past_key_values: its state is fixed in size, no keys or values
     cache = handed.get(STATE_KEYWORD) or (getattr(out, "past_key_values", None) if RECURRENT_STATE not in out
                                           else None)
@@ -44,13 +44,13 @@ MODULE_STATE = ("conv1d_state", "recurrent_states")  # RecurrentGemma's, kept in
 LAYER_STATES = "rnn_state"  # a cache of each layer's recurrent tensors by layer index (xLSTMCache's C, n and m)
 
 
-def fixed_values(model, new: int, prefills: Prefills | None = None) -> int | None:
+def fixed_values(prefills: Prefills, new: int) -> int | None:
     """The values of the state that does not grow (convolution slots, recurrent matrices) the model holds after a
     prefill of `new` positions (one request): its cache layers' conv_states and recurrent_states, MiniMax's
     linear_cache, a cache's tensors by layer (LAYER_STATES), RWKV's returned state, or RecurrentGemma's modules';
     None when the model keeps it nowhere the check knows."""
     torch, _ = libraries()
-    out, handed = (prefills or Prefills(model))(new)
+    out, handed = prefills(new)
     if RECURRENT_STATE in out:
         return sum(t.numel() for t in getattr(out, RECURRENT_STATE) if isinstance(t, torch.Tensor))
     cache = handed.get(STATE_KEYWORD) or getattr(out, "past_key_values", None)
@@ -61,8 +61,8 @@ def fixed_values(model, new: int, prefills: Prefills | None = None) -> int | Non
             found += list(held.values()) if isinstance(held, dict) else [held]
     found += [t for kept in getattr(cache, "linear_cache", ()) for t in (kept if isinstance(kept, list) else [kept])]
     found += [t for kept in (getattr(cache, LAYER_STATES, None) or {}).values() for t in kept]
-    if type(model).__name__ in HANDED_CACHE:
-        found += [getattr(module, name, None) for module in model.modules() for name in MODULE_STATE]
+    if type(prefills.model).__name__ in HANDED_CACHE:
+        found += [getattr(module, name, None) for module in prefills.model.modules() for name in MODULE_STATE]
     tensors = {id(t): t for t in found if isinstance(t, torch.Tensor)}
     return sum(t.numel() for t in tensors.values()) if tensors else None
 
