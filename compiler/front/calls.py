@@ -72,13 +72,11 @@ def _expanded(res: Resolving, block: ast.BlockDef, values: dict, source: Tensor,
     # (a layer's stream beside a side input: Gemma 4's per-layer inputs)
     given = {"input": source, "tokens": scope.tensors["tokens"],
              **{f"input.{i}": part for i, part in enumerate(source.parts or (source,), 1)}}
+    copies, held_by = _weight_set(res, block, values, scope, stmt, cluster_id)
     inner = scope.child(label, cluster_id, values=values, tensors=dict(given),
-                        module=res.declarations.module_of(block), block=block.name, site=stmt.span,
-                        passes=_weight_copies(res, block, values, scope, stmt, cluster_id))
+                        module=res.declarations.module_of(block), block=block.name, site=stmt.span, passes=copies)
     if stmt.shares is not None:
-        inner.shares = stmt.shares
-        if res.weight_sets[stmt.shares][3] != cluster_id:
-            inner.held_by = stmt.shares
+        inner.shares, inner.held_by = stmt.shares, held_by
     res.body(block.body, inner)
     tensors = {name: tensor for name, tensor in inner.tensors.items() if name not in given}
     return inner.current, tensors, inner.component
@@ -91,25 +89,26 @@ def _with_weight_set(stmt: ast.BlockCall, scope: Scope) -> ast.BlockCall:
     return stmt.model_copy(update={"shares": passed.name}) if isinstance(passed, sp.Symbol) else stmt
 
 
-def _weight_copies(res: Resolving, block: ast.BlockDef, values: dict, scope: Scope, stmt: ast.BlockCall,
-                   cluster_id: str) -> sp.Expr:
-    """`shares NAME`: the calls sharing NAME run one set of weights. The first holds it, once however many
-    layers around it repeat the call (its ops' weights divide by those copies, as a `loop`'s passes do); every
-    later call holds none (`held_by`) and must be the same block with the same arguments (E221)."""
+def _weight_set(res: Resolving, block: ast.BlockDef, values: dict, scope: Scope, stmt: ast.BlockCall,
+                cluster_id: str) -> tuple[sp.Expr, str | None]:
+    """(the copies the call's weights are divided by, the set that holds them instead). `shares NAME`: the calls
+    sharing NAME run one set of weights. The first holds it, once however many layers around it repeat the call
+    (its ops' weights divide by those copies, as a `loop`'s passes do); every later call holds none (`held_by`)
+    and must be the same block with the same arguments (E221)."""
     if stmt.shares is None:
-        return sp.Integer(1)
-    # the first call of the set: its place in the model (a call's AST node is every call of its block's)
-    # where the spec calls it: the spec's own call that led to a library's shared call
+        return sp.Integer(1), None
+    # the first call of the set, known by its place in the model (an AST node is every call of its block's) and
+    # shown at the spec's own call that led to it
     first = res.weight_sets.setdefault(stmt.shares, (block, values, scope.call_site or stmt.span, cluster_id))
     if first[3] == cluster_id:
-        return scope.multiplicity / scope.reuse
+        return scope.multiplicity / scope.reuse, None
     if first[0] is not block or first[1] != values:
         where = first[2]
         raise res.problem("E221", f"`shares {stmt.shares}` runs the weights of the call at line "
                           f"{where.line if where else '?'}, which {_differs(first[0], first[1], block, values)}",
                           stmt.span, hint="calls sharing weights call one block with the same arguments; give this "
                                           "call another name after `shares`, or none")
-    return sp.Integer(1)
+    return sp.Integer(1), stmt.shares
 
 
 def _differs(block, values: dict, other, other_values: dict) -> str:
