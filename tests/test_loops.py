@@ -179,6 +179,9 @@ def test_a_set_named_through_a_blocks_parameter_is_one_set_and_a_differing_call_
                 for names in (("a", "a"), ("a", "b")))
     ones, twos = (evaluate(model, "decode", Scenario(S=10)) for model in (one, two))
     assert twos.params > ones.params and twos.flops_matrix == ones.flops_matrix
+    # the diagram titles the inner call's box with the set's word, not the parameter that carried it
+    assert sorted(c.label for c in two.ir.clusters.values() if "shares" in c.label) == [
+        "transformer: shared_transformer · shares a", "transformer: shared_transformer · shares b"]
     with pytest.raises(ArchError) as refused:
         compile_text(text.format(layers=layer.format(f=96, set="a", i=1) + layer.format(f=128, set="a", i=2)))
     assert refused.value.codes == ["E221"]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
     """`name(args) as label`: the block's body in a scope of its own, drawn as one cluster."""
+    stmt = _with_weight_set(stmt, scope)
     block = _find_block(res, stmt, scope)
     if block.name in scope.call_chain:
         chain = " -> ".join([*scope.call_chain, block.name])
@@ -42,7 +43,6 @@ def block_call(res: Resolving, stmt: ast.BlockCall, scope: Scope) -> None:
                                        library=bool(block.span and block.span.file.startswith("std/")))
     # a call sharing weights is made anew: its ops' weights are its own (the first) or none (the rest)
     alike = replay.key(block, values, source, scope) if stmt.shares is None else None
-    stmt = _with_weight_set(stmt, scope)
     recorded = res.recordings.get(alike) if alike is not None else None
     if recorded is not None and replay.replays(res, recorded):
         current, tensors, component = replay.replay(res, recorded, cluster_id, source, scope)
