@@ -192,11 +192,12 @@ def _layer_paths(nodes: tuple, read: list[str]) -> None:
 def written(nodes: tuple, by_path: dict) -> tuple:
     """The nodes as the spec writes them: consecutive layers of one list as a Run, passes as Pass."""
     out: list = []
-    for is_layer, group in itertools.groupby(nodes, key=lambda node: node[0] == "layer" and _list_of(node[1])):
+    # consecutive layers of one list together (their list's path the key), every other node apart (False)
+    for listed, group in itertools.groupby(nodes, key=lambda node: node[0] == "layer" and _list_of(node[1])):
         group = list(group)
-        if is_layer:
+        if listed:
             layers = tuple(Layer(prefix + by_path[path][0], by_path[path][1]) for _, path, prefix in group)
-            out.append(Run(layers, f"{len(layers)} layer{'s' if len(layers) > 1 else ''}: {is_layer}"))
+            out.append(Run(layers, f"{len(layers)} layer{'s' if len(layers) > 1 else ''}: {listed}"))
             continue
         out += [Pass(node[1], node[2], written(node[3], by_path)) if node[0] == "pass" else node[1]
                 for node in group]
