@@ -26,6 +26,8 @@ BY_SCHEMA = {
     "published/gemma-3-27b-it.json": "gemma-3-27b", "published/gpt-oss-120b.json": "gpt-oss-120b",
     "published/gpt-oss-20b.json": "gpt-oss-20b", "published/llama-2-7b-hf.json": "llama-2-7b",
     "published/llama-4-scout-17b-16e-instruct.json": "llama-4-scout-17b-16e",
+    "published/llama-4-maverick-17b-128e-instruct.json": "llama-4-maverick-17b-128e",
+    "published/mixtral-8x7b-v0.1.json": "mixtral-8x7b", "published/mixtral-8x22b-v0.1.json": "mixtral-8x22b",
     "published/qwen2.5-1.5b.json": "qwen2.5-1.5b", "published/qwen2.5-7b.json": "qwen2.5-7b",
     "published/qwen3-235b-a22b.json": "qwen3-235b-a22b", "published/qwen3-32b-fp8.json": "qwen3-32b",
 }

@@ -74,8 +74,9 @@ REASONS = {
                     "any printed digit."),
     "full_attention": ("Qwen3.6's full attention scored as the eager rectangle B·P·(S+P) or causal-effective.",
                        "The chapter's ledger scores the rectangle (shared conventions, Table 2-C)."),
-    "experts": ("Llama 4's experts: the top-1 expert's work per token (`routed`), or every token through all 16 "
-                "experts with the unrouted weighted 0 (`dense`), as transformers' Llama4TextExperts computes.",
+    "experts": ("Llama 4's experts: the top-1 expert's work per token (`routed`), or every token through all its "
+                "experts (16 in Scout, 128 in Maverick) with the unrouted weighted 0 (`dense`), as transformers' "
+                "Llama4TextExperts computes.",
                 "`routed` is the work a routed kernel does; the parity test runs `dense`, the modeling code's."),
     "linear_kernels": ("Qwen3-Next's linear attention as the fused kernels compute it, or transformers' torch "
                        "reference as PyTorch's FLOP counter sees it.",
