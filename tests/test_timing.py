@@ -156,6 +156,37 @@ def test_a_tensor_parallel_card_runs_its_products_at_its_own_shape():
         assert card[name].bound_seconds == pytest.approx(whole[name].bound_seconds / 4, rel=1e-12)
 
 
+def test_a_tensor_parallel_card_runs_its_experts_at_their_width_on_it():
+    """With ep = 1 every expert is split over the tp cards (gate and up by columns, down by rows): a card's grouped
+    GEMM is 1/tp of each expert's width over all of its tokens, where one of an expert-parallel group runs whole
+    experts (no split reaches the op). Mixtral 8x22B at TP 8: each card's experts are 2,048 wide, not 16,384."""
+    from archcost.compiler.ops import REGISTRY
+
+    shape = {"tokens_per_expert": 64.0, "hidden": 6144.0, "inter": 16384.0, "experts": 8.0}
+    card = REGISTRY["experts"].card_shape(shape, "ep", 1 / 8, 1.0)
+    assert card == {**shape, "inter": 2048.0}
+    assert REGISTRY["experts"].card_shape(shape, "ep", 1 / 16, 2.0)["tokens_per_expert"] == 32.0  # cp 2 halves them
+    sheet, model = device("h200"), compiled("mixtral-8x22b")
+    degrees = parse_layout("tp=8").degrees(formats=model.ir.formats)
+    whole, split = ({o.op: o for o in expected_call(model, sheet, "decode", Scenario(B=256, S=1024), "fp8",
+                                                      table_for(sheet), 0.0, degrees=d).ops} for d in (None, degrees))
+    routed = "layers.ffn.routed"
+    assert split[routed].bound_seconds == pytest.approx(whole[routed].bound_seconds / 8, rel=1e-12)
+
+
+def test_expert_gemms_are_read_from_the_series_of_the_nearest_expert_count():
+    """AIConfigurator's H200 grouped GEMMs at 5,120 × 8,192 are two series, 16 experts (Llama 4 Scout) and 128
+    (Maverick), far apart at the same tokens per expert: a lookup reads the one whose expert count is nearest,
+    not the two interleaved."""
+    sheet = device("h200")
+    table = table_for(sheet)
+    shape = {"tokens_per_expert": 64.0, "hidden": 5120.0, "inter": 8192.0}
+    sixteen, many = (fractions.fraction(table, "grouped_gemm", "fp8", {**shape, "experts": e}, sheet)
+                     for e in (16.0, 128.0))
+    assert "experts 16," in sixteen[1] and "experts 128," in many[1]
+    assert sixteen[0] < 0.2 < 0.7 < many[0]
+
+
 def test_a_training_steps_attention_runs_its_backward_kernel_too():
     """FlashAttention's own figures: on the H100 its forward + backward reaches less of the peak than its forward
     (the backward recomputes the scores), and that ratio scales the forward kernel measured for the step; on the

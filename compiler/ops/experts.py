@@ -154,10 +154,22 @@ def shard(word: str, heads, tp, ep, args=None) -> Share:
 
 
 def timing(a: SimpleNamespace, phase: str):
-    """A grouped GEMM over the experts: the rows each expert receives on average, m·k / E."""
+    """A grouped GEMM over the experts: the rows each expert receives on average, m·k / E, in E groups (a
+    measured series of other experts at the same widths reaches another part of the peak: at 5,120 × 8,192 on
+    the H200, AIConfigurator's 16 experts reach 0.11–0.18 of it where its 128 reach 0.44–0.90)."""
     width_in, width_out = a.signature
     return "grouped_gemm", a.dtype.name, {"tokens_per_expert": m * a.top / a.count, "hidden": width_in,
-                                          "inter": width_out}
+                                          "inter": width_out, "experts": a.count}
+
+
+def card_shape(shape: dict[str, float], word: str, work: float, positions: float) -> dict[str, float]:
+    """The grouped GEMM one card of a tensor-parallel group runs when experts are split over tp rather than ep
+    (`shard`: every expert's gate and up column-parallel, its down row-parallel, Shoeybi et al. 2019 §3): each
+    expert's hidden width `inter` is the card's part of it, the tokens per expert those of its positions (a
+    context-parallel card's part). An expert-parallel card runs whole experts: cards/expected.py passes no split."""
+    tensor = work * positions  # the part of each expert's width the card holds
+    found = {**shape, "tokens_per_expert": shape["tokens_per_expert"] / positions}
+    return {**found, "inter": shape["inter"] * tensor} if tensor < 1 else found
 
 
 SPEC = OpSpec(
@@ -198,4 +210,5 @@ SPEC = OpSpec(
     formula="params = E·(matrices·in·f + biases + norm); F = 2·m·k·matrices·in·f (Σ t_e = m·k); "
             "R = U·matrices·in·f·bytes, U the distinct experts the call touches",
     timing=timing,
+    card_shape=card_shape,
 )

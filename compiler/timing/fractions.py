@@ -16,7 +16,7 @@ from .tables import Point, Table, refused_point
 
 BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5}
 # for each kind: the shape value interpolated along, and the shape fields that pick the nearest points
-AXES = {"gemm": ("m", ("n", "k")), "grouped_gemm": ("tokens_per_expert", ("hidden", "inter")),
+AXES = {"gemm": ("m", ("n", "k")), "grouped_gemm": ("tokens_per_expert", ("hidden", "inter", "experts")),
         "attention_prefill": ("seq", ("head_dim",)), "attention_decode": ("kv_read", ("head_dim",)),
         "attention_fwd": ("seq", ("head_dim",)), "attention_fwd_bwd": ("seq", ("head_dim",)),
         "allreduce": ("bytes", ("ranks",)), "allgather": ("bytes", ("ranks",)),
