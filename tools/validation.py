@@ -113,7 +113,7 @@ def layout_of(run: dict) -> tuple[str, int]:
         value = given.get(name)
         if isinstance(value, int) and value > 1:
             words.append(f"{name}={value}")
-    if isinstance(given.get("tp"), int) and given["tp"] > 1:
+    if isinstance(given.get("tp"), int) and given["tp"] > 1 and given.get("sp") is not False:  # unless it says not
         words.append("sp")
     sharded = given.get("data_parallel_mode") == "fsdp" or (isinstance(given.get("fsdp"), int) and given["fsdp"] > 1)
     return ",".join(words) or "tp=1", 3 if sharded else 1
@@ -447,7 +447,8 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
            f"runs took longer than expected (a negative error: the expected step is short), "
            f"{sum(r.error > 0 for r in predicted)} less."
            if predicted else "No run is predicted yet.", "",
-           "Assumed where the sources are silent, the same for every row: sequence parallelism wherever tp > 1; "
+           "Assumed where the sources are silent, the same for every row: sequence parallelism wherever tp > 1 "
+           "(not where the run says it ran without); "
            "Megatron's distributed optimizer (ZeRO 1), ZeRO 3 where the run shards with FSDP; no activation "
            "recomputation unless the run states it; a micro-batch of one where none is printed; Megatron's 2022 runs "
            "(Korthikanti et al.) with their eager attention kernel and with dropout, as that paper's equation 1 "
