@@ -188,6 +188,17 @@ SPEC_MODELS = {  # spec: (model_type, config fields, the spec's execution paths 
     # transformers 5 runs it, every call re-expanding the cached latent (transformers 5.25 allocates the 512
     # weighted experts only; 5.24 also allocated the 256 identity choices, which kept this spec out)
     "longcat-flash": ("longcat_flash", {}, (("mla_cache", "reexpand"),)),
+    # NeMo's Nemotron-3 8B and 22B and Nemotron-4 340B (NVIDIA/NeMo@8cfedd7203 nemotron.py; the vocabulary of its
+    # performance scripts' NullTokenizer): NemotronConfig's squared ReLU, LayerNorm1P, half-rotary heads, no biases
+    **{name: ("nemotron", dict(hidden_size=d, intermediate_size=f, num_hidden_layers=layers, num_attention_heads=q,
+                               num_key_value_heads=kv, vocab_size=256_000, partial_rotary_factor=0.5,
+                               tie_word_embeddings=False), ())
+       for name, (d, f, layers, q, kv) in {"nemotron-3-8b": (4096, 16384, 32, 32, 32),
+                                           "nemotron-3-22b": (6144, 24576, 40, 48, 48),
+                                           "nemotron-4-340b": (18432, 73728, 96, 96, 8)}.items()},
+    # meta-llama/Llama-2-13b-hf's shape (NeMo's Llama2Config13B): the LlamaConfig defaults otherwise
+    "llama-2-13b": ("llama", dict(hidden_size=5120, intermediate_size=13824, num_hidden_layers=40,
+                                  num_attention_heads=40, num_key_value_heads=40, vocab_size=32000), ()),
     # microsoft/Phi-3.5-MoE-instruct's config: the PhimoeConfig defaults with attention and head biases
     "phi-3.5-moe": ("phimoe", dict(vocab_size=32064, hidden_size=4096, intermediate_size=6400, num_hidden_layers=32,
                                    num_attention_heads=32, num_key_value_heads=8, num_local_experts=16,
