@@ -28,6 +28,7 @@ BY_SCHEMA = {
     "published/llama-4-scout-17b-16e-instruct.json": "llama-4-scout-17b-16e",
     "published/llama-4-maverick-17b-128e-instruct.json": "llama-4-maverick-17b-128e",
     "published/mixtral-8x7b-v0.1.json": "mixtral-8x7b", "published/mixtral-8x22b-v0.1.json": "mixtral-8x22b",
+    "next/Kimi-K2-Instruct.json": "kimi-k2",
     "published/qwen2.5-1.5b.json": "qwen2.5-1.5b", "published/qwen2.5-7b.json": "qwen2.5-7b",
     "published/qwen3-235b-a22b.json": "qwen3-235b-a22b", "published/qwen3-32b-fp8.json": "qwen3-32b",
 }
