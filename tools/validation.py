@@ -47,7 +47,7 @@ SPECS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3-8B": "llama-3.1-8b", "Llama3 8B": 
                                                                         "145.6", "310.1")},
          "GPT (529.6B params)": "mt-nlg-530b", "GPT (1008.0B params)": "megatron-1t",
          "Nemotron_3_Nano": "nemotron-3-nano-30b-a3b", "Nemotron-8B": "nemotron-3-8b", "Nemotron-22B": "nemotron-3-22b",
-         "Nemotron-340B": "nemotron-4-340b", "LLAMA2-13B": "llama-2-13b",
+         "Nemotron-340B": "nemotron-4-340b", "LLAMA2-13B": "llama-2-13b", "Kimi K2": "kimi-k2",
          "Nemotron V3 Nano 30B (26.02)": "nemotron-3-nano-30b-a3b"}
 # device keys of the collection → (device sheet, link inside a server, network between servers)
 DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": ("a100", "nvlink3", "ib_hdr"),
