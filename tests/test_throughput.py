@@ -65,7 +65,7 @@ def test_the_command_prints_and_returns_the_same(capsys):
 
 @pytest.mark.parametrize(("flags", "code", "says"), [
     (["--concurrency", "0"], "E401", "at least 1"),
-    (["--device", "l40s"], "E413", "no kernel measurements for `l40s`"),
+    (["--device", "h20"], "E413", "no kernel measurements for `h20`"),
     (["--cached-fraction", "1"], "E401", "--cached-fraction"),
     (["--max-num-tokens", "100", "--isl", "100000"], "E413", "cannot prefill"),
 ])

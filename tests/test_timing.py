@@ -29,7 +29,7 @@ from archcost.compiler.timing import fractions, tables
 from archcost.dsl.errors import ArchError
 
 SHIPPED = sorted((ROOT / "stdlib" / "efficiency").glob("*.toml"))
-LINKS = {"h100_sxm": "nvlink4", "h200": "nvlink4", "b200": "nvlink5", "a100": "nvlink3"}
+LINKS = {"h100_sxm": "nvlink4", "h200": "nvlink4", "b200": "nvlink5", "a100": "nvlink3", "l40s": "pcie4"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
@@ -258,7 +258,7 @@ def test_the_commands_print_expected_beside_the_bound(capsys):
     assert main(["roofline", spec, "--device", "h100-sxm", "--B", "8", "--S", "4096", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["times"]["expected"] >= data["times"]["bound"] == data["step_seconds"]
-    assert main(["roofline", spec, "--device", "l40s"]) == 0
+    assert main(["roofline", spec, "--device", "h20"]) == 0
     assert "expected             — (no kernel measurements for this device" in capsys.readouterr().out
     assert main(["train", spec, "--seq", "4096", "--global-batch", "8", "--device", "h100-sxm", "--link",
                  "nvlink4", "--json"]) == 0
