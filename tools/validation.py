@@ -51,7 +51,8 @@ SPECS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3-8B": "llama-3.1-8b", "Llama3 8B": 
          "Nemotron V3 Nano 30B (26.02)": "nemotron-3-nano-30b-a3b"}
 # device keys of the collection → (device sheet, link inside a server, network between servers)
 DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": ("a100", "nvlink3", "ib_hdr"),
-           "h200_sxm": ("h200", "nvlink4", "ib_ndr"), "b200": ("b200", "nvlink5", "ib_ndr")}
+           "h200_sxm": ("h200", "nvlink4", "ib_ndr"), "b200": ("b200", "nvlink5", "ib_ndr"),
+           "l40s": ("l40s", "pcie4", "ib_ndr")}  # no NVLink: the cards of a server talk over PCIe 4.0 x16
 # Megatron's runs of 2022 (Korthikanti et al., Narayanan et al.): before FlashAttention they kept the score matrix
 # (its fused softmax), where every later run's framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention
 # or cuDNN's fused attention; and they trained with dropout: Korthikanti et al. 2022 §4.1 counts its masks in
@@ -540,7 +541,12 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
             "the measured one, whose batch is not printed. Qwen3-235B-A22B's rows ran with attention data "
             "parallelism and an expert-parallel size the table does not print; they run here with every expert "
             "split over TP 8, each card's grouped GEMM "
-            "1/8 of each expert's width, which measured kernels run at a smaller part of the peak."]
+            "1/8 of each expert's width, which measured kernels run at a smaller part of the peak. On the L40S "
+            "(PCIe, no NVLink) Llama 3.1 8B on one card runs -29 to +13 %, and 70B over TP 4 and TP 8 serves less "
+            "than expected (-7 to +47 % and +23 to +63 %): no collective measured on the servers these rows ran on "
+            "is published, so their all-reduces take NCCL's model at a PCIe 4.0 x16 link's bandwidth; the one L40S "
+            "server AIConfigurator measured all-reduced at a twentieth of that, which would put these rows at "
+            "-43 to -87 % instead. The table ships no collective for the L40S (its header says why)."]
     out += ["", "### Serving figures not predicted yet", "", "| run | model | device | what is missing |",
             "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in served
