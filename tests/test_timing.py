@@ -187,6 +187,22 @@ def test_expert_gemms_are_read_from_the_series_of_the_nearest_expert_count():
     assert sixteen[0] < 0.2 < 0.7 < many[0]
 
 
+def test_a_table_without_expert_gemms_runs_one_experts_dense_gemm():
+    """The A100's table measures no grouped GEMM: Mixtral 8x7B's experts run at its dense GEMM of one expert's
+    shape (rows: the tokens each expert gets; depth: the model's width; columns: the expert's, 1/tp of it on a
+    TP 2 card), not at a copy's fraction, which would make compute-bound experts as fast as their weights
+    stream."""
+    sheet, model = device("a100"), compiled("mixtral-8x7b")
+    table = table_for(sheet)
+    degrees = parse_layout("tp=2").degrees(formats=model.ir.formats)
+    ops = {o.op: o for o in expected_call(model, sheet, "decode", Scenario(B=512, S=1024), "bf16", table, 0.0,
+                                          degrees=degrees).ops}
+    routed = ops["layers.ffn.routed"]
+    gemm = fractions.fraction(table, "gemm", "bf16", {"m": 512 * 2 / 8, "n": 14336 / 2, "k": 4096}, sheet)
+    assert routed.kernel == "grouped_gemm" and "no grouped_gemm measured" in routed.basis
+    assert routed.efficiency == gemm[0] < fractions.fraction(table, "memcopy", None, {}, sheet)[0]
+
+
 def test_a_training_steps_attention_runs_its_backward_kernel_too():
     """FlashAttention's own figures: on the H100 its forward + backward reaches less of the peak than its forward
     (the backward recomputes the scores), and that ratio scales the forward kernel measured for the step; on the

@@ -21,6 +21,10 @@ AXES = {"gemm": ("m", ("n", "k")), "grouped_gemm": ("tokens_per_expert", ("hidde
         "attention_fwd": ("seq", ("head_dim",)), "attention_fwd_bwd": ("seq", ("head_dim",)),
         "allreduce": ("bytes", ("ranks",)), "allgather": ("bytes", ("ranks",)),
         "reducescatter": ("bytes", ("ranks",)), "alltoall": ("bytes", ("ranks",))}
+# a kernel kind a table may not measure → the kind and shape of the measured kernel it is made of: a grouped GEMM
+# runs each expert's GEMM of its tokens (rows), its hidden width (depth) and the expert's width (columns), whose
+# flops and weight bytes stand in the same ratio as the whole call's
+MADE_OF = {"grouped_gemm": ("gemm", lambda s: {"m": s["tokens_per_expert"], "n": s["inter"], "k": s["hidden"]})}
 # FlashAttention's benchmark counts 4·b·s²·h·d for the forward (halved when causal) and 2.5 × that for the
 # backward: the passes archcost counts (the backward twice the forward) and the ones its TFLOPs/s divide by
 TRAINING_PASSES = {"attention_fwd": 1, "attention_fwd_bwd": 3}
