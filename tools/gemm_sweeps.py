@@ -7,7 +7,9 @@ pairs; this tool adds the 5 × 5 grid n, k ∈ {1,024 … 16,384} (the pairs alr
 sweep along m, read from AIConfigurator's collected per-GPU tables at the commit the tables already cite
 (kernel-level CUDA-graph timings of one TRT-LLM Linear: docs/research/kernel-measurements.md, source 1). It
 also adds the MoE table's sweeps along the tokens for every expert shape measured there (the shipped tables
-held two): a model's grouped GEMMs are read at the nearest measured (hidden, inter).
+held two): a model's grouped GEMMs are read at the nearest measured (hidden, inter, experts). A point
+measured faster than the card's memory can stream its weights (read back from L2: the L40S's 96 MB) is left
+out of its sweep (_from_cache).
 
 Run (needs pandas and pyarrow, and AIConfigurator fetched):
     python tools/gemm_sweeps.py /path/to/aiconfigurator [--check]
