@@ -810,7 +810,11 @@ class Hang(BaseException):
     harness's own `except Exception` does not swallow it)."""
 
 
-HANG_SECONDS = 20
+# A hang is an input that never finishes. The slowest finishing one the seeds make is a config mutated to 500
+# layers and imported from its modeling code, whose forward is traced on the meta device under FlopCounterMode
+# before a layer is refused: 20 s alone on a shared 2-core machine whose import floor is 1.05 s, 30 s beside
+# the suite's other worker (2026-12-06), so the limit leaves it three times that.
+HANG_SECONDS = 60
 
 
 def _alarm(signum, frame):
