@@ -533,7 +533,7 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
                    f"{workload['isl']:,} / {workload['osl']:,} | {run['precision']['weights_compute']} | "
                    f"{r.measured:,.0f} | {r.batch:,} | {r.expected:,.0f} | {r.error:+.1%} |")
     out += ["", "Where it misses: Mixtral 8x7B and 8x22B under TensorRT-LLM 0.17's TensorRT engines serve less "
-            "than expected (-4 to +52 %, the 8x22B's H100 and H200 rows furthest): on the H100 and H200 their "
+            "than expected (-4 to +52 %, the H100 and H200 rows furthest): on the H100 and H200 their "
             "experts' grouped GEMMs are read from AIConfigurator's measurements of TensorRT-LLM 1.x's MoE kernels, "
             "the only measured series of those widths, which are newer than the kernels these engines ran (the "
             "A100, with no grouped GEMM measured, runs one expert's dense GEMM of the same shape); the batch "
