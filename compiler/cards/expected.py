@@ -195,8 +195,6 @@ def _kernel(op, timed: tuple | None, table: tables.Table, device, peak_format: s
     if split is not None and spec.card_shape is not None:
         numbers = spec.card_shape(numbers, *split)
     found = fractions.fraction(table, kind, fmt, numbers, device) if all(numbers.values()) else None
-    if found is None and kind in fractions.MADE_OF and all(numbers.values()):
-        found = _made_of(table, kind, fmt, numbers, device)
     if found is None:
         return "memory", *copy, bound
     if training and kind == "attention_prefill":
@@ -204,14 +202,6 @@ def _kernel(op, timed: tuple | None, table: tables.Table, device, peak_format: s
     peak = device.peak_for(peak_format)
     slower = device.peak_for(fmt) if fmt in device.peak else peak
     return kind, *found, max(flops / min(peak, slower), moved / device.bandwidth)
-
-
-def _made_of(table: tables.Table, kind: str, fmt: str, numbers: dict, device) -> tuple[float, str] | None:
-    """Where a table measures no kernel of this kind, the measured kernel it runs at its shape
-    (fractions.MADE_OF: a grouped GEMM's one expert GEMM), rather than a copy's fraction."""
-    part, shape = fractions.MADE_OF[kind]
-    found = fractions.fraction(table, part, fmt, shape(numbers), device)
-    return None if found is None else (found[0], f"{found[1]} (no {kind} measured: one of the {part}s it runs)")
 
 
 def _unfused_row(node_id: str, kind: str, bound: float, seconds: float, basis: str) -> OpTime:

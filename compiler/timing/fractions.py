@@ -115,8 +115,8 @@ def _shape_of(point: Point) -> dict:
 
 def fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
     """(the interpolated efficiency of a kernel of this kind and shape, what it was read from), or None when the
-    table holds no point of that kind. Kept on the table per device, link and shape: a layout search asks the
-    same shapes again and again."""
+    table holds no point of that kind nor of the kernel it is made of (MADE_OF). Kept on the table per device,
+    link and shape: a layout search asks the same shapes again and again."""
     key = ("fraction", kind, fmt, tuple(sorted(shape.items())), identity(device), identity(link))
     memo = table.memo()
     if key not in memo:
@@ -137,7 +137,7 @@ def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, lin
     if "causal" in shape:  # a causal kernel skips half the tiles: its points are not a full square's
         points = [p for p in points if p.shape.get("causal", True) == shape["causal"]] or points
     if not points:
-        return None
+        return _made_of(table, kind, fmt, shape, device, link)
     if kind == "memcopy":
         values = [point_efficiency(p, table, device) for p in points]
         return sum(values) / len(values), f"{table.file}: memcopy, {len(values)} point(s)"
@@ -161,6 +161,16 @@ def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, lin
     dims = ", ".join(f"{f} {_shape_of(first)[f]:,}" for f in near)
     return value, f"{table.file}: {kind} {first.format or ''} at {dims}, {len(group)} point(s) along {axis}".replace(
         "  ", " ")
+
+
+def _made_of(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
+    """Where a table measures no kernel of this kind, the measured kernel it runs at its shape (MADE_OF: a grouped
+    GEMM's one expert GEMM); None where there is none either."""
+    if kind not in MADE_OF:
+        return None
+    part, part_shape = MADE_OF[kind]
+    found = fraction(table, part, fmt, part_shape(shape), device, link)
+    return None if found is None else (found[0], f"{found[1]} (no {kind} measured: one of the {part}s it runs)")
 
 
 def _near_logs(point: Point, near: tuple, targets: dict) -> dict:
