@@ -108,7 +108,7 @@ def measured_step(run: dict) -> float | None:
     measured, workload = run.get("measured") or {}, run.get("workload") or {}
     if isinstance(measured.get("step_time_s"), (int, float)):
         return float(measured["step_time_s"])
-    if run["id"].split("-")[0] in EQ3_RUNS and isinstance(measured.get("tflops_per_gpu"), (int, float)):
+    if _collection(run) in EQ3_RUNS and isinstance(measured.get("tflops_per_gpu"), (int, float)):
         size = run["model_config"]
         layers, hidden, vocab, seq = size["layers"], size["hidden"], size["vocab"], size["seq_len"]
         flops = 96 * workload["global_batch"] * seq * layers * hidden ** 2 * (
@@ -119,6 +119,11 @@ def measured_step(run: dict) -> float | None:
             and workload.get("seq_len"):
         return workload["global_batch"] * workload["seq_len"] / (tokens * run["gpus"])
     return None
+
+
+def _collection(run: dict) -> str:
+    """The source a run was collected from, as its id begins (narayanan21, korthikanti22, mbridge, …)."""
+    return run["id"].split("-")[0]
 
 
 def layout_of(run: dict) -> tuple[str, int]:
@@ -160,8 +165,8 @@ def predict(row: Row, models: dict) -> None:
     try:
         if row.spec not in models:
             models[row.spec] = training_model(row.spec)
-        recompute = workload.get("activation_recompute") or ("full" if run["id"].split("-")[0] in EQ3_RUNS else None)
-        megatron_2022 = run["id"].split("-")[0] in MEGATRON_2022
+        recompute = workload.get("activation_recompute") or ("full" if _collection(run) in EQ3_RUNS else None)
+        megatron_2022 = _collection(run) in MEGATRON_2022
         setup = TrainSetup(seq=workload["seq_len"], global_batch=workload["global_batch"],
                            micro_batch=workload.get("micro_batch") or 1,
                            recompute=recompute if recompute in ("full", "selective") else "none", zero=zero,
