@@ -41,10 +41,10 @@ END = "# --- end of GEMM sweeps ---"
 
 
 def sweeps(repo: Path, table: str, existing: set) -> str:
-    system, version, formats = TABLES[table]
-    path = f"aic-core/src/aiconfigurator_core/systems/data/{system}/gemm/trtllm/{version}/gemm_perf.parquet"
     from archcost.compiler.front.hardware import device
 
+    system, version, formats = TABLES[table]
+    path = f"aic-core/src/aiconfigurator_core/systems/data/{system}/gemm/trtllm/{version}/gemm_perf.parquet"
     frame = _table(repo, path)
     sheet = device(table)
     out = [BEGIN]
