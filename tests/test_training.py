@@ -28,11 +28,12 @@ TRAINING = Conventions(logits="all", attention="rectangle")  # the papers count 
 # Korthikanti et al. 2022 Table 3 (v = 51,200, s = 2,048): name, heads a, hidden h, layers L
 SHAPES = {"megatron-22b": (64, 6144, 48), "gpt-3-175b": (96, 12288, 96), "mt-nlg-530b": (128, 20480, 105),
           "megatron-1t": (160, 25600, 128)}
-# Narayanan et al. 2021 Table 1's other GPT models (the same v and s): name → (heads, hidden, layers)
-TABLE_1 = {"megatron-gpt-1.7b": (24, 2304, 24), "megatron-gpt-3.6b": (32, 3072, 30),
-           "megatron-gpt-7.5b": (32, 4096, 36), "megatron-gpt-18.4b": (48, 6144, 40),
-           "megatron-gpt-39.1b": (64, 8192, 48), "megatron-gpt-76.1b": (80, 10240, 60),
-           "megatron-gpt-145.6b": (96, 12288, 80), "megatron-gpt-310.1b": (128, 16384, 96)}
+# Narayanan et al. 2021 Table 1's other GPT models (the same v and s): name → (heads, hidden, layers), and the
+# billions of parameters the table prints
+TABLE_1 = {"megatron-gpt-1.7b": ((24, 2304, 24), 1.7), "megatron-gpt-3.6b": ((32, 3072, 30), 3.6),
+           "megatron-gpt-7.5b": ((32, 4096, 36), 7.5), "megatron-gpt-18.4b": ((48, 6144, 40), 18.4),
+           "megatron-gpt-39.1b": ((64, 8192, 48), 39.1), "megatron-gpt-76.1b": ((80, 10240, 60), 76.1),
+           "megatron-gpt-145.6b": ((96, 12288, 80), 145.6), "megatron-gpt-310.1b": ((128, 16384, 96), 310.1)}
 V, SEQ = 51_200, 2048
 
 
@@ -321,11 +322,11 @@ def test_training_doc_is_current_and_runs_are_predicted_within_30_percent():
 
 @pytest.mark.parametrize("name, published", [("megatron-22b", None), ("gpt-3-175b", 174.6), ("mt-nlg-530b", 529.6),
                                              ("megatron-1t", 1008.0)] + [
-    (name, float(name.split("-")[-1].removesuffix("b"))) for name in TABLE_1])
+    (name, printed) for name, (_, printed) in TABLE_1.items()])
 def test_specs_hold_narayanan_eq_2_parameters(name, published):
     """Narayanan et al. 2021 Eq. (2), P = 12lh²(1 + 13/12h + (V + s)/12lh), plus the final LayerNorm's 2h; to
     one decimal the parameters their Table 1 and Table 2 print."""
-    _, h, L = {**SHAPES, **TABLE_1}[name]
+    _, h, L = {**SHAPES, **{name: shape for name, (shape, _) in TABLE_1.items()}}[name]
     params = _model(name).total("params")
     assert params == 12 * L * h * h + 13 * L * h + (V + SEQ) * h + 2 * h
     assert published is None or round(int(params) / 1e9, 1) == published
