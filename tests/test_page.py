@@ -106,6 +106,14 @@ def cli_value(spec: Path, quantity: str, *flags: str) -> str:
     return line.split()[1]
 
 
+def wait_for_diagnostic(page, code: str) -> str:
+    """The diagnostic shown once it carries `code`: the emptied editor compiles first and shows its own E104,
+    which the typed text's answer then replaces."""
+    page.wait_for_function(f"document.querySelector('#errors .diagnostic')?.textContent.includes('{code}')",
+                           timeout=WAIT)
+    return page.inner_text("#errors .diagnostic")
+
+
 def test_typing_a_spec_shows_its_parameter_count(page):
     page.select_option("#spec-picker", "")
     page.click(".CodeMirror")
@@ -120,8 +128,7 @@ def test_an_error_is_shown_in_place_with_the_clis_code(page):
     page.select_option("#spec-picker", "")
     page.click(".CodeMirror")
     page.keyboard.insert_text(TINY.replace("swiglu(d, f = 1536)", "swiglu(d, g = 1536)"))
-    page.wait_for_selector("#errors .diagnostic", timeout=WAIT)
-    text = page.inner_text("#errors .diagnostic")
+    text = wait_for_diagnostic(page, "E201")
     assert "error[E201]" in text and "untitled.arch:10:" in text
     marked = page.inner_text(".cm-error-mark")
     assert marked and marked in "swiglu(d, g = 1536)"  # the caret's span, underlined in the editor
@@ -210,7 +217,7 @@ def test_a_long_errors_caret_stays_under_its_column(page):
     page.click(".CodeMirror")
     page.keyboard.insert_text(TINY.replace("swiglu(d, f = 1536)", "swiglu(d, f = 1536, " +
                                                                   "bias = false, residual_add = true, g = 1536)"))
-    page.wait_for_selector("#errors .diagnostic", timeout=WAIT)
+    wait_for_diagnostic(page, "E201")
     assert page.eval_on_selector("#errors .diagnostic", "e => getComputedStyle(e).whiteSpace") == "pre"
     lines = page.inner_text("#errors .diagnostic").splitlines()
     source = next(i for i, line in enumerate(lines) if "swiglu(" in line)
