@@ -125,8 +125,22 @@ def fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link
 
 
 def identity(sheet) -> tuple | None:
-    """A device or link sheet as a memo's key: every figure on it (two spellings of one sheet are one)."""
-    return None if sheet is None else (type(sheet).__name__, sheet.model_copy(update={"name": ""}).model_dump_json())
+    """A device or link sheet as a memo's key: every figure on it (two spellings of one sheet are one), read
+    field by field (a layout search asks it for every layout: a JSON dump of the sheet cost more than the rest)."""
+    if sheet is None:
+        return None
+    fields = type(sheet).model_fields
+    return (type(sheet).__name__, *(_frozen(value) for name, value in sheet.__dict__.items()
+                                    if name != "name" and name in fields))
+
+
+def _frozen(value):
+    """A sheet's field as a hashable value: a table of figures (a device's peaks) as its sorted items."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    return value
 
 
 def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
