@@ -12,7 +12,7 @@ from helpers import ROOT, compiled
 
 from archcost.compiler.cards import fleet, flows, layout
 from archcost.compiler.cards.degrees import parse_layout
-from archcost.compiler.cards.figures import Symbolic
+from archcost.compiler.cards.values import Symbolic
 from archcost.compiler.front.hardware import device, link
 from archcost.compiler.terms.scenario import Scenario
 from archcost.dsl.errors import ArchError

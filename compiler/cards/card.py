@@ -14,7 +14,8 @@ from ..ops.base import COST_FIELDS
 from ..ops.sharding import HELD, Share
 from ..terms.symbols import B, m
 from .pipeline import stage_fraction
-from .placement import Placement, SymbolicLayout, placed
+from .placement import Placement, placed
+from .symbolic import SymbolicLayout
 
 
 def stage_cost(compiled, degrees: SymbolicLayout, stage: str) -> Cost:

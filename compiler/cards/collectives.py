@@ -63,7 +63,7 @@ def network_share(collective: Collective, degrees) -> sp.Expr:
         return sp.Integer(1)
     extent = group_extent(collective, degrees)
     if node is None or extent is None or not all(isinstance(x, sp.Integer) for x in (node, extent)) \
-            or extent <= node:
+            or int(extent) <= int(node):  # compared as integers: sympy's relational is the slower way to a bool
         return sp.Integer(0)
     if collective.kind == "all_to_all":
         return (extent - node) / (extent - 1)
@@ -88,6 +88,13 @@ def servers_for(extent: int, cards: int, node: int) -> int:
 
 def group_extent(collective: Collective, degrees):
     """The span of card numbers a collective's group covers (Megatron's order: TP, CP, DP, PP)."""
-    return {"tp": degrees.tp, "sampling": degrees.tp, "cp": degrees.tp * degrees.cp,
-            "ep": collective.cards, "etp": collective.cards,  # node-limited: a server
-            "pp": degrees.tp * degrees.cp * degrees.dp * degrees.pp}.get(collective.group)
+    group = collective.group
+    if group in ("tp", "sampling"):
+        return degrees.tp
+    if group in ("ep", "etp"):  # node-limited: a server
+        return collective.cards
+    if group == "cp":
+        return degrees.tp * degrees.cp
+    if group == "pp":
+        return degrees.tp * degrees.cp * degrees.dp * degrees.pp
+    return None

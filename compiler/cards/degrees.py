@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from archcost.dsl.errors import ArchError, Diagnostic, did_you_mean
 
-from .placement import SymbolicLayout
+from .symbolic import SymbolicLayout
 
 Degree = Field(1, ge=1, le=100_000)
 

@@ -112,13 +112,13 @@ def _op_figures(compiled, phase: str, scenario, value) -> dict[str, tuple]:
     from archcost.compiler.ops import REGISTRY
     from archcost.compiler.terms.quantities import ACTIVATION_TRAFFIC, MOVED
 
-    from .figures import REMEMBERED_SHAPES
+    from .values import REMEMBERED_SHAPES
 
     remembered = compiled.memo.setdefault(("op figures",), {})
     key = (phase, scenario)
     if key not in remembered:
         if len(remembered) >= REMEMBERED_SHAPES:
-            remembered.clear()  # a long session's calls: the older ones are forgotten, as figures.values_at does
+            remembered.clear()  # a long session's calls: the older ones are forgotten, as values.values_at does
         found = {}
         for node_id, data in compiled.graph.nodes(data=True):
             op, cost = data["op"], data["cost"]

@@ -7,10 +7,8 @@ shares, so it is Σ over the card's ops of the op's value at the shape times its
 evaluator per model and phase (an expert layer whose EP group gathers other cards' tokens has its own, per
 ratio: card.group_rows), and once a layout's degrees are numbers every share is a fraction. Exact throughout:
 the products are summed as integers over each share's denominator. tests/test_card_figures.py checks these
-numbers against the symbolic card's for every spec.
-
-`Symbolic` says the numbers cannot be had this way (a degree kept as a letter, a request's decodes, whose sum
-is not a product of sums, a value the fast forms do not vouch for); the caller then evaluates the symbolic card.
+numbers against the symbolic card's for every spec. The values themselves are values.py's; where a share or
+a value is not a number there (`Symbolic`), the caller evaluates the symbolic card.
 """
 
 from __future__ import annotations
@@ -18,40 +16,64 @@ from __future__ import annotations
 from fractions import Fraction
 from math import gcd
 
-import sympy as sp
-
-from ..numbers import forms
-from ..numbers.assemble import Evaluator, plain
+from ..numbers.assemble import plain
 from ..numbers.evaluate import state_bytes_at
-from ..numbers.leaves import Leaf, forms_of
 from ..ops.sharding import HELD
-from ..terms.quantities import LEVELS
-from ..terms.symbols import P
 from .card import group_rows, on_card, stage_cost
+from .pipeline import stage_fraction
+from .values import (
+    COLUMN_NAMES,
+    FIELDS,
+    REMEMBERED_SHAPES,
+    Symbolic,
+    as_fraction,
+    op_table,
+    table_of,
+    values_at,
+)
 
-CARD_FIELDS = ("params", "weight_bytes", "state_bytes", "flops_matrix", "flops_nonmatrix")
-READS = ("read_weights", "read_lookups", "read_state", "read_activations")
-WRITES = ("write_state", "write_activations")
-FIELDS = CARD_FIELDS + READS + WRITES
-EDGE_READS = "edge reads"   # the activations an op reads over its input edges (the graph keeps them on edges)
-COLUMN_NAMES = FIELDS + (EDGE_READS,)  # an op's values in a card's plan, in this order
 COLUMNS = {name: (index,) for index, name in enumerate(FIELDS)}
 COLUMNS["read_activations"] = (FIELDS.index("read_activations"), len(FIELDS))  # its own and its edges'
 # each column's multiplier: 0 the op's hold, 1 its work, 2 its work on every position's card, 3 its cache's hold
 MULTIPLIERS = tuple(0 if name in HELD else 2 if name == "read_weights" else 3 if name == "read_state" else 1
                     for name in COLUMN_NAMES)
 PHASES = ("call", "prefill", "decode")  # a request's decodes are summed: Σ share × cost is not a product there
-REMEMBERED_SHAPES = 4096    # op values kept per model, shapes beyond this many forget the older ones
-
-
-class Symbolic(Exception):
-    """The figures need the symbolic card: a share or a value that is not a number at this call."""
 
 
 def card_figures(compiled, placement, degrees, stage: str, phase: str, scenario, fields=FIELDS) -> dict:
-    """The card's `fields` at the call, exact (plain: integers, or floats where a size makes a fraction)."""
-    plan = _plan(compiled, placement, degrees, stage, phase, positions_at(phase, scenario))
+    """The card's `fields` at the call, exact (plain: integers, or floats where a size makes a fraction).
+
+    A card's ops come in groups whose copies on it are one part of their layers: the ops before the layers,
+    those after them, each stack's (card.on_card's `parts`). Each group's Σ value × share × layers depends on
+    the split over a stage's cards and the call alone, so it is summed once for every layout that shares
+    them, and a layout's card is a few groups times their part of the stage (a search of 4,096 cards has a
+    few dozen splits and hundreds of layouts). Where a value is a float its products are rounded as
+    floats, so the card is summed op by op as ever (the order of those roundings is its printed figure's)."""
+    positions = positions_at(phase, scenario)
     shape = (scenario.B, scenario.S, scenario.P, scenario.G)
+    groups = _groups_on_card(compiled, placement, degrees, stage)
+    fields = tuple(fields)
+    sums = [_group_sums(compiled, placement, degrees, phase, positions, shape, group, fields) for group, _ in groups]
+    if any(found is None for found in sums):
+        return _card_by_op(compiled, placement, degrees, stage, phase, positions, shape, fields)
+    figures = {}
+    for column, name in enumerate(fields):
+        numerator, denominator = 0, 1
+        for (_, (part, parts)), found in zip(groups, sums):
+            top, bottom = found[column]
+            if top:
+                top, bottom = top * part, bottom * parts
+                numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
+                common = gcd(numerator, denominator)
+                numerator, denominator = numerator // common, denominator // common
+        figures[name] = numerator if denominator == 1 else plain(Fraction(numerator, denominator))
+    return figures
+
+
+def _card_by_op(compiled, placement, degrees, stage: str, phase: str, positions: int, shape: tuple,
+                fields) -> dict:
+    """card_figures op by op: Σ over each share's denominator of value × numerator."""
+    plan = _plan(compiled, placement, degrees, stage, phase, positions)
     wanted = [COLUMNS[name] for name in fields]
     sums: list[dict] = [{} for _ in wanted]
     for table_key, indices, factors in plan:
@@ -63,6 +85,87 @@ def card_figures(compiled, placement, degrees, stage: str, phase: str, scenario,
                 if value and numerator:
                     parts[denominator] = parts.get(denominator, 0) + value * numerator
     return {name: _total(parts) for name, parts in zip(fields, sums)}
+
+
+def _groups_on_card(compiled, placement, degrees, stage: str) -> list[tuple]:
+    """(group, its part of the stage as (numerator, denominator)) of each group of ops one card of `stage` holds
+    (on_card's parts: where an op sits and, when pp splits the layers, its stack's span), the groups with no
+    copies left out; found once per pipeline split and stage."""
+    key = ("card groups", placement.stage_layers, degrees.pp, stage)
+    if key not in compiled.memo:
+        found = {}
+        for node_id, group in op_groups(compiled, placement).items():
+            if group not in found and (stage == "whole" or group[0] in ("stack", stage)):
+                found[group] = _share(compiled, stage_fraction(placement, node_id, degrees, stage), 1)
+        compiled.memo[key] = [(group, part) for group, part in found.items() if part[0] != 0]
+    return compiled.memo[key]
+
+
+def op_groups(compiled, placement) -> dict[str, tuple]:
+    """Each op's group: (first, stack or last, its stack's span where pp splits the layers, else None)."""
+    spans = bool(placement.stage_layers)
+    key = ("op groups", spans)
+    if key not in compiled.memo:
+        compiled.memo[key] = {
+            node_id: (where, placement.spans.get(node_id) if spans and where == "stack" else None)
+            for node_id, where in placement.stages.items()}
+    return compiled.memo[key]
+
+
+def _members(compiled, placement) -> dict[tuple, list[str]]:
+    """The ops of each group (op_groups), in the graph's order."""
+    key = ("group members", bool(placement.stage_layers))
+    if key not in compiled.memo:
+        found: dict[tuple, list[str]] = {}
+        for node_id, group in op_groups(compiled, placement).items():
+            found.setdefault(group, []).append(node_id)
+        compiled.memo[key] = found
+    return compiled.memo[key]
+
+
+def _group_sums(compiled, placement, degrees, phase: str, positions: int, shape: tuple, group: tuple,
+                fields: tuple):
+    """Σ over a group's ops of value × share × layers, each of `fields` as (numerator, denominator) in lowest
+    terms, at the call; None where a value is not exact (a float). Kept per split over a stage's cards and call."""
+    remembered = compiled.memo.setdefault(("group sums", degrees.within_a_stage(), phase, positions, group,
+                                           fields), {})
+    if shape not in remembered:
+        if len(remembered) >= REMEMBERED_SHAPES:
+            remembered.clear()
+        remembered[shape] = _summed(compiled, placement, degrees, phase, positions, shape, group, fields)
+    return remembered[shape]
+
+
+def _summed(compiled, placement, degrees, phase: str, positions: int, shape: tuple, group: tuple, fields: tuple):
+    units = compiled.memo.setdefault(("card units", degrees.within_a_stage(), phase, positions), {})
+    sums: list[dict] = [{} for _ in fields]
+    for node_id in _members(compiled, placement)[group]:
+        if node_id not in units:
+            units[node_id] = _unit(compiled, placement, degrees, node_id, phase, positions)
+        table_key, where, unit = units[node_id]
+        layers = _share(compiled, compiled.graph.nodes[node_id]["op"].multiplicity, 1)
+        choices = [_times(part, layers) for part in unit]
+        values = values_at(compiled, table_key, shape)
+        for parts, name in zip(sums, fields):
+            for column in COLUMNS[name]:
+                value = values[where[column]]
+                numerator, denominator = choices[MULTIPLIERS[column]]
+                if type(value) is Fraction:  # exact still (an expert's weights read a fraction of the time)
+                    value, denominator = value.numerator, denominator * value.denominator
+                elif type(value) is not int:
+                    return None
+                if value and numerator:
+                    parts[denominator] = parts.get(denominator, 0) + value * numerator
+    return tuple(_lowest(parts) for parts in sums)
+
+
+def _lowest(parts: dict) -> tuple[int, int]:
+    """Σ numerator/denominator over the parts of an integer sum, as (numerator, denominator) in lowest terms."""
+    numerator, denominator = 0, 1
+    for part_denominator, part in parts.items():
+        numerator, denominator = numerator * part_denominator + part * denominator, denominator * part_denominator
+    common = gcd(numerator, denominator) or 1
+    return numerator // common, denominator // common
 
 
 def positions_at(phase: str, scenario) -> int:
@@ -78,18 +181,38 @@ def _plan(compiled, placement, degrees, stage: str, phase: str, positions: int) 
     key = ("card plan", degrees, stage, phase, positions)
     memo = compiled.memo
     if key not in memo:
+        units = memo.setdefault(("card units", degrees.within_a_stage(), phase, positions), {})
         plan = []
         for node_id, copies in copies_on_card(compiled, placement, degrees, stage):
-            rows = group_rows(placement.shares[node_id], degrees)
-            table_key, where = _table_of(compiled, phase, node_id, rows)
-            plan.append((table_key, where, _factors(compiled, placement, node_id, copies, positions)))
+            if node_id not in units:
+                units[node_id] = _unit(compiled, placement, degrees, node_id, phase, positions)
+            table_key, where, unit = units[node_id]
+            choices = unit if copies == (1, 1) else [_times(part, copies) for part in unit]
+            plan.append((table_key, where, tuple(choices[kind] for kind in MULTIPLIERS)))
         memo[key] = plan
     return memo[key]
 
 
+def _unit(compiled, placement, degrees, node_id: str, phase: str, positions: int) -> tuple:
+    """An op's table, where its values are in it, and its multipliers for one copy (card._scaled's shares, as
+    fractions): its hold, its work, its work on every position's card (weight reads), the part of the cache it
+    reads (its work where it reads none). All of it follows from the placement's split over one stage's cards,
+    so it is kept for every layout that differs in pp and dp alone (a search of 4,096 cards meets a few dozen
+    splits in hundreds of layouts)."""
+    given = placement.shares[node_id]
+    table_key, where = table_of(compiled, phase, node_id, group_rows(given, degrees))
+    cache = _cache_of(compiled, node_id)
+    held = _share(compiled, given.hold, positions)
+    worked = _share(compiled, given.work, positions)
+    weights = _times(worked, _share(compiled, given.positions, positions))
+    state = worked if cache is None else _share(compiled, placement.shares[cache].hold, positions)
+    return table_key, where, (held, worked, weights, state)
+
+
 def copies_on_card(compiled, placement, degrees, stage: str) -> list[tuple[str, tuple[int, int]]]:
-    """card.on_card's (op id, copies) as (numerator, denominator), found once per layout and stage."""
-    key = ("copies on card", degrees, stage)
+    """card.on_card's (op id, copies) as (numerator, denominator), found once per pipeline split and stage:
+    the copies depend on a layout through its stages' layers alone (pipeline.stage_fraction)."""
+    key = ("copies on card", placement.stage_layers, degrees.pp, stage)
     if key not in compiled.memo:
         compiled.memo[key] = [(node_id, _share(compiled, copies, 1))
                               for node_id, copies in on_card(compiled.graph, placement, degrees, stage)]
@@ -102,28 +225,6 @@ def _times(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     numerator, denominator = a[0] * b[0], a[1] * b[1]
     common = gcd(numerator, denominator)
     return numerator // common, denominator // common
-
-
-def _factors(compiled, placement, node_id: str, copies: tuple[int, int], positions: int) -> tuple:
-    """Each column's multiplier for an op on the card (card._scaled's, as fractions): held fields by its
-    hold, flows by its work, weight reads by its work on every position's card, cache reads by the part of
-    the cache it reads (its work where it reads none), its input edges' reads by its work."""
-    given = placement.shares[node_id]
-    cache = _cache_of(compiled, node_id)
-    cache_hold = None if cache is None else placement.shares[cache].hold
-    key = ("card factors", given.hold, given.work, given.positions, cache_hold, copies, positions)
-    if key not in compiled.memo:
-        compiled.memo[key] = _multipliers(compiled, given, cache_hold, copies, positions)
-    return compiled.memo[key]
-
-
-def _multipliers(compiled, given, cache_hold, copies: tuple[int, int], positions: int) -> tuple:
-    held = _times(_share(compiled, given.hold, positions), copies)
-    worked = _times(_share(compiled, given.work, positions), copies)
-    weights = _times(worked, _share(compiled, given.positions, positions))
-    state = worked if cache_hold is None else _times(_share(compiled, cache_hold, positions), copies)
-    choices = (held, worked, weights, state)
-    return tuple(choices[kind] for kind in MULTIPLIERS)
 
 
 def _cache_of(compiled, node_id: str) -> str | None:
@@ -146,83 +247,12 @@ def _share(compiled, share, positions: int) -> tuple[int, int]:
     return compiled.memo[key]
 
 
-def as_fraction(share, positions: int = 1) -> Fraction:
-    """A share as an exact fraction: a number once the layout's degrees and the call's P are."""
-    if not isinstance(share, sp.Basic):
-        share = sp.nsimplify(share)
-    if not share.is_Rational:
-        share = share.xreplace({P: sp.Integer(positions)})
-        if not share.is_Rational:
-            raise Symbolic(str(share))
-    return Fraction(int(share.p), int(share.q))
-
-
-def _table_of(compiled, phase: str, node_id: str, rows: dict) -> tuple[tuple, dict]:
-    """The table holding an op's values (every op's at the phase; an expert layer's own at its EP group's
-    rows) and where the op's are in it."""
-    ratio = rows and next(iter(rows.values())) / next(iter(rows))
-    key = ("card table", phase, FIELDS) + ((node_id, ratio) if rows else ())
-    _, where = _table(compiled, key, phase, [node_id] if rows else list(compiled.graph.nodes), rows, FIELDS)
-    return key, where[node_id]
-
-
-def values_at(compiled, key: tuple, shape: tuple[int, int, int, int]) -> tuple:
-    """A table's values at a shape (B, S, P, G), remembered for the next layout at the same shape."""
-    remembered = compiled.memo.setdefault(("values at", key), {})
-    if shape not in remembered:
-        if len(remembered) >= REMEMBERED_SHAPES:
-            remembered.clear()
-        try:
-            remembered[shape] = compiled.memo[key][0].function(*shape)
-        except (ZeroDivisionError, ValueError, TypeError, OverflowError) as error:
-            raise Symbolic(str(error)) from None
-    return remembered[shape]
-
-
-def _table(compiled, key: tuple, phase: str, node_ids: list, rows: dict, fields: tuple) -> tuple:
-    """One evaluator of every distinct (expression, rule) among the ops' fields, and where each op's are."""
-    def build():
-        leaves, seen, where = {}, {}, {}
-        for node_id in node_ids:
-            cost = compiled.graph.nodes[node_id]["cost"]
-            exprs = {name: getattr(cost, name) for name in fields}
-            if rows:
-                exprs = {name: e if name in HELD else e.xreplace(rows) for name, e in exprs.items()}
-            if "read_activations" in fields:
-                exprs[EDGE_READS] = sp.Add(*(edge["cost"]["read_activations"] for _, _, edge
-                                             in compiled.graph.in_edges(node_id, data=True) if "cost" in edge))
-            where[node_id] = []
-            for name, expr in exprs.items():
-                field = "read_activations" if name == EDGE_READS else name
-                leaf = (expr, field in LEVELS)
-                if leaf not in seen:
-                    seen[leaf] = len(seen)
-                    leaves[str(seen[leaf])] = Leaf(expr, phase, field)
-                where[node_id].append(seen[leaf])
-        return leaves, where
-    return table(compiled, key, build)
-
-
-def table(compiled, key: tuple, build) -> tuple:
-    """(evaluator, extra) of the leaves `build()` gives with its extra, built once per model under `key` (what
-    values_at evaluates); Symbolic when a leaf holds a name the scenario does not bind."""
-    if key not in compiled.memo:
-        leaves, extra = build()
-        try:
-            compiled.memo[key] = (Evaluator(forms_of(compiled, leaves)), extra)
-        except forms.NotPlain:
-            compiled.memo[key] = None
-    if compiled.memo[key] is None:
-        raise Symbolic("a name the scenario does not bind")
-    return compiled.memo[key]
-
-
 def state_on_card(compiled, placement, degrees, stage: str):
     """The card's context state as a function of (requests, positions each): what a decode leaves when it
     brings the history to `positions` (numbers.evaluate.state_bytes_at), Σ over the card's ops of their state
     there times their hold; one small table of the ops' state, evaluated once per (requests, positions)."""
     key = ("card table", "decode", ("state_bytes",))
-    _, where = _table(compiled, key, "decode", list(compiled.graph.nodes), {}, ("state_bytes",))
+    _, where = op_table(compiled, key, "decode", list(compiled.graph.nodes), {}, ("state_bytes",))
     terms = [(where[node_id][0], *_times(_share(compiled, placement.shares[node_id].hold, 1), copies))
              for node_id, copies in copies_on_card(compiled, placement, degrees, stage)
              if compiled.graph.nodes[node_id]["cost"].state_bytes != 0]

@@ -15,10 +15,11 @@ from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout
-from .figures import Symbolic, card_figures, state_on_card
+from .figures import card_figures, state_on_card
 from .layout import LayoutReport, Number, compute_format, layout_cards
 from .pipeline import stage_keys
-from .placement import placed
+from .placement import placed, splits_evenly
+from .values import Symbolic
 
 
 class LayoutCapacity(BaseModel):
@@ -42,22 +43,66 @@ def held_at(compiled, report, device: Device) -> LayoutCapacity:
 def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: int,
                 workspace: int = 0) -> LayoutCapacity:
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
-    replica's state and the workspace (bisection over the exact state formula: windows and fixed state too)."""
+    replica's state and the workspace (the longest context searched on the exact state formula: windows and
+    fixed state too)."""
     degrees = layout.degrees(formats=compiled.ir.formats)
+    return _capacity(compiled, layout, degrees, device, context, batch, workspace)
+
+
+def _capacity(compiled, layout: Layout, degrees, device: Device, context: int, batch: int,
+              workspace: int) -> LayoutCapacity:
     weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp))
     room = [device.memory - workspace - w for w in weights]
     per_request = [state(1, context) for state in states]
     fits_batch = [int(r // s) if s > 0 else (10**12 if r >= 0 else 0) for r, s in zip(room, per_request)]
     replica = -(-batch // layout.dp)
     fits = lambda h: all(state(replica, h) <= r for state, r in zip(states, room))  # noqa: E731
-    low, high = 0, 2**31
-    if fits(high):
-        low = high
+    guess = min((_linear_reach(state, replica, context, r) for state, r in zip(states, room)), default=LONGEST)
+    return LayoutCapacity(layout=layout, device=device.name, context=context, batch=batch,
+                          batch_max=max(0, min(fits_batch)) * layout.dp,
+                          context_max=_longest(fits, guess) if min(room) >= 0 else 0)
+
+
+LONGEST = 2**31  # the longest context a capacity reports
+
+
+def _linear_reach(state, requests: int, context: int, room) -> int:
+    """Where the state would reach `room` were it a straight line through its values at 1 and `context`
+    positions: the first guess of _longest, exact for a model whose state grows by the same bytes a position."""
+    first, last = state(requests, 1), state(requests, context)
+    if context <= 1 or last <= first:
+        return LONGEST
+    return int(1 + (room - first) * (context - 1) // (last - first))
+
+
+def _longest(fits, guess: int) -> int:
+    """The largest h in [0, LONGEST] for which fits(h) (true up to some h, false beyond), 0 where none: from a
+    guess, in steps doubling away from it until the answer is bracketed, then halving (a straight-line state's
+    guess is the answer, found in two or three calls where a bisection of the whole range takes 31)."""
+    guess = min(max(guess, 0), LONGEST)
+    step = 1
+    if fits(guess):
+        low = guess
+        while low < LONGEST:
+            high = min(low + step, LONGEST)
+            if not fits(high):
+                break
+            low, step = high, step * 2
+        else:
+            return LONGEST
+    else:
+        high = guess
+        while True:
+            low = max(high - step, 0)
+            if low == 0 and not fits(0):
+                return 0
+            if fits(low):
+                break
+            high, step = low, step * 2
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (middle, high) if fits(middle) else (low, middle)
-    return LayoutCapacity(layout=layout, device=device.name, context=context, batch=batch,
-                    batch_max=max(0, min(fits_batch)) * layout.dp, context_max=low if min(room) >= 0 else 0)
+    return low
 
 
 def heaviest_card(compiled, layout: Layout):
@@ -120,7 +165,7 @@ def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batc
                           table=table)
     card = report.busiest
     free = int(device.memory - card.memory - workspace)
-    held = capacity_on(compiled, layout, device, context, batch, workspace)
+    held = _capacity(compiled, layout, report.degrees, device, context, batch, workspace)
     return Fit(layout=layout, weight_bytes=card.weight_bytes, state_bytes=card.state_bytes, workspace=workspace,
                free_bytes=free, fits=free >= 0, batch_max=held.batch_max, context_max=held.context_max,
                step_no_overlap=report.times.no_overlap, step_full_overlap=report.times.full_overlap,
@@ -188,6 +233,8 @@ def _every(compiled, candidates: list[Layout], cards: int, device: Device, link:
     found = []
     for layout in candidates:
         try:
+            if not splits_evenly(compiled, layout.degrees(formats=compiled.ir.formats)):
+                continue  # heads or experts split unevenly (E405), found without writing its diagnostic
             found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table))
         except ArchError as refused:
             if refused.codes != ["E405"] * len(refused.codes):

@@ -18,10 +18,12 @@ from ..numbers.assemble import plain
 from ..numbers.leaves import Leaf
 from ..terms.scenario import Scenario
 from .collectives import ring_steps, sent_bytes, servers_spanned
-from .figures import Symbolic, as_fraction, positions_at, table, values_at
+from .figures import op_groups, positions_at
 from .nccl import Use
 from .pipeline import stage_fraction
-from .placement import Placement, SymbolicLayout
+from .placement import Placement
+from .symbolic import SymbolicLayout
+from .values import Symbolic, as_fraction, table, values_at
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,11 @@ def flow_figures(compiled, placement: Placement, degrees: SymbolicLayout, stage:
     positions = positions_at(phase, scenario)
     key = ("flow plan", degrees, stage, phase, positions)
     if key not in compiled.memo:
-        compiled.memo[key] = [(c, servers, as_fraction(c.network),
+        compiled.memo[key] = [(c, int(c.cards), servers, as_fraction(c.network),
                                *collective_plan(compiled, c, part, phase, positions))
                               for c, part, servers in held_flows(compiled, placement, degrees, stage)]
-    return [Flow(sent * buffer_value(compiled, table, scenario), steps, network, c.group, c.kind, int(c.cards),
-                 servers, c.sampling) for c, servers, network, sent, table, steps in compiled.memo[key]]
+    return [Flow(sent * buffer_value(compiled, table, scenario), steps, network, c.group, c.kind, cards,
+                 servers, c.sampling) for c, cards, servers, network, sent, table, steps in compiled.memo[key]]
 
 
 def held_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: str) -> list[tuple]:
@@ -75,7 +77,7 @@ def held_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: s
     card of `stage` takes part in."""
     key = ("held flows", degrees, stage)
     if key not in compiled.memo:
-        held = [(c, _on_card(c, placement, degrees, stage)) for c in placement.collectives
+        held = [(c, _on_card(compiled, c, placement, degrees, stage)) for c in placement.collectives
                 if _on_stage(c, placement, stage)]
         compiled.memo[key] = [(c, part, servers_spanned(c, degrees)) for c, part in held if part != 0]
     return compiled.memo[key]
@@ -97,12 +99,17 @@ def _on_stage(collective, placement: Placement, stage: str) -> bool:
     return stage == "whole" or where in ("stack", stage)
 
 
-def _on_card(collective, placement: Placement, degrees: SymbolicLayout, stage: str):
+def _on_card(compiled, collective, placement: Placement, degrees: SymbolicLayout, stage: str):
     """The part of a collective's copies one card of `stage` takes part in: its layers' part of a repeated
-    layer's collectives (the stage send is every stage's own)."""
+    layer's collectives (the stage send is every stage's own). Found once per pipeline split, stage and group
+    of ops (figures.op_groups: the ops of one stack's span share it)."""
     if collective.group == "pp":
         return sp.Integer(1)
-    return stage_fraction(placement, collective.edge[0], degrees, stage)
+    group = op_groups(compiled, placement)[collective.edge[0]]
+    key = ("stage part", placement.stage_layers, degrees.pp, stage, group)
+    if key not in compiled.memo:
+        compiled.memo[key] = stage_fraction(placement, collective.edge[0], degrees, stage)
+    return compiled.memo[key]
 
 
 def exact(expr) -> sp.Expr:

@@ -13,11 +13,13 @@ from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout, refused
 from .expected import kernel_ratio
-from .figures import CARD_FIELDS, READS, WRITES, Symbolic, card_figures
+from .figures import card_figures
 from .flows import Flow, Traffic, card_flows, exact, flow_figures, flow_uses, traffic
 from .nccl import Use, collective_seconds, seconds
 from .pipeline import layers_on_stage, stage_keys
-from .placement import Placement, SymbolicLayout, placed
+from .placement import Placement, placed
+from .symbolic import SymbolicLayout
+from .values import CARD_FIELDS, READS, WRITES, Symbolic
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
 
@@ -126,9 +128,10 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
             waits = []
             card = _card(compiled, placement, degrees, busiest.stage, PlainEvaluator(compiled, phase, micro), waits)
         fmt = peak_format or compute_format(compiled, device)
-        times = _times(card, waits, layout, device, link, network or link, fmt, steady=phase == "decode")
+        bounds = [seconds(use, link, network or link) for use in waits]  # NCCL's model: the bound and the floor
+        times = _times(card, bounds, layout, device, link, fmt, steady=phase == "decode")
         if table is not None:
-            times = _expected(times, waits, layout, device, link, network or link, table,
+            times = _expected(times, waits, bounds, layout, device, link, network or link, table,
                               kernel_ratio(compiled, device, phase, micro, fmt, table, degrees=degrees),
                               phase == "decode")
     return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
@@ -246,22 +249,23 @@ def pipeline_slots(micro_batches: int, pp: int, steady: bool) -> int:
     return max(micro_batches, pp) if steady else micro_batches + pp - 1
 
 
-def _expected(times: Times, uses: list[Use], layout: Layout, device: Device, link: Link, network: Link, table,
-              kernels: float, steady: bool) -> Times:
+def _expected(times: Times, uses: list[Use], bounds: list[float], layout: Layout, device: Device, link: Link,
+              network: Link, table, kernels: float, steady: bool) -> Times:
     """The bounds with the expected step beside them: never below the full-overlap bound (kernels ≥ 1, each
-    collective at least its NCCL cost)."""
-    communication = sum(collective_seconds(use, link, network, table, device) for use in uses)
+    collective at least its NCCL cost, `bounds`)."""
+    communication = sum(collective_seconds(use, link, network, table, device, bound)
+                        for use, bound in zip(uses, bounds))
     slots = pipeline_slots(layout.micro_batches, layout.pp, steady)
     step = max(slots * (max(times.compute, times.memory) * kernels + communication), times.full_overlap)
     return times.model_copy(update={"expected": step, "expected_communication": communication,
                                     "efficiency_table": table.file})
 
 
-def _times(card: Card, uses: list[Use], layout: Layout, device: Device, link: Link, network: Link,
-           peak_format: str, steady: bool = False) -> Times:
+def _times(card: Card, bounds: list[float], layout: Layout, device: Device, link: Link, peak_format: str,
+           steady: bool = False) -> Times:
     compute = (card.flops_matrix + card.flops_nonmatrix) / device.peak_for(peak_format)
     memory = (card.read_bytes + card.write_bytes) / device.bandwidth
-    communication = sum(seconds(use, link, network) for use in uses)  # one after another, each as NCCL would
+    communication = sum(bounds)  # one after another, each as NCCL would run it
     slots = pipeline_slots(layout.micro_batches, layout.pp, steady)
     return Times(device=device.name, link=link.name, compute_format=peak_format, compute=compute, memory=memory,
                  communication=communication,

@@ -140,13 +140,13 @@ COLLECTIVES = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_sca
                "all_to_all": "alltoall"}
 
 
-def collective_seconds(use, link, network, table, device) -> float:
+def collective_seconds(use, link, network, table, device, bound: float | None = None) -> float:
     """One collective's expected time: within one server, its bytes at the link's bandwidth over the fraction the
     measured collectives of that kind and size reach (nccl-tests' bus bandwidth), never below NCCL's own cost
     model (the bound); between servers, or with no measured point, that model alone."""
     from ..timing import fractions
 
-    bound = seconds(use, link, network)
+    bound = seconds(use, link, network) if bound is None else bound  # `bound`: the caller's own seconds()
     kind = COLLECTIVES.get(use.kind)
     if table is None or kind is None or use.servers != 1 or use.cards == 1 or use.copies == 0:
         return bound

@@ -18,41 +18,15 @@ import sympy as sp
 from archcost.dsl.errors import ArchError
 
 from ..graph.ir import OpNode
+from ..graph.topology import Topology, topology
 from ..ops import REGISTRY
 from ..ops.sharding import ONE, Share, share
 from ..terms.symbols import Min, P
 from .collectives import Collective, network_share
 from .pipeline import as_number, refuse_split_loops, spans_of, stage_split
+from .symbolic import SymbolicLayout
 
 DEGREES = ("tp", "ep", "pp", "dp", "cp")
-
-
-@dataclass(frozen=True)
-class SymbolicLayout:
-    """A Layout as the placement reads it: its degrees as sympy terms (numbers, or symbols when a formula keeps
-    them: `--keep tp`) and its formats resolved."""
-
-    tp: sp.Expr = ONE
-    ep: sp.Expr = ONE
-    pp: sp.Expr = ONE
-    dp: sp.Expr = ONE
-    cp: sp.Expr = ONE                  # context parallel: the positions of a call split over cp cards
-    sequence_parallel: bool = False
-    node_cards: sp.Expr | None = None  # cards per server; an EP group wider than one crosses the network
-    node_limit: sp.Expr | None = None  # the servers one token is sent to at most (DeepSeek-V3: 4)
-    dispatch: object = None            # the format tokens travel in to their experts (default: activations')
-    imbalance: sp.Expr = ONE           # tokens the busiest expert card gets, over the average
-    # whether the layout splits experts over cards (ep > 1): a kept `ep` letter stands for that structure only
-    # where the layout has it, so a formula at ep = 1 keeps the experts split over tp as the numbers do
-    expert_parallel: bool = True
-    redundant: sp.Expr = sp.Integer(0)  # expert copies beyond the model's, spread over the EP group
-    etp: sp.Expr = ONE                  # cards each expert's matrices split over inside its EP rank
-    first_layers: int | None = None    # layers the first pipeline stage holds (Megatron's first-stage count)
-    last_layers: int | None = None     # and the last
-
-    def within_a_stage(self) -> SymbolicLayout:
-        """What the split over one stage's cards depends on: these degrees but pp, dp and the end stages' layers."""
-        return replace(self, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
 
 
 @dataclass
@@ -69,17 +43,27 @@ class Placement:
 
 def placed(compiled, degrees: SymbolicLayout) -> Placement:
     """`place` once per layout, kept with the model; a layout splitting an op unevenly is E405 at the op's line."""
-    key = ("placement", degrees)
-    if key not in compiled.memo:
-        refuse_split_loops(compiled, degrees)
-        compiled.memo[key] = place(compiled.graph, degrees, compiled.memo)
-    placement = compiled.memo[key]
+    placement = _kept(compiled, degrees)
     if placement.problems:
         raise ArchError([compiled.ir.sources.diagnostic("E405", f"`{op.id}`: {message}", op.span, hint=(
             "give pp no more than the layers, and first/last that leave every stage a layer" if "stages" in message
             else "choose degrees that divide the model's heads and experts"))
             for op, message in placement.problems[:3]])
     return placement
+
+
+def splits_evenly(compiled, degrees: SymbolicLayout) -> bool:
+    """Whether `placed` places this layout rather than refusing it (E405): a search skips the layouts it would
+    refuse without building their diagnostics (a third of the layouts of 4,096 cards)."""
+    return not _kept(compiled, degrees).problems
+
+
+def _kept(compiled, degrees: SymbolicLayout) -> Placement:
+    key = ("placement", degrees)
+    if key not in compiled.memo:
+        refuse_split_loops(compiled, degrees)
+        compiled.memo[key] = place(compiled.graph, degrees, compiled.memo)
+    return compiled.memo[key]
 
 
 def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) -> Placement:
@@ -89,7 +73,7 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) 
     memo = {} if memo is None else memo
     inner = degrees.within_a_stage()
     if ("stage split", inner) not in memo:
-        memo["stage split", inner] = _split(graph, inner)
+        memo["stage split", inner] = _split(graph, inner, topology(graph, memo))
     split_over_stage, logits = memo["stage split", inner]
     if split_over_stage.problems:
         return split_over_stage
@@ -100,7 +84,8 @@ def place(graph: nx.DiGraph, degrees: SymbolicLayout, memo: dict | None = None) 
     placement = Placement(shares=split_over_stage.shares, layouts=split_over_stage.layouts, stages=stages,
                           stage_layers=split, spans=spans)
     collectives = split_over_stage.collectives + stage_sends(graph, placement, degrees) + logits
-    placement.collectives = [replace(c, network=network_share(c, degrees)) for c in collectives]
+    placement.collectives = [c if (share := network_share(c, degrees)) == c.network else replace(c, network=share)
+                             for c in collectives]
     return placement
 
 
@@ -111,20 +96,21 @@ def graph_stages(graph: nx.DiGraph, memo: dict) -> tuple[dict, dict, int]:
     return memo["graph stages",]
 
 
-def _split(graph: nx.DiGraph, degrees: SymbolicLayout) -> tuple[Placement, list[Collective]]:
+def _split(graph: nx.DiGraph, degrees: SymbolicLayout, topology: Topology) -> tuple[Placement, list[Collective]]:
     """Each op's share of a card of its stage, each tensor's layout, the collectives among a stage's cards,
     and apart from them the gather of the logits (after the stage sends in a placement's list)."""
-    order = list(nx.topological_sort(graph))
+    order = topology.order
     problems = [(graph.nodes[n]["op"], message) for n in order for message in _uneven(graph.nodes[n]["op"], degrees)]
     if problems:
         return Placement(problems=problems), []
     placement = Placement()
     for node_id in order:
-        _place_op(graph, node_id, graph.nodes[node_id]["op"], degrees, placement)
-    return placement, _logits_gather(graph, placement, degrees)
+        _place_op(graph, topology, node_id, graph.nodes[node_id]["op"], degrees, placement)
+    return placement, _logits_gather(graph, topology, placement, degrees)
 
 
-def _logits_gather(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout) -> list[Collective]:
+def _logits_gather(graph: nx.DiGraph, topology: Topology, placement: Placement,
+                   degrees: SymbolicLayout) -> list[Collective]:
     """A head split over the tp cards by vocabulary leaves each card a slice of every logits row; sampling a
     token needs the whole row, so the slices are gathered (vLLM's LogitsProcessor gathers the vocab-parallel
     logits before sampling). A training step's cross-entropy works on the slices and gathers none."""
@@ -133,11 +119,10 @@ def _logits_gather(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLay
     found = []
     for node_id in graph.nodes:
         op = graph.nodes[node_id]["op"]
-        readers = [t for _, t, e in graph.out_edges(node_id, data=True) if e["kind"] == "tensor"]
-        inputs = [e for _, _, e in graph.in_edges(node_id, data=True) if e["kind"] == "tensor"]
-        if readers or not inputs or op.out_width is None or placement.layouts[node_id][0] != "S":
+        inputs = topology.inputs[node_id]
+        if topology.readers[node_id] or not inputs or op.out_width is None or placement.layouts[node_id][0] != "S":
             continue
-        size = op.rows * op.out_width * inputs[0]["format"]
+        size = op.rows * op.out_width * inputs[0][1]["format"]
         found.append(Collective("all_gather", (node_id, node_id), "sampling", degrees.tp,
                                 size / context_split(degrees), op.multiplicity, sampling=True))
     return found
@@ -157,8 +142,9 @@ def stage_sends(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout
     return []
 
 
-def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayout, placement: Placement) -> None:
-    inputs = [(source, edge) for source, _, edge in graph.in_edges(node_id, data=True) if edge["kind"] == "tensor"]
+def _place_op(graph: nx.DiGraph, topology: Topology, node_id: str, op: OpNode, degrees: SymbolicLayout,
+              placement: Placement) -> None:
+    inputs = topology.inputs[node_id]
     laid = [placement.layouts[source] for source, _ in inputs] or [("R", ONE)]
     given = _expert_share(_given(op, laid, degrees), op, degrees)
     for (source, edge), (kind, _) in zip(inputs, laid):
@@ -168,13 +154,12 @@ def _place_op(graph: nx.DiGraph, node_id: str, op: OpNode, degrees: SymbolicLayo
             placement.collectives += _converted(kind, given.needs, (source, node_id), edge, producer, degrees)
     placement.layouts[node_id] = (given.output, given.work if given.output == "S" else ONE)
     stores = REGISTRY[op.kind].stores_state
-    reads_cache = any(edge["kind"] == "state" for _, _, edge in graph.in_edges(node_id, data=True))
-    placement.shares[node_id] = _per_card(given, stores, reads_cache, degrees)
+    placement.shares[node_id] = _per_card(given, stores, topology.reads_cache[node_id], degrees)
     if stores and degrees.cp != 1:  # ring attention: every card sees every other card's new K and V
         placement.collectives.append(Collective("all_gather", (node_id, node_id), "cp", degrees.cp,
                                                 graph.nodes[node_id]["cost"].write_state, op.multiplicity))
     if given.group == "ep" and degrees.ep != 1:
-        placement.collectives += _expert_traffic(graph, node_id, op, inputs, degrees)
+        placement.collectives += _expert_traffic(topology, node_id, op, inputs, degrees)
 
 
 def _uneven(op: OpNode, degrees: SymbolicLayout) -> list[str]:
@@ -250,7 +235,7 @@ def _converted(kind: str, need: str, edge_ids: tuple[str, str], edge: dict, prod
             for name in kinds]
 
 
-def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
+def _expert_traffic(topology: Topology, node_id: str, op: OpNode, inputs: list,
                     degrees: SymbolicLayout) -> list[Collective]:
     """All-to-all dispatch of each token to the cards of its `top` experts, and the combine back: the tp cards
     of a replica share its tokens, so each card sends 1/tp of them, `top` copies each (uniform routing; the
@@ -265,7 +250,7 @@ def _expert_traffic(graph: nx.DiGraph, node_id: str, op: OpNode, inputs: list,
             continue
         rows = edge["tensor_bytes"] * degrees.imbalance / (degrees.tp * context_split(degrees))
         sent = rows * _dispatch_ratio(edge, degrees)
-        after = [target for _, target, out in graph.out_edges(node_id, data=True) if out["kind"] == "tensor"]
+        after = topology.readers[node_id]
         times, ids = op.multiplicity, ((source, node_id), (node_id, after[0] if after else node_id))
         nodes = degrees.ep / degrees.node_cards if degrees.node_cards is not None else ONE
         if degrees.node_limit is not None and nodes != 1:

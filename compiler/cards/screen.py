@@ -25,10 +25,11 @@ import sympy as sp
 from ..numbers.arrays import evaluator
 from ..terms.scenario import Scenario
 from ..terms.symbols import P
-from .figures import COLUMN_NAMES, EDGE_READS, MULTIPLIERS, READS, WRITES, _cache_of, _table_of, values_at
+from .figures import MULTIPLIERS, _cache_of
 from .flows import collective_seconds
 from .pipeline import stage_fraction, stage_keys, stage_split
 from .placement import _uneven, graph_stages, placed
+from .values import COLUMN_NAMES, EDGE_READS, READS, WRITES, table_of, values_at
 
 TOLERANCE = 1e-9  # a screened key and the exact one differ by rounding alone: relative error ~1e-15 a sum
 
@@ -232,7 +233,7 @@ def _op_values(compiled, placement, degrees, shape: tuple, layouts: list) -> dic
     for node_id in compiled.graph.nodes:
         given = placement.shares[node_id]
         expert = given.group == "ep" and degrees.expert_parallel
-        key, where = _table_of(compiled, "decode", node_id, {})
+        key, where = table_of(compiled, "decode", node_id, {})
         table, own = [], values_at(compiled, key, shape)
         for ratio in (distinct if expert else [1.0]):
             numbers = own if ratio == 1.0 else _values_at(compiled, key, shape[0] * ratio, shape)

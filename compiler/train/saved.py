@@ -17,7 +17,8 @@ import networkx as nx
 import sympy as sp
 
 from ..cards.card import group_rows, on_card
-from ..cards.placement import Placement, SymbolicLayout
+from ..cards.placement import Placement
+from ..cards.symbolic import SymbolicLayout
 from ..graph.costs import staged, states_read
 from ..graph.ir import outermost
 from ..ops import REGISTRY, CostContext
