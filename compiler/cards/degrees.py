@@ -80,7 +80,8 @@ class Layout(BaseModel):
         return SymbolicLayout(tp=value("tp"), ep=value("ep"), pp=value("pp"), dp=value("dp"), cp=value("cp"),
                        sequence_parallel=self.sequence_parallel, node_cards=sp.Integer(self.node),
                        node_limit=None if self.limit is None else sp.Integer(self.limit), dispatch=dispatch,
-                       imbalance=sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
+                       imbalance=sp.Integer(1) if self.imbalance == 1 else
+                       sp.Rational(*Fraction(repr(self.imbalance)).as_integer_ratio()),
                        expert_parallel=self.ep > 1, redundant=sp.Integer(self.redundant), etp=sp.Integer(self.etp),
                        first_layers=self.first, last_layers=self.last)
 

@@ -253,9 +253,9 @@ def state_on_card(compiled, placement, degrees, stage: str):
     there times their hold; one small table of the ops' state, evaluated once per (requests, positions)."""
     key = ("card table", "decode", ("state_bytes",))
     _, where = op_table(compiled, key, "decode", list(compiled.graph.nodes), {}, ("state_bytes",))
+    held = _state_copies(compiled, placement, degrees, stage)
     terms = [(where[node_id][0], *_times(_share(compiled, placement.shares[node_id].hold, 1), copies))
-             for node_id, copies in copies_on_card(compiled, placement, degrees, stage)
-             if compiled.graph.nodes[node_id]["cost"].state_bytes != 0]
+             for node_id, copies in held]
 
     def state(requests: int, positions: int):
         try:
@@ -268,6 +268,16 @@ def state_on_card(compiled, placement, degrees, stage: str):
                 parts[denominator] = parts.get(denominator, 0) + values[index] * numerator
         return _total(parts)
     return state
+
+
+def _state_copies(compiled, placement, degrees, stage: str) -> list[tuple[str, tuple[int, int]]]:
+    """copies_on_card's ops that hold a state, in its order: found once per pipeline split and stage."""
+    key = ("state copies", placement.stage_layers, degrees.pp, stage)
+    if key not in compiled.memo:
+        compiled.memo[key] = [(node_id, copies)
+                              for node_id, copies in copies_on_card(compiled, placement, degrees, stage)
+                              if compiled.graph.nodes[node_id]["cost"].state_bytes != 0]
+    return compiled.memo[key]
 
 
 def _total(parts: dict):

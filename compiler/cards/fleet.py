@@ -19,6 +19,7 @@ from .figures import card_figures, state_on_card
 from .layout import LayoutReport, Number, compute_format, layout_cards
 from .pipeline import stage_keys
 from .placement import placed, splits_evenly
+from .symbolic import canonical
 from .values import Symbolic
 
 
@@ -45,7 +46,7 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (the longest context searched on the exact state formula: windows and
     fixed state too)."""
-    degrees = layout.degrees(formats=compiled.ir.formats)
+    degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats))
     return _capacity(compiled, layout, degrees, device, context, batch, workspace)
 
 
@@ -107,7 +108,7 @@ def _longest(fits, guess: int) -> int:
 
 def heaviest_card(compiled, layout: Layout):
     """(the weight bytes of the card that holds most, its state as a function of (requests, positions each))."""
-    degrees = layout.degrees(formats=compiled.ir.formats)
+    degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats))
     weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp))
     index = max(range(len(weights)), key=lambda i: weights[i])
     return weights[index], states[index]
@@ -160,9 +161,9 @@ def _divisors(n: int) -> list[int]:
 
 
 def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
-        compute: str | None = None, table=None) -> Fit:
+        compute: str | None = None, table=None, *, degrees=None) -> Fit:
     report = layout_cards(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute,
-                          table=table)
+                          table=table, degrees=degrees)
     card = report.busiest
     free = int(device.memory - card.memory - workspace)
     held = _capacity(compiled, layout, report.degrees, device, context, batch, workspace)
@@ -233,9 +234,11 @@ def _every(compiled, candidates: list[Layout], cards: int, device: Device, link:
     found = []
     for layout in candidates:
         try:
-            if not splits_evenly(compiled, layout.degrees(formats=compiled.ir.formats)):
+            degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats))
+            if not splits_evenly(compiled, degrees):
                 continue  # heads or experts split unevenly (E405), found without writing its diagnostic
-            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table))
+            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table,
+                             degrees=degrees))
         except ArchError as refused:
             if refused.codes != ["E405"] * len(refused.codes):
                 raise

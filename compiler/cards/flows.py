@@ -158,24 +158,40 @@ def collective_plan(compiled, collective, part, phase: str, positions: int) -> t
     """A collective as (bytes sent over its buffer's primitive part, that part's table or None when it is 1,
     steps): the ring formulas of collectives.py as fractions, the buffer's rational content taken out of it,
     so the layouts that share a buffer's primitive part share its value at a shape. Found once per
-    collective's kind, cards, buffer and copies (layouts that differ elsewhere share them)."""
-    key = ("collective plan", collective.kind, collective.cards, collective.size, collective.times, part, phase,
-           positions)
+    collective's kind, cards, buffer and copies (layouts that differ elsewhere share them), then taken for
+    the `part` of its copies a card holds."""
+    key = ("collective plan", collective.kind, collective.cards, collective.size, collective.times, phase, positions)
     if key not in compiled.memo:
-        compiled.memo[key] = _collective_plan(compiled, collective, part, phase, positions)
+        compiled.memo[key] = _collective_plan(compiled, collective, phase, positions)
+    if part == 1:
+        return compiled.memo[key]
+    sent, buffer, steps = compiled.memo[key]
+    share = _part(compiled, part, positions)
+    return _whole(sent * share), buffer, _whole(steps * share)
+
+
+def _whole(value: Fraction) -> Fraction | int:
+    """A whole number as an int (its products with a buffer's value are an int's, not Fraction's, arithmetic)."""
+    return value.numerator if value.denominator == 1 else value
+
+
+def _part(compiled, part, positions: int) -> Fraction:
+    key = ("collective part", part, positions)
+    if key not in compiled.memo:
+        compiled.memo[key] = as_fraction(part, positions)
     return compiled.memo[key]
 
 
-def _collective_plan(compiled, collective, part, phase: str, positions: int) -> tuple:
+def _collective_plan(compiled, collective, phase: str, positions: int) -> tuple:
     n = as_fraction(collective.cards, positions)
     if n.denominator != 1:
         raise Symbolic(str(collective.cards))
-    times = as_fraction(collective.times * part if part != 1 else collective.times, positions)
+    times = as_fraction(collective.times, positions)
     cards = sp.Integer(int(n))
     share = as_fraction(sent_bytes(collective.kind, sp.Integer(1), cards))  # collectives.py's, for one byte
     steps = as_fraction(ring_steps(collective.kind, cards)) * times
     content, table = _size_plan(compiled, collective.size, phase, positions)
-    return times * share * content, table, steps
+    return _whole(times * share * content), table, _whole(steps)
 
 
 def _size_plan(compiled, expr, phase: str, positions: int) -> tuple[Fraction, tuple | None]:

@@ -18,7 +18,7 @@ from .flows import Flow, Traffic, card_flows, exact, flow_figures, flow_uses, tr
 from .nccl import Use, collective_seconds, seconds
 from .pipeline import layers_on_stage, stage_keys
 from .placement import Placement, placed
-from .symbolic import SymbolicLayout
+from .symbolic import SymbolicLayout, canonical
 from .values import CARD_FIELDS, READS, WRITES, Symbolic
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
@@ -109,19 +109,21 @@ class LayoutCards(NamedTuple):
 
 def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
                  link: Link | None = None, peak_format: str | None = None,
-                 network: Link | None = None, table=None) -> LayoutCards:
-    """layout_report's cards and time bounds, without the whole model's traffic and parameter totals."""
+                 network: Link | None = None, table=None, *, degrees: SymbolicLayout | None = None) -> LayoutCards:
+    """layout_report's cards and time bounds, without the whole model's traffic and parameter totals (`degrees`:
+    the layout's, where the caller has them)."""
     _check_splits(layout, phase, scenario)
-    degrees = layout.degrees(formats=compiled.ir.formats)
+    degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats) if degrees is None else degrees)
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
     evaluate = PlainEvaluator(compiled, phase, replica)
     stages = stage_keys(placement, layout.pp)
-    uses: dict[str, list[Use]] = {stage: [] for stage in stages}
-    cards = [_card(compiled, placement, degrees, stage, evaluate, uses[stage]) for stage in stages]
+    timed = device is not None and link is not None
+    uses: dict[str, list[Use]] = {stage: [] for stage in stages}  # what NCCL's model reads: only for the times
+    cards = [_card(compiled, placement, degrees, stage, evaluate, uses[stage] if timed else None) for stage in stages]
     busiest = max(cards, key=lambda card: (card.memory, card.flops_matrix))
     times = None
-    if device is not None and link is not None:
+    if timed:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         card, waits = busiest, uses[busiest.stage]
         if micro.B != replica.B:  # one micro-batch's share of the replica's requests
@@ -165,7 +167,6 @@ def _card(compiled, placement: Placement, degrees: SymbolicLayout, stage: str, e
           uses: list | None = None) -> Card:
     """One card of `stage` at the evaluator's call: from each op's numbers (figures.py), or, where a share is
     not a number there, from the symbolic card."""
-    uses = [] if uses is None else uses
     try:
         values = card_figures(compiled, placement, degrees, stage, evaluate.phase, evaluate.scenario)
         flows = flow_figures(compiled, placement, degrees, stage, evaluate.phase, evaluate.scenario)
@@ -188,14 +189,16 @@ def _symbolic_card(compiled, degrees: SymbolicLayout, stage: str, evaluate, flow
     return dict(zip(fields, found)), found[len(fields):len(fields) + len(flows)], found[len(fields) + len(flows):]
 
 
-def _card_of(stage: str, values: dict, flows: list[Flow], sent: list, steps: list, uses: list) -> Card:
+def _card_of(stage: str, values: dict, flows: list[Flow], sent: list, steps: list, uses: list | None) -> Card:
     numbers = {name: values[name] for name in CARD_FIELDS}
     read, write = (sum(values[name] for name in names) for names in (READS, WRITES))
-    uses.extend(flow_uses(flows, sent, steps))
+    if uses is not None:  # the collectives as NCCL's model reads them, for the call's times
+        uses.extend(flow_uses(flows, sent, steps))
     sent, steps = [int(round(v)) for v in sent], [int(round(v)) for v in steps]
     return Card(stage=stage, read_bytes=read, write_bytes=write, sent_bytes=sum(sent), steps=sum(steps),
-                network_bytes=sum(int(round(b * flow.network)) for b, flow in zip(sent, flows)),
-                network_steps=sum(int(round(n * flow.network)) for n, flow in zip(steps, flows)), **numbers)
+                network_bytes=sum(int(round(b * flow.network)) for b, flow in zip(sent, flows) if flow.network),
+                network_steps=sum(int(round(n * flow.network)) for n, flow in zip(steps, flows) if flow.network),
+                **numbers)
 
 
 def _every_card_params(compiled, degrees: SymbolicLayout, layout: Layout, evaluate, known: dict) -> int:

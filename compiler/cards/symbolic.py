@@ -49,3 +49,10 @@ class SymbolicLayout:
             found = replace(self, pp=ONE, dp=ONE, first_layers=None, last_layers=None)
             object.__setattr__(self, "_inner", found)
         return found
+
+
+def canonical(memo: dict, degrees: SymbolicLayout) -> SymbolicLayout:
+    """The one object a compiled model keeps for these degrees: its memos are keyed by them, and a lookup by
+    the very key object skips comparing their fields (a fresh Layout.degrees() compared ~15 sympy terms a
+    lookup, a dozen lookups a card); its hash and within_a_stage() are found once on it."""
+    return memo.setdefault(("degrees", degrees), degrees)
