@@ -252,8 +252,8 @@ def kernel_ratio(compiled, device, phase: str, scenario, peak_format: str, table
     """Σ of the ops' expected times over Σ of their bounds at this call: how much longer than its bound the mix of
     kernels of a call runs (at least 1), which a card of a layout (its `degrees`) applies to its own bound."""
     split = None if degrees is None else degrees.within_a_stage()  # a card's shares depend on no more (placement)
-    key = ("kernel ratio", fractions.identity(device), phase, scenario, peak_format, table.file, training,
-           tuple(sorted((eager or {}).items())), split)
+    key = ("kernel ratio", fractions.identity_in(compiled.memo, device), phase, scenario, peak_format, table.file,
+           training, tuple(sorted((eager or {}).items())), split)
     if key not in compiled.memo:  # layouts that share a replica's shape and its split over a stage share it
         timed = expected_call(compiled, device, phase, scenario, peak_format, table, 0.0, training, eager,
                               degrees).ops

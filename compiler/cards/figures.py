@@ -17,9 +17,8 @@ from fractions import Fraction
 from math import gcd
 
 from ..numbers.assemble import plain
-from ..numbers.evaluate import state_bytes_at
 from ..ops.sharding import HELD
-from .card import group_rows, on_card, stage_cost
+from .card import group_rows, on_card
 from .pipeline import stage_fraction
 from .values import (
     COLUMN_NAMES,
@@ -27,7 +26,6 @@ from .values import (
     REMEMBERED_SHAPES,
     Symbolic,
     as_fraction,
-    op_table,
     table_of,
     values_at,
 )
@@ -127,35 +125,47 @@ def _group_sums(compiled, placement, degrees, phase: str, positions: int, shape:
                 fields: tuple):
     """Σ over a group's ops of value × share × layers, each of `fields` as (numerator, denominator) in lowest
     terms, at the call; None where a value is not exact (a float). Kept per split over a stage's cards and call."""
-    remembered = compiled.memo.setdefault(("group sums", degrees.within_a_stage(), phase, positions, group,
-                                           fields), {})
+    key = ("group sums", degrees.within_a_stage(), phase, positions, group, fields)
+    if key not in compiled.memo:
+        compiled.memo[key] = (_group_plan(compiled, placement, degrees, phase, positions, group, fields), {})
+    plan, remembered = compiled.memo[key]
     if shape not in remembered:
         if len(remembered) >= REMEMBERED_SHAPES:
             remembered.clear()
-        remembered[shape] = _summed(compiled, placement, degrees, phase, positions, shape, group, fields)
+        remembered[shape] = _summed(compiled, plan, shape, len(fields))
     return remembered[shape]
 
 
-def _summed(compiled, placement, degrees, phase: str, positions: int, shape: tuple, group: tuple, fields: tuple):
+def _group_plan(compiled, placement, degrees, phase: str, positions: int, group: tuple, fields: tuple) -> list:
+    """The group's ops as (their table, [(field, where the value is, numerator, denominator)] of each nonzero
+    multiplier: share × layers), so that a call's sum is one pass of multiplications."""
     units = compiled.memo.setdefault(("card units", degrees.within_a_stage(), phase, positions), {})
-    sums: list[dict] = [{} for _ in fields]
+    plan = []
     for node_id in _members(compiled, placement)[group]:
         if node_id not in units:
             units[node_id] = _unit(compiled, placement, degrees, node_id, phase, positions)
         table_key, where, unit = units[node_id]
         layers = _share(compiled, compiled.graph.nodes[node_id]["op"].multiplicity, 1)
         choices = [_times(part, layers) for part in unit]
+        terms = [(index, where[column], *choices[MULTIPLIERS[column]])
+                 for index, name in enumerate(fields) for column in COLUMNS[name]]
+        plan.append((table_key, [term for term in terms if term[2]]))
+    return plan
+
+
+def _summed(compiled, plan: list, shape: tuple, count: int):
+    sums: list[dict] = [{} for _ in range(count)]
+    for table_key, terms in plan:
         values = values_at(compiled, table_key, shape)
-        for parts, name in zip(sums, fields):
-            for column in COLUMNS[name]:
-                value = values[where[column]]
-                numerator, denominator = choices[MULTIPLIERS[column]]
-                if type(value) is Fraction:  # exact still (an expert's weights read a fraction of the time)
-                    value, denominator = value.numerator, denominator * value.denominator
-                elif type(value) is not int:
-                    return None
-                if value and numerator:
-                    parts[denominator] = parts.get(denominator, 0) + value * numerator
+        for index, where, numerator, denominator in terms:
+            value = values[where]
+            if type(value) is Fraction:  # exact still (an expert's weights read a fraction of the time)
+                value, denominator = value.numerator, denominator * value.denominator
+            elif type(value) is not int:
+                return None
+            if value:
+                parts = sums[index]
+                parts[denominator] = parts.get(denominator, 0) + value * numerator
     return tuple(_lowest(parts) for parts in sums)
 
 
@@ -244,39 +254,6 @@ def _share(compiled, share, positions: int) -> tuple[int, int]:
     if key not in compiled.memo:
         found = as_fraction(share, positions)
         compiled.memo[key] = (found.numerator, found.denominator)
-    return compiled.memo[key]
-
-
-def state_on_card(compiled, placement, degrees, stage: str):
-    """The card's context state as a function of (requests, positions each): what a decode leaves when it
-    brings the history to `positions` (numbers.evaluate.state_bytes_at), Σ over the card's ops of their state
-    there times their hold; one small table of the ops' state, evaluated once per (requests, positions)."""
-    key = ("card table", "decode", ("state_bytes",))
-    _, where = op_table(compiled, key, "decode", list(compiled.graph.nodes), {}, ("state_bytes",))
-    held = _state_copies(compiled, placement, degrees, stage)
-    terms = [(where[node_id][0], *_times(_share(compiled, placement.shares[node_id].hold, 1), copies))
-             for node_id, copies in held]
-
-    def state(requests: int, positions: int):
-        try:
-            values = values_at(compiled, key, (requests, positions - 1, 1, 1))
-        except Symbolic:  # the symbolic card says why there is no number
-            return state_bytes_at(compiled, positions, requests, stage_cost(compiled, degrees, stage).state_bytes)
-        parts: dict[int, object] = {}
-        for index, numerator, denominator in terms:
-            if numerator and values[index]:
-                parts[denominator] = parts.get(denominator, 0) + values[index] * numerator
-        return _total(parts)
-    return state
-
-
-def _state_copies(compiled, placement, degrees, stage: str) -> list[tuple[str, tuple[int, int]]]:
-    """copies_on_card's ops that hold a state, in its order: found once per pipeline split and stage."""
-    key = ("state copies", placement.stage_layers, degrees.pp, stage)
-    if key not in compiled.memo:
-        compiled.memo[key] = [(node_id, copies)
-                              for node_id, copies in copies_on_card(compiled, placement, degrees, stage)
-                              if compiled.graph.nodes[node_id]["cost"].state_bytes != 0]
     return compiled.memo[key]
 
 

@@ -15,10 +15,11 @@ from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
 from .degrees import Layout
-from .figures import card_figures, state_on_card
+from .figures import card_figures
 from .layout import LayoutReport, Number, compute_format, layout_cards
 from .pipeline import stage_keys
 from .placement import placed, splits_evenly
+from .state import state_on_card
 from .symbolic import canonical
 from .values import Symbolic
 

@@ -79,7 +79,8 @@ def held_flows(compiled, placement: Placement, degrees: SymbolicLayout, stage: s
     if key not in compiled.memo:
         held = [(c, _on_card(compiled, c, placement, degrees, stage)) for c in placement.collectives
                 if _on_stage(c, placement, stage)]
-        compiled.memo[key] = [(c, part, servers_spanned(c, degrees)) for c, part in held if part != 0]
+        compiled.memo[key] = [(c, part, servers_spanned(c, degrees)) for c, part in held
+                              if part is not sp.S.Zero]  # sympy's one zero (its == with an int sympifies)
     return compiled.memo[key]
 
 
@@ -163,7 +164,7 @@ def collective_plan(compiled, collective, part, phase: str, positions: int) -> t
     key = ("collective plan", collective.kind, collective.cards, collective.size, collective.times, phase, positions)
     if key not in compiled.memo:
         compiled.memo[key] = _collective_plan(compiled, collective, phase, positions)
-    if part == 1:
+    if part is sp.S.One or (type(part) is int and part == 1):  # sympy's one, or a plain 1 (traffic's)
         return compiled.memo[key]
     sent, buffer, steps = compiled.memo[key]
     share = _part(compiled, part, positions)

@@ -117,11 +117,22 @@ def fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link
     """(the interpolated efficiency of a kernel of this kind and shape, what it was read from), or None when the
     table holds no point of that kind nor of the kernel it is made of (MADE_OF). Kept on the table per device,
     link and shape: a layout search asks the same shapes again and again."""
-    key = ("fraction", kind, fmt, tuple(sorted(shape.items())), identity(device), identity(link))
     memo = table.memo()
+    key = ("fraction", kind, fmt, tuple(sorted(shape.items())), identity_in(memo, device), identity_in(memo, link))
     if key not in memo:
         memo[key] = _fraction(table, kind, fmt, shape, device, link)
     return memo[key]
+
+
+def identity_in(memo: dict, sheet) -> tuple | None:
+    """identity(sheet), kept in a memo by the object itself (held there, so its id names no other object while
+    the memo lives): a layout search asks it of the same sheets for every collective of every layout."""
+    if sheet is None:
+        return None
+    found = memo.get(("sheet", id(sheet)))
+    if found is None or found[0] is not sheet:
+        found = memo["sheet", id(sheet)] = (sheet, identity(sheet))
+    return found[1]
 
 
 def identity(sheet) -> tuple | None:
