@@ -367,6 +367,48 @@ def test_capacity_on_a_layout():
     )  # weights alone too big
 
 
+@given(st.integers(-1, 2**31), st.integers(-5, 2**31 + 5))
+@settings(max_examples=300, deadline=None)
+def test_the_longest_context_is_found_from_any_guess(answer, guess):
+    """fleet._longest, from a guess (the straight line through a state's values), finds what a bisection of the
+    whole range [0, 2^31] finds: the largest h with fits(h), 0 where none fits, for any boundary and guess."""
+    from archcost.compiler.cards.fleet import _longest
+
+    assert _longest(lambda h: h <= answer, guess) == max(answer, 0)
+
+
+def _bisected(fits) -> int:
+    """The capacity's search before its guess: a bisection of [0, 2^31]."""
+    low, high = 0, 2**31
+    if fits(high):
+        return high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
+@pytest.mark.parametrize("name, text, batch", [
+    (QWEN_235B, "tp=8,ep=8", 16),            # a state that grows the same bytes a position
+    ("gemma-3-27b", "tp=2", 8),              # sliding windows beside global layers: a bend at each window
+    ("gpt-oss-120b", "tp=4,pp=2", 4),        # half the layers windowed, over two stages
+    ("jamba-1.5-mini", "tp=2", 2),           # a fixed recurrent state beside a few attention layers
+    ("mamba-codestral-7b", "tp=1", 1)])      # a fixed state alone: every context fits once one does
+def test_the_longest_context_is_the_bisections(name, text, batch):
+    """capacity_on's longest context against the bisection of the exact state formula it replaced."""
+    from archcost.compiler.cards import fleet
+    from archcost.compiler.cards.pipeline import stage_keys
+    from archcost.compiler.cards.placement import placed
+
+    model, sheet, layout = compiled(name), device("h100-sxm"), parse_layout(text)
+    degrees = layout.degrees(formats=model.ir.formats)
+    weights, states = fleet._stage_memory(model, degrees, stage_keys(placed(model, degrees), layout.pp))
+    room = [sheet.memory - w for w in weights]
+    replica = -(-batch // layout.dp)
+    expected = _bisected(lambda h: all(state(replica, h) <= r for state, r in zip(states, room)))
+    assert fleet.capacity_on(model, layout, sheet, context=8192, batch=batch).context_max == expected
+
+
 def test_diagram_marks_the_collectives_on_their_edges(capsys):
     """`archcost diagram --layout`: the all-reduces after the row-parallel linears and the experts' all-to-all
     dispatch and combine are drawn on the edges that carry them."""

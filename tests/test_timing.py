@@ -393,3 +393,17 @@ def test_a_request_is_timed_on_a_device(capsys):
     assert math.isclose(timing["expected_seconds"], parts, rel_tol=1e-12)
     assert main(["request", spec, "--P", "1024", "--G", "65", "--device", "h100-sxm"]) == 0
     assert "64 decodes" in capsys.readouterr().out
+
+
+def test_a_sheets_kept_identity_is_its_figures_own():
+    """fractions.identity_in keys the efficiency lookups: a sheet's identity is its figures (its name aside),
+    kept per object, so a copy with another memory or link speed is another key, never the first one's."""
+    from archcost.compiler.timing.fractions import identity, identity_in
+
+    memo, h100, nvlink = {}, device("h100-sxm"), link("nvlink4")
+    assert identity_in(memo, h100) == identity(h100) == identity_in(memo, h100.model_copy(update={"name": "x"}))
+    smaller = h100.model_copy(update={"memory": h100.memory / 2})
+    assert identity_in(memo, smaller) != identity_in(memo, h100)
+    slower = nvlink.model_copy(update={"bandwidth": nvlink.bandwidth / 2})
+    assert identity_in(memo, slower) != identity_in(memo, nvlink) and identity_in(memo, None) is None
+    assert identity(h100) != identity(nvlink)
