@@ -61,7 +61,7 @@ def copy_fraction(table: tables.Table, device) -> tuple[float, str]:
     """The fraction of the sheet's bandwidth a memory-bound kernel reaches: the measured copy bandwidth, or where a
     table has none, that of its largest one-row GEMM (which only streams its weights)."""
     found = fractions.fraction(table, "memcopy", None, {}, device)
-    streaming = [p for p in table.of("gemm") if p.shape["m"] == 1]
+    streaming = [p for p in table.of("gemm") if p.shape["m"] == 1] if found is None else []
     if found is None and streaming:
         widest = max(streaming, key=lambda p: (p.shape["n"] * p.shape["k"], p.format or ""))
         return (fractions.point_efficiency(widest, table, device),

@@ -110,8 +110,12 @@ def refuse_split_loops(compiled, degrees) -> None:
     stage holding some of them would need too; archcost counts them held once (graph/costs.py), so it does not
     place them over pp > 1 rather than give a stage's memory without them."""
     pp = as_number(degrees.pp)
-    looped = pp != 1 and next((data["op"] for _, data in compiled.graph.nodes(data=True)
-                               if data["op"].reuse != 1 or data["op"].shares is not None), None)
+    if pp == 1:
+        return
+    if ("looped op",) not in compiled.memo:  # found once per model: a search asks for every layout
+        compiled.memo["looped op",] = next((data["op"] for _, data in compiled.graph.nodes(data=True)
+                                            if data["op"].reuse != 1 or data["op"].shares is not None), None)
+    looped = compiled.memo["looped op",]
     if looped:
         runs = f"is in a call that `shares {looped.shares}`, whose calls run" if looped.shares else \
             "runs in a `loop` whose passes share"
