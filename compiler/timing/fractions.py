@@ -147,11 +147,7 @@ def identity(sheet) -> tuple | None:
 
 def _frozen(value):
     """A sheet's field as a hashable value: a table of figures (a device's peaks) as its sorted items."""
-    if isinstance(value, dict):
-        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(item) for item in value)
-    return value
+    return tuple(sorted(value.items())) if isinstance(value, dict) else value
 
 
 def _fraction(table: Table, kind: str, fmt: str | None, shape: dict, device, link=None) -> tuple[float, str] | None:
