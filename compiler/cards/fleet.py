@@ -20,7 +20,7 @@ from .layout import LayoutReport, Number, compute_format, layout_cards
 from .pipeline import stage_keys
 from .placement import placed, splits_evenly
 from .state import state_on_card
-from .symbolic import canonical
+from .symbolic import degrees_of
 from .values import Symbolic
 
 
@@ -47,7 +47,7 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
     """B_max and the longest context on a layout: every pipeline position's card must hold its weights, its
     replica's state and the workspace (the longest context searched on the exact state formula: windows and
     fixed state too)."""
-    degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats))
+    degrees = degrees_of(compiled, layout)
     return _capacity(compiled, layout, degrees, device, context, batch, workspace)
 
 
@@ -109,7 +109,7 @@ def _longest(fits, guess: int) -> int:
 
 def heaviest_card(compiled, layout: Layout):
     """(the weight bytes of the card that holds most, its state as a function of (requests, positions each))."""
-    degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats))
+    degrees = degrees_of(compiled, layout)
     weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp))
     index = max(range(len(weights)), key=lambda i: weights[i])
     return weights[index], states[index]
@@ -162,9 +162,9 @@ def _divisors(n: int) -> list[int]:
 
 
 def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batch: int, workspace: int = 0,
-        compute: str | None = None, table=None, *, degrees=None) -> Fit:
+        compute: str | None = None, table=None) -> Fit:
     report = layout_cards(compiled, layout, "decode", Scenario(B=batch, S=context - 1, P=1), device, link, compute,
-                          table=table, degrees=degrees)
+                          table=table)
     card = report.busiest
     free = int(device.memory - card.memory - workspace)
     held = _capacity(compiled, layout, report.degrees, device, context, batch, workspace)
@@ -235,11 +235,9 @@ def _every(compiled, candidates: list[Layout], cards: int, device: Device, link:
     found = []
     for layout in candidates:
         try:
-            degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats))
-            if not splits_evenly(compiled, degrees):
+            if not splits_evenly(compiled, degrees_of(compiled, layout)):
                 continue  # heads or experts split unevenly (E405), found without writing its diagnostic
-            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table,
-                             degrees=degrees))
+            found.append(fit(compiled, layout, device, link, context, batch, workspace, compute, table))
         except ArchError as refused:
             if refused.codes != ["E405"] * len(refused.codes):
                 raise

@@ -18,7 +18,7 @@ from .flows import Flow, Traffic, card_flows, exact, flow_figures, flow_uses, tr
 from .nccl import Use, collective_seconds, seconds
 from .pipeline import layers_on_stage, stage_keys
 from .placement import Placement, placed
-from .symbolic import SymbolicLayout, canonical
+from .symbolic import SymbolicLayout, degrees_of
 from .values import CARD_FIELDS, READS, WRITES, Symbolic
 
 Number = int | float  # exact integers, or a float where a spec's sizes make a fraction
@@ -109,11 +109,10 @@ class LayoutCards(NamedTuple):
 
 def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, device: Device | None = None,
                  link: Link | None = None, peak_format: str | None = None,
-                 network: Link | None = None, table=None, *, degrees: SymbolicLayout | None = None) -> LayoutCards:
-    """layout_report's cards and time bounds, without the whole model's traffic and parameter totals (`degrees`:
-    the layout's, where the caller has them)."""
+                 network: Link | None = None, table=None) -> LayoutCards:
+    """layout_report's cards and time bounds, without the whole model's traffic and parameter totals."""
     _check_splits(layout, phase, scenario)
-    degrees = canonical(compiled.memo, layout.degrees(formats=compiled.ir.formats) if degrees is None else degrees)
+    degrees = degrees_of(compiled, layout)
     placement = placed(compiled, degrees)
     replica = scenario.model_copy(update={"B": -(-scenario.B // layout.dp)})  # requests one replica serves
     evaluate = PlainEvaluator(compiled, phase, replica)

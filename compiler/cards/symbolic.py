@@ -51,8 +51,9 @@ class SymbolicLayout:
         return found
 
 
-def canonical(memo: dict, degrees: SymbolicLayout) -> SymbolicLayout:
-    """The one object a compiled model keeps for these degrees: its memos are keyed by them, and a lookup by
-    the very key object skips comparing their fields (a fresh Layout.degrees() compared ~15 sympy terms a
-    lookup, a dozen lookups a card); its hash and within_a_stage() are found once on it."""
-    return memo.setdefault(("degrees", degrees), degrees)
+def degrees_of(compiled, layout) -> SymbolicLayout:
+    """A Layout's degrees, one object per degrees for a compiled model: its memos are keyed by them, and a lookup
+    by the very key object skips comparing ~15 sympy terms (a dozen lookups a card); its hash and
+    within_a_stage() are found once on it."""
+    degrees = layout.degrees(formats=compiled.ir.formats)
+    return compiled.memo.setdefault(("degrees", degrees), degrees)

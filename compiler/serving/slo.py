@@ -25,7 +25,7 @@ from archcost.dsl.errors import ArchError
 from ..cards.degrees import Layout
 from ..cards.fleet import layouts
 from ..cards.placement import splits_evenly
-from ..cards.symbolic import canonical
+from ..cards.symbolic import degrees_of
 from ..terms.scenario import Scenario
 from .split import Disaggregated, Side, decode_side, disaggregated, prefill_side
 from .steady import Point, Serving, batch_limit, point_at, refused, room_of
@@ -101,10 +101,10 @@ def search(serving: Serving, cards: int, ttft: float, tpot: float, top: int = 10
 def _servable(serving: Serving, found: list[tuple[Layout, Layout]]) -> list[tuple[Layout, Layout, int, str]]:
     """(whole, replica, its largest batch, what binds it) of the layouts that split the model evenly and keep one
     request's KV cache."""
-    kept, memo, formats = [], serving.compiled.memo, serving.compiled.ir.formats
+    kept = []
     for whole, replica in found:
         try:
-            if not splits_evenly(serving.compiled, canonical(memo, replica.degrees(formats=formats))):
+            if not splits_evenly(serving.compiled, degrees_of(serving.compiled, replica)):
                 continue  # heads or experts split unevenly (E405), found without writing its diagnostic
             room = room_of(serving, replica)
             batch, binds = batch_limit(serving, replica, room, None)
