@@ -51,17 +51,23 @@ def _group_tokens(cost: Cost, given: Share, degrees: SymbolicLayout) -> Cost:
 def on_card(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str):
     """(op id, copies) of every op one card of `stage` (whole when pp = 1; first, last, `stage i`) holds: of the
     repeated layers, those of the stage's layers (placement.stage_fraction)."""
-    parts: dict = {}  # stage_fraction depends on a repeated op only through its span: found once a stack
+    parts: dict = {}  # stage_fraction depends on a repeated op only through its group: found once a group
     for node_id, data in graph.nodes(data=True):
-        where = placement.stages[node_id]
-        if stage != "whole" and where not in ("stack", stage):
+        group = op_group(placement, node_id)
+        if stage != "whole" and group[0] not in ("stack", stage):
             continue
-        span = placement.spans.get(node_id) if where == "stack" and placement.stage_layers else None
-        if (where, span) not in parts:
-            parts[where, span] = stage_fraction(placement, node_id, degrees, stage)
-        copies = data["op"].multiplicity * parts[where, span]
+        if group not in parts:
+            parts[group] = stage_fraction(placement, node_id, degrees, stage)
+        copies = data["op"].multiplicity * parts[group]
         if copies != 0:
             yield node_id, copies
+
+
+def op_group(placement: Placement, node_id: str) -> tuple:
+    """What an op's copies on a card of a stage depend on: where it sits (first, stack, last) and, when pp splits
+    the layers, its stack's span; the ops of one group have the same part of their layers on every card."""
+    where = placement.stages[node_id]
+    return where, placement.spans.get(node_id) if where == "stack" and placement.stage_layers else None
 
 
 def card_cost(graph: nx.DiGraph, placement: Placement, degrees: SymbolicLayout, stage: str,

@@ -16,9 +16,10 @@ from __future__ import annotations
 from fractions import Fraction
 from math import gcd
 
+from ..graph.topology import topology
 from ..numbers.assemble import plain
 from ..ops.sharding import HELD
-from .card import group_rows, on_card
+from .card import group_rows, on_card, op_group
 from .pipeline import stage_fraction
 from .values import (
     COLUMN_NAMES,
@@ -56,15 +57,12 @@ def card_figures(compiled, placement, degrees, stage: str, phase: str, scenario,
         return _card_by_op(compiled, placement, degrees, stage, phase, positions, shape, fields)
     figures = {}
     for column, name in enumerate(fields):
-        numerator, denominator = 0, 1
-        for (_, (part, parts)), found in zip(groups, sums):
+        parts: dict[int, int] = {}
+        for (_, (part, of)), found in zip(groups, sums):
             top, bottom = found[column]
             if top:
-                top, bottom = top * part, bottom * parts
-                numerator, denominator = numerator * bottom + top * denominator, denominator * bottom
-                common = gcd(numerator, denominator)
-                numerator, denominator = numerator // common, denominator // common
-        figures[name] = numerator if denominator == 1 else plain(Fraction(numerator, denominator))
+                parts[bottom * of] = parts.get(bottom * of, 0) + top * part
+        figures[name] = _total(parts)
     return figures
 
 
@@ -94,19 +92,25 @@ def _groups_on_card(compiled, placement, degrees, stage: str) -> list[tuple]:
         found = {}
         for node_id, group in op_groups(compiled, placement).items():
             if group not in found and (stage == "whole" or group[0] in ("stack", stage)):
-                found[group] = _share(compiled, stage_fraction(placement, node_id, degrees, stage), 1)
+                found[group] = _share(compiled, stage_part(compiled, placement, degrees, stage, node_id), 1)
         compiled.memo[key] = [(group, part) for group, part in found.items() if part[0] != 0]
     return compiled.memo[key]
 
 
 def op_groups(compiled, placement) -> dict[str, tuple]:
-    """Each op's group: (first, stack or last, its stack's span where pp splits the layers, else None)."""
-    spans = bool(placement.stage_layers)
-    key = ("op groups", spans)
+    """Each op's group (card.op_group), found once per model and whether pp splits its layers."""
+    key = ("op groups", bool(placement.stage_layers))
     if key not in compiled.memo:
-        compiled.memo[key] = {
-            node_id: (where, placement.spans.get(node_id) if spans and where == "stack" else None)
-            for node_id, where in placement.stages.items()}
+        compiled.memo[key] = {node_id: op_group(placement, node_id) for node_id in placement.stages}
+    return compiled.memo[key]
+
+
+def stage_part(compiled, placement, degrees, stage: str, node_id: str):
+    """The part of its layers' copies an op has on a card of `stage` (pipeline.stage_fraction), found once per
+    pipeline split, stage and group of ops: the ops of a group share it."""
+    key = ("stage part", placement.stage_layers, degrees.pp, stage, op_groups(compiled, placement)[node_id])
+    if key not in compiled.memo:
+        compiled.memo[key] = stage_fraction(placement, node_id, degrees, stage)
     return compiled.memo[key]
 
 
@@ -139,12 +143,9 @@ def _group_sums(compiled, placement, degrees, phase: str, positions: int, shape:
 def _group_plan(compiled, placement, degrees, phase: str, positions: int, group: tuple, fields: tuple) -> list:
     """The group's ops as (their table, [(field, where the value is, numerator, denominator)] of each nonzero
     multiplier: share × layers), so that a call's sum is one pass of multiplications."""
-    units = compiled.memo.setdefault(("card units", degrees.within_a_stage(), phase, positions), {})
     plan = []
     for node_id in _members(compiled, placement)[group]:
-        if node_id not in units:
-            units[node_id] = _unit(compiled, placement, degrees, node_id, phase, positions)
-        table_key, where, unit = units[node_id]
+        table_key, where, unit = _unit(compiled, placement, degrees, node_id, phase, positions)
         layers = _share(compiled, compiled.graph.nodes[node_id]["op"].multiplicity, 1)
         choices = [_times(part, layers) for part in unit]
         terms = [(index, where[column], *choices[MULTIPLIERS[column]])
@@ -174,7 +175,7 @@ def _lowest(parts: dict) -> tuple[int, int]:
     numerator, denominator = 0, 1
     for part_denominator, part in parts.items():
         numerator, denominator = numerator * part_denominator + part * denominator, denominator * part_denominator
-    common = gcd(numerator, denominator) or 1
+    common = gcd(numerator, denominator)
     return numerator // common, denominator // common
 
 
@@ -191,12 +192,9 @@ def _plan(compiled, placement, degrees, stage: str, phase: str, positions: int) 
     key = ("card plan", degrees, stage, phase, positions)
     memo = compiled.memo
     if key not in memo:
-        units = memo.setdefault(("card units", degrees.within_a_stage(), phase, positions), {})
         plan = []
         for node_id, copies in copies_on_card(compiled, placement, degrees, stage):
-            if node_id not in units:
-                units[node_id] = _unit(compiled, placement, degrees, node_id, phase, positions)
-            table_key, where, unit = units[node_id]
+            table_key, where, unit = _unit(compiled, placement, degrees, node_id, phase, positions)
             choices = unit if copies == (1, 1) else [_times(part, copies) for part in unit]
             plan.append((table_key, where, tuple(choices[kind] for kind in MULTIPLIERS)))
         memo[key] = plan
@@ -209,14 +207,17 @@ def _unit(compiled, placement, degrees, node_id: str, phase: str, positions: int
     reads (its work where it reads none). All of it follows from the placement's split over one stage's cards,
     so it is kept for every layout that differs in pp and dp alone (a search of 4,096 cards meets a few dozen
     splits in hundreds of layouts)."""
-    given = placement.shares[node_id]
-    table_key, where = table_of(compiled, phase, node_id, group_rows(given, degrees))
-    cache = _cache_of(compiled, node_id)
-    held = _share(compiled, given.hold, positions)
-    worked = _share(compiled, given.work, positions)
-    weights = _times(worked, _share(compiled, given.positions, positions))
-    state = worked if cache is None else _share(compiled, placement.shares[cache].hold, positions)
-    return table_key, where, (held, worked, weights, state)
+    units = compiled.memo.setdefault(("card units", degrees.within_a_stage(), phase, positions), {})
+    if node_id not in units:
+        given = placement.shares[node_id]
+        table_key, where = table_of(compiled, phase, node_id, group_rows(given, degrees))
+        cache = _cache_of(compiled, node_id)
+        held = _share(compiled, given.hold, positions)
+        worked = _share(compiled, given.work, positions)
+        weights = _times(worked, _share(compiled, given.positions, positions))
+        state = worked if cache is None else _share(compiled, placement.shares[cache].hold, positions)
+        units[node_id] = table_key, where, (held, worked, weights, state)
+    return units[node_id]
 
 
 def copies_on_card(compiled, placement, degrees, stage: str) -> list[tuple[str, tuple[int, int]]]:
@@ -239,13 +240,7 @@ def _times(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 def _cache_of(compiled, node_id: str) -> str | None:
     """The op whose state an op reads (its state edge's source), or None."""
-    if ("caches read",) not in compiled.memo:
-        found = {}
-        for source, target, edge in compiled.graph.edges(data=True):
-            if edge["kind"] == "state":
-                found.setdefault(target, source)
-        compiled.memo["caches read",] = found
-    return compiled.memo["caches read",].get(node_id)
+    return topology(compiled.graph, compiled.memo).caches.get(node_id)
 
 
 def _share(compiled, share, positions: int) -> tuple[int, int]:
@@ -259,11 +254,7 @@ def _share(compiled, share, positions: int) -> tuple[int, int]:
 
 def _total(parts: dict):
     """Σ numerator/denominator over the parts of a sum, plain (integers summed as integers)."""
-    numerator, denominator = 0, 1
-    for part_denominator, part in parts.items():
-        if type(part) is not int:  # a fractional value somewhere in the sum: Fraction's arithmetic
-            return plain(sum((Fraction(n, d) for d, n in parts.items()), Fraction(0)))
-        numerator, denominator = numerator * part_denominator + part * denominator, denominator * part_denominator
-    common = gcd(numerator, denominator)
-    numerator, denominator = numerator // common, denominator // common
+    if any(type(part) is not int for part in parts.values()):  # a fractional value in the sum: Fraction's arithmetic
+        return plain(sum((Fraction(n, d) for d, n in parts.items()), Fraction(0)))
+    numerator, denominator = _lowest(parts)
     return numerator if denominator == 1 else plain(Fraction(numerator, denominator))

@@ -18,9 +18,8 @@ from ..numbers.assemble import plain
 from ..numbers.leaves import Leaf
 from ..terms.scenario import Scenario
 from .collectives import ring_steps, sent_bytes, servers_spanned
-from .figures import op_groups, positions_at
+from .figures import positions_at, stage_part
 from .nccl import Use
-from .pipeline import stage_fraction
 from .placement import Placement
 from .symbolic import SymbolicLayout
 from .values import Symbolic, as_fraction, table, values_at
@@ -102,15 +101,10 @@ def _on_stage(collective, placement: Placement, stage: str) -> bool:
 
 def _on_card(compiled, collective, placement: Placement, degrees: SymbolicLayout, stage: str):
     """The part of a collective's copies one card of `stage` takes part in: its layers' part of a repeated
-    layer's collectives (the stage send is every stage's own). Found once per pipeline split, stage and group
-    of ops (figures.op_groups: the ops of one stack's span share it)."""
+    layer's collectives (the stage send is every stage's own): its first op's (figures.stage_part)."""
     if collective.group == "pp":
         return sp.Integer(1)
-    group = op_groups(compiled, placement)[collective.edge[0]]
-    key = ("stage part", placement.stage_layers, degrees.pp, stage, group)
-    if key not in compiled.memo:
-        compiled.memo[key] = stage_fraction(placement, collective.edge[0], degrees, stage)
-    return compiled.memo[key]
+    return stage_part(compiled, placement, degrees, stage, collective.edge[0])
 
 
 def exact(expr) -> sp.Expr:
@@ -125,7 +119,7 @@ def traffic(compiled, degrees: SymbolicLayout, placement: Placement, evaluate) -
         key = ("traffic plan", degrees, evaluate.phase, positions)
         if key not in compiled.memo:
             compiled.memo[key] = [(as_fraction(c.times),
-                                   *collective_plan(compiled, c, 1, evaluate.phase, positions)[:2])
+                                   *collective_plan(compiled, c, sp.S.One, evaluate.phase, positions)[:2])
                                   for _, found in groups for c in found]
         numbers = [plain(v) for times, sent, table in compiled.memo[key]
                    for v in (times, sent * buffer_value(compiled, table, evaluate.scenario))]
@@ -164,7 +158,7 @@ def collective_plan(compiled, collective, part, phase: str, positions: int) -> t
     key = ("collective plan", collective.kind, collective.cards, collective.size, collective.times, phase, positions)
     if key not in compiled.memo:
         compiled.memo[key] = _collective_plan(compiled, collective, phase, positions)
-    if part is sp.S.One or (type(part) is int and part == 1):  # sympy's one, or a plain 1 (traffic's)
+    if part is sp.S.One:  # sympy's one, by identity (an == with it sympifies the other side)
         return compiled.memo[key]
     sent, buffer, steps = compiled.memo[key]
     share = _part(compiled, part, positions)

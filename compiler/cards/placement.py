@@ -154,7 +154,7 @@ def _place_op(graph: nx.DiGraph, topology: Topology, node_id: str, op: OpNode, d
             placement.collectives += _converted(kind, given.needs, (source, node_id), edge, producer, degrees)
     placement.layouts[node_id] = (given.output, given.work if given.output == "S" else ONE)
     stores = REGISTRY[op.kind].stores_state
-    placement.shares[node_id] = _per_card(given, stores, topology.reads_cache[node_id], degrees)
+    placement.shares[node_id] = _per_card(given, stores, node_id in topology.caches, degrees)
     if stores and degrees.cp != 1:  # ring attention: every card sees every other card's new K and V
         placement.collectives.append(Collective("all_gather", (node_id, node_id), "cp", degrees.cp,
                                                 graph.nodes[node_id]["cost"].write_state, op.multiplicity))

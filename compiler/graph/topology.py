@@ -16,7 +16,8 @@ class Topology:
     order: tuple[str, ...]                  # the ops in topological order
     inputs: dict[str, list[tuple[str, dict]]]  # an op's tensor inputs: (producer, the edge's data), in edge order
     readers: dict[str, list[str]]           # the ops reading an op's output tensor, in edge order
-    reads_cache: dict[str, bool]            # whether an op reads a state (a cache) over a state edge
+    caches: dict[str, str]                  # an op reading a state (a cache) -> the op holding it (its first
+                                            # state edge's source)
 
 
 def topology(graph: nx.DiGraph, memo: dict) -> Topology:
@@ -27,5 +28,13 @@ def topology(graph: nx.DiGraph, memo: dict) -> Topology:
             inputs={n: [(s, e) for s, _, e in graph.in_edges(n, data=True) if e["kind"] == "tensor"]
                     for n in graph.nodes},
             readers={n: [t for _, t, e in graph.out_edges(n, data=True) if e["kind"] == "tensor"] for n in graph.nodes},
-            reads_cache={n: any(e["kind"] == "state" for _, _, e in graph.in_edges(n, data=True)) for n in graph.nodes})
+            caches=_caches(graph))
     return memo["topology",]
+
+
+def _caches(graph: nx.DiGraph) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for source, target, edge in graph.edges(data=True):
+        if edge["kind"] == "state":
+            found.setdefault(target, source)
+    return found
