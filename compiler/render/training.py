@@ -26,7 +26,7 @@ def train_text(report) -> str:
                   + (f" ({t.network_bytes / GB:,.3f} GB between servers)" if t.network_bytes else "")
                   for t in busiest.traffic]
     if report.times is not None:
-        lines += [""] + _times_lines(report.times)
+        lines += [""] + _times_lines(report.times, len(report.cards) > 1)
     return "\n".join(lines) + "\n"
 
 
@@ -48,10 +48,11 @@ def _memory_table(report) -> Table:
                   "rebuilds."])
 
 
-def _times_lines(t) -> list[str]:
+def _times_lines(t, stages: bool) -> list[str]:
     source = {"given": "at the given step time", "predicted": "at the predicted step time",
               "bound": "at the full-overlap bound (an upper bound)"}[t.step_time_from]
-    return [f"  bounds on {t.device} ({t.compute_format} peak) with {t.link}:",
+    paced = f", paced by the {STAGES.get(t.stage, t.stage)}'s card" if stages else ""
+    return [f"  bounds on {t.device} ({t.compute_format} peak) with {t.link}{paced}:",
             f"    compute {t.compute:,.3f} s, communication {t.communication:,.3f} s, pipeline bubble "
             f"{t.bubble:.1%} of the ideal",
             f"    step: no overlap {t.no_overlap:,.3f} s, full overlap {t.full_overlap:,.3f} s",

@@ -1,4 +1,5 @@
-"""A step's time bounds on the busiest card and the utilisation they give (Chowdhery et al. 2022 §4.1, App. B).
+"""A step's time bounds on its slowest stage's card and the utilisation they give (Chowdhery et al. 2022 §4.1,
+App. B).
 
 Compute is the card's FLOPs at the device's peak; communication every collective of the step one after the
 other, each at NCCL's fastest algorithm and protocol (cards/nccl.py); the pipeline idles (p − 1)/(v·m) of the
@@ -11,6 +12,8 @@ peak (one figure per device: docs/training.md); otherwise at the full-overlap bo
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import BaseModel
 
 from .schedule import bubble
@@ -19,7 +22,7 @@ SYNC = ("dp", "dp_experts")
 
 
 class TrainTimes(BaseModel):
-    """Bounds of one step (seconds) on the busiest card, and what the FLOPs make of them."""
+    """Bounds of one step (seconds) on its slowest stage's card, and what the FLOPs make of them."""
 
     device: str
     link: str
@@ -34,6 +37,7 @@ class TrainTimes(BaseModel):
     mfu: float
     hfu: float
     fits: bool
+    stage: str = "whole"               # the pipeline stage whose card paces the step (its slowest)
     # expected (compiler/timing): the compute at the kernel mix's measured ratio to its bound (the forward's
     # kernels at the micro-batch's shape; the backward's GEMMs have the same sizes), the model-parallel
     # collectives after it on the critical path, the pipeline's bubble; the data-parallel gradient sync
@@ -43,38 +47,62 @@ class TrainTimes(BaseModel):
     efficiency_table: str | None = None
 
 
-def step_times(report, card, sheets, step_time: float | None, efficiency: float | None,
-               peak_format: str | None, kernels: float | None = None, table: str | None = None) -> TrainTimes:
+def step_times(report, sheets, step_time: float | None, efficiency: float | None, peak_format: str | None,
+               kernels: float | None = None, table: str | None = None) -> TrainTimes:
+    """The step's bounds and expected time: every stage runs every micro-batch, so the step waits for its
+    slowest stage's card (the last stage's output head can outweigh the first stage's embedding and extra
+    layers), while whether it fits is the most loaded card's (report.busiest)."""
     device, link, network = sheets
 
     fmt = peak_format or _default_format(device)
     peak = device.peak_for(fmt)
-    compute = (card.flops_matrix + card.flops_nonmatrix) / peak
-    model_parallel = sum(t.seconds for t in card.traffic if t.group not in SYNC)
-    sync = sum(t.seconds for t in card.traffic if t.group in SYNC)
     idle = float(bubble(report.layout.pp, report.layout.vp, report.micro_batches))
-    no_overlap = (compute + model_parallel) * (1 + idle) + sync
-    full_overlap = max(compute * (1 + idle), model_parallel + sync)
+    stages = [_stage_times(card, peak, idle, kernels) for card in report.cards]
+    slowest = max(stages, key=lambda stage: (stage.full_overlap, stage.no_overlap))
+    compute, traffic, full_overlap = slowest.compute, slowest.model_parallel + slowest.sync, slowest.full_overlap
     if step_time is not None:
         if step_time < full_overlap:
-            raise _below_bound(step_time, full_overlap, compute * (1 + idle), model_parallel + sync, device, fmt)
+            raise _below_bound(step_time, full_overlap, compute * (1 + idle), traffic, device, fmt)
         used, source = step_time, "given"
     elif efficiency is not None:
-        used, source = max(compute / efficiency * (1 + idle), model_parallel + sync), "predicted"
+        used = max(max(s.compute / efficiency * (1 + idle), s.model_parallel + s.sync) for s in stages)
+        source = "predicted"
     else:
         used, source = full_overlap, "bound"
     all_peak = peak * report.layout.cards * used
+    expected = None if kernels is None else max(max(s.expected for s in stages), full_overlap)
+    busiest = next(card for card in report.cards if card.stage == report.busiest)
+    return TrainTimes(device=device.name, link=link.name, compute_format=fmt, compute=compute,
+                      communication=traffic, bubble=idle, no_overlap=slowest.no_overlap,
+                      full_overlap=full_overlap, step_time=used, step_time_from=source,
+                      mfu=report.model_flops / all_peak, hfu=report.flops_matrix / all_peak,
+                      fits=busiest.memory_bytes <= device.memory, stage=slowest.stage, expected=expected,
+                      expected_mfu=None if expected is None else report.model_flops / (
+                          peak * report.layout.cards * expected), efficiency_table=table)
+
+
+class _StageTimes(NamedTuple):
+    stage: str
+    compute: float
+    model_parallel: float
+    sync: float
+    no_overlap: float
+    full_overlap: float
+    expected: float
+
+
+def _stage_times(card, peak: float, idle: float, kernels: float | None) -> _StageTimes:
+    """One stage's card: compute at the peak, its collectives, the bounds they give, and its expected time."""
+    compute = (card.flops_matrix + card.flops_nonmatrix) / peak
+    model_parallel = sum(t.seconds for t in card.traffic if t.group not in SYNC)
+    sync = sum(t.seconds for t in card.traffic if t.group in SYNC)
+    no_overlap = (compute + model_parallel) * (1 + idle) + sync
+    full_overlap = max(compute * (1 + idle), model_parallel + sync)
     # the model-parallel collectives at their measured bus bandwidth where the table has them (Traffic)
     measured = sum(t.seconds if t.expected_seconds is None else t.expected_seconds
                    for t in card.traffic if t.group not in SYNC)
-    expected = None if kernels is None else max((compute * kernels + measured) * (1 + idle), full_overlap)
-    return TrainTimes(device=device.name, link=link.name, compute_format=fmt, compute=compute,
-                      communication=model_parallel + sync, bubble=idle, no_overlap=no_overlap,
-                      full_overlap=full_overlap, step_time=used, step_time_from=source,
-                      mfu=report.model_flops / all_peak, hfu=report.flops_matrix / all_peak,
-                      fits=card.memory_bytes <= device.memory, expected=expected,
-                      expected_mfu=None if expected is None else report.model_flops / (
-                          peak * report.layout.cards * expected), efficiency_table=table)
+    expected = 0.0 if kernels is None else max((compute * kernels + measured) * (1 + idle), full_overlap)
+    return _StageTimes(card.stage, compute, model_parallel, sync, no_overlap, full_overlap, expected)
 
 
 def _below_bound(step_time: float, bound: float, compute: float, traffic: float, device, fmt: str):
@@ -86,7 +114,7 @@ def _below_bound(step_time: float, bound: float, compute: float, traffic: float,
     return ArchError([Diagnostic(
         code="E410", message=f"a measured step of {step_time:.4g} s is below the step's lower bound, {bound:.4g} s "
                              f"({what}); at it the cards would run at {bound / step_time:.0%} of their peak",
-        hint="check --step-time, the layout (the bound is per busiest card), --device and --compute")])
+        hint="check --step-time, the layout (the bound is the slowest stage's card), --device and --compute")])
 
 
 def _default_format(device) -> str:

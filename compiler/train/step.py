@@ -175,7 +175,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
                          cards=cards, busiest=busiest.stage)
     if sheets is not None:
         kernels = None if table is None else kernel_mix(compiled, setup, sheets[0], peak_format, table, degrees)
-        report.times = step_times(report, busiest, sheets, step_time, efficiency, peak_format, kernels,
+        report.times = step_times(report, sheets, step_time, efficiency, peak_format, kernels,
                                   None if table is None else table.file)
     return report
 
