@@ -750,3 +750,17 @@ def test_expert_tensor_parallelism_splits_each_expert_inside_its_ep_rank():
     for text, words in (("tp=4,etp=2", "give ep > 1"), ("tp=4,ep=4,etp=2", "ep × etp = 8 does not divide")):
         with pytest.raises(ArchError, match=words):
             parse_layout(text)
+
+
+@pytest.mark.parametrize("name, words, between", [("gb200", "tp=8,ep=16,dp=2", 0), ("h100-sxm", "tp=8,ep=16,dp=2", 1),
+                                                  ("gb200", "tp=8,ep=16,dp=2,node=8", 1)])
+def test_a_layout_on_a_gb200_stays_inside_its_nvlink_domain(name, words, between):
+    """A GB200 NVL72's 72 GPUs are one NVLink domain (its sheet's `domain`): a layout on it that names no `node`
+    has servers of 72, so an expert all-to-all over 16 cards sends nothing over the network; on HGX H100s, or
+    when the layout says node=8, half of each card's peers are in the other server."""
+    model, wire = compiled(QWEN_235B), link("nvlink5")
+    report = layout_report(model, parse_layout(words), "decode", DECODE_8K, device(name), wire, network=link("ib_ndr"))
+    network = sum(card.network_bytes for card in report.cards)
+    assert (network > 0) == bool(between)
+    assert report.layout.node == (72 if name == "gb200" and "node" not in words else 8)
+    assert ("servers of 72" in report.layout.text()) == (report.layout.node == 72)

@@ -30,7 +30,7 @@ class Layout(BaseModel):
     vp: int = Degree                  # model chunks per card: the interleaved schedule of a training step
     sequence_parallel: bool = False   # Megatron-SP: each all-reduce as a reduce-scatter and an all-gather
     micro_batches: int = Field(1, ge=1, le=100_000)
-    node: int = Field(8, ge=1, le=100_000)           # cards per server
+    node: int = Field(8, ge=1, le=100_000)           # cards per server (SERVER, or the device's: on_device)
     limit: int | None = Field(None, ge=1, le=100_000)  # servers a token is sent to at most (node-limited routing)
     dispatch: str | None = None       # the format tokens travel to their experts in, e.g. fp8
     imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
@@ -90,9 +90,31 @@ class Layout(BaseModel):
                                                       (f"VP {self.vp}", self.vp > 1),
                                                       (f"{self.redundant} redundant experts", self.redundant),
                                                       (f"ETP {self.etp}", self.etp > 1),
-                                                      (f"≤ {self.limit} servers a token", self.limit)) if on)
+                                                      (f"≤ {self.limit} servers a token", self.limit),
+                                                      (f"servers of {self.node}", self.node != SERVER)) if on)
         cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
         return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
+
+
+# cards a server holds where a layout names no `node`: an HGX board's 8, which the cards without NVLink share too
+# (they talk over the --link given, PCIe)
+SERVER = 8
+
+
+def server_cards(device) -> int:
+    """The cards one server of `device` holds: its NVLink domain where that is wider than a board (a GB200
+    NVL72's 72 GPUs are one domain, stdlib/hardware.arch), else SERVER."""
+    return SERVER if device is None else max(SERVER, device.domain)
+
+
+def on_device(layout: Layout, device) -> Layout:
+    """The layout with the device's servers (server_cards) unless it names `node` itself: a collective over 16
+    GB200 cards stays inside their NVLink domain instead of crossing the network."""
+    node = server_cards(device)
+    # node-limited routing counts servers as the layout names them (DeepSeek-V3's of 8)
+    if "node" in layout.model_fields_set or layout.limit is not None or layout.node == node:
+        return layout
+    return layout.model_copy(update={"node": node})
 
 
 WORDS = {"mb": "micro_batches", "imb": "imbalance", "sp": "sequence_parallel"}

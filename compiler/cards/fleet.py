@@ -14,7 +14,7 @@ from ..numbers.evaluate import state_bytes_at
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
-from .degrees import Layout
+from .degrees import SERVER, Layout, server_cards
 from .figures import card_figures
 from .layout import LayoutReport, Number, compute_format, layout_cards
 from .pipeline import stage_keys
@@ -146,13 +146,14 @@ class Fit(BaseModel):
     step_expected: float | None = None   # compiler/timing, where the device has kernel measurements
 
 
-def layouts(cards: int, experts: bool) -> Iterator[Layout]:
-    """Every (TP, EP, PP, DP) with TP·PP·DP = cards, EP dividing TP·DP (EP = 1 for a model without experts)."""
+def layouts(cards: int, experts: bool, node: int = SERVER) -> Iterator[Layout]:
+    """Every (TP, EP, PP, DP) with TP·PP·DP = cards, EP dividing TP·DP (EP = 1 for a model without experts), on
+    servers of `node` cards (server_cards: the device's)."""
     for tp in _divisors(cards):
         for pp in _divisors(cards // tp):
             dp = cards // (tp * pp)
             for ep in (_divisors(tp * dp) if experts else (1,)):
-                yield Layout(tp=tp, ep=ep, pp=pp, dp=dp)
+                yield Layout(tp=tp, ep=ep, pp=pp, dp=dp, node=node)
 
 
 def _divisors(n: int) -> list[int]:
@@ -179,7 +180,7 @@ def ranked(compiled, cards: int, device: Device, link: Link, context: int, batch
     """Every layout of `cards` cards, those that fit first, then by the decode step's bound; with `top`, the
     first `top` of them, the same rows, found by the screen (screen.py) and evaluated exactly."""
     experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
-    candidates = list(layouts(cards, experts))
+    candidates = list(layouts(cards, experts, server_cards(device)))
     if top is not None and top < len(candidates):
         found = _screened(compiled, candidates, device, link, context, batch, workspace, compute, table, top)
         if found is not None:

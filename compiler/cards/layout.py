@@ -11,7 +11,7 @@ from ..numbers.assemble import plain
 from ..numbers.plain import PlainEvaluator
 from ..terms.scenario import Scenario
 from .card import stage_cost
-from .degrees import Layout, refused
+from .degrees import Layout, on_device, refused
 from .expected import kernel_ratio
 from .figures import card_figures
 from .flows import Flow, Traffic, card_flows, exact, flow_figures, flow_uses, traffic
@@ -86,6 +86,7 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds, at the
     device's peak for `peak_format` (default: compute_format)."""
+    layout = on_device(layout, device)
     found = layout_cards(compiled, layout, phase, scenario, device, link, peak_format, network, table)
     evaluate, degrees, placement = found.evaluate, found.degrees, found.placement
     whole = evaluate(compiled.total("params"), "params")
@@ -111,6 +112,7 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
                  link: Link | None = None, peak_format: str | None = None,
                  network: Link | None = None, table=None) -> LayoutCards:
     """layout_report's cards and time bounds, without the whole model's traffic and parameter totals."""
+    layout = on_device(layout, device)
     _check_splits(layout, phase, scenario)
     degrees = degrees_of(compiled, layout)
     placement = placed(compiled, degrees)

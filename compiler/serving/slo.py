@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from archcost.dsl.errors import ArchError
 
-from ..cards.degrees import Layout
+from ..cards.degrees import SERVER, Layout, server_cards
 from ..cards.fleet import layouts
 from ..cards.placement import splits_evenly
 from ..cards.symbolic import degrees_of
@@ -61,15 +61,15 @@ class SloSearch(BaseModel):
     split: Disaggregated | None = None
 
 
-def replicas(cards: int, experts: bool) -> list[tuple[Layout, Layout]]:
+def replicas(cards: int, experts: bool, node: int = SERVER) -> list[tuple[Layout, Layout]]:
     """(the layout over all cards, its smallest replica: the fewest data-parallel copies its EP group spans) for
-    every (TP, EP, PP) of `cards` cards, each once."""
+    every (TP, EP, PP) of `cards` cards on servers of `node` cards, each once."""
     found: dict[tuple[int, int, int], tuple[Layout, Layout]] = {}
-    for whole in layouts(cards, experts):
+    for whole in layouts(cards, experts, node):
         smallest = whole.ep // math.gcd(whole.ep, whole.tp)
         key = (whole.tp, whole.ep, whole.pp)
         if key not in found:
-            found[key] = (whole, Layout(tp=whole.tp, ep=whole.ep, pp=whole.pp, dp=smallest))
+            found[key] = (whole, Layout(tp=whole.tp, ep=whole.ep, pp=whole.pp, dp=smallest, node=node))
     return list(found.values())
 
 
@@ -77,7 +77,7 @@ def search(serving: Serving, cards: int, ttft: float, tpot: float, top: int = 10
            split: bool = False) -> SloSearch:
     compiled = serving.compiled
     experts = any(data["op"].shard[0] == "ep" for _, data in compiled.graph.nodes(data=True))
-    candidates = _servable(serving, replicas(cards, experts))
+    candidates = _servable(serving, replicas(cards, experts, server_cards(serving.device)))
     if not candidates:
         raise refused(f"no layout of {cards:,} × {serving.device.name} holds one request of "
                       f"{serving.isl + serving.osl:,} positions under {serving.engine.name}'s KV budget",

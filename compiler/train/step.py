@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from archcost.dsl.errors import ArchError, Diagnostic
 
 from ..cards.card import group_rows, on_card
-from ..cards.degrees import Layout
+from ..cards.degrees import Layout, on_device
 from ..cards.pipeline import stage_index, stage_keys
 from ..cards.placement import placed
 from ..graph.ir import outermost
@@ -156,6 +156,7 @@ def train_report(compiled, layout: Layout, setup: TrainSetup, sheets=None, step_
     if sheets is None and (step_time is not None or efficiency is not None):
         raise contradiction("a step time or an efficiency is read against a device's peak: give the device and "
                             "the link with it")
+    layout = on_device(layout, None if sheets is None else sheets[0])
     check_setup(compiled, layout, setup)
     count = micro_batches(layout, setup)
     degrees = layout.degrees(formats=compiled.ir.formats)
