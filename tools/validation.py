@@ -52,6 +52,11 @@ SPECS = {"LLAMA3_8B": "llama-3.1-8b", "LLAMA3-8B": "llama-3.1-8b", "Llama3 8B": 
 # device keys of the collection → (device sheet, link inside a server, network between servers)
 DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": ("a100", "nvlink3", "ib_hdr"),
            "h200_sxm": ("h200", "nvlink4", "ib_ndr"), "b200": ("b200", "nvlink5", "ib_ndr"),
+           # a GB200 NVL72's NVLink joins its 72 GPUs (the sheet's domain: a layout's servers, on_device); its
+           # racks talk over one ConnectX-7 per GPU (4 a compute tray of 4 GPUs: docs.nvidia.com/dgx/
+           # dgxgb200-user-guide/hardware.html; mlcommons/inference_results_v6.1 Crusoe's GB200-NVL72 system
+           # description), at most 400 Gb/s, InfiniBand NDR's rate
+           "gb200": ("gb200", "nvlink5", "ib_ndr"),
            "l40s": ("l40s", "pcie4", "ib_ndr")}  # no NVLink: the cards of a server talk over PCIe 4.0 x16
 # Megatron's runs of 2022 (Korthikanti et al., Narayanan et al.): before FlashAttention they kept the score matrix
 # (its fused softmax), where every later run's framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention
