@@ -27,16 +27,18 @@ COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 # table file → (AIConfigurator system, TRT-LLM version of its collected GEMM table, formats: ours → its dtype)
 TABLES = {"h100_sxm": ("h100_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
           "h200": ("h200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
-          "b200": ("b200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
-          "gb200": ("gb200", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
-          "b300": ("b300_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
+          "b200": ("b200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
+          "gb200": ("gb200", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
+          "b300": ("b300_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
           "a100": ("a100_sxm", "1.0.0", {"bf16": "bfloat16"}),
           "l40s": ("l40s", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"})}
 # table file → (AIConfigurator system, formats) of its MoE sweeps (TRT-LLM 1.3.0rc20's; the A100 has none)
 MOE = {"h100_sxm": ("h100_sxm", {"bf16": "bfloat16", "fp8": "fp8"}),
        "h200": ("h200_sxm", {"bf16": "bfloat16", "fp8": "fp8"}),
-       "b200": ("b200_sxm", {"bf16": "bfloat16", "fp8": "fp8"}),
-       "gb200": ("gb200", {"bf16": "bfloat16", "fp8": "fp8"}), "b300": ("b300_sxm", {"bf16": "bfloat16", "fp8": "fp8"})}
+       # Blackwell's FP4: NVFP4 (an FP8 scale per 16 values), the products in FP4 (fractions.BYTES)
+       "b200": ("b200_sxm", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
+       "gb200": ("gb200", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
+       "b300": ("b300_sxm", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"})}
 WIDTHS = (1024, 2048, 4096, 8192, 16384)
 ROWS = tuple(2**e for e in range(15))  # 1 … 16,384 rows, as the shipped points are spaced
 BEGIN = "# --- GEMM sweeps (tools/gemm_sweeps.py): the (n, k) grid a tensor-parallel card's products run at ---"

@@ -274,7 +274,7 @@ def predict_served(row: Served, models: dict) -> None:
     offline = "offline" in str(workload.get("mode")) and workload.get("isl") and workload.get("osl")
     row.missing = _missing((("no spec of this model", row.spec is None),
                             ("no efficiency table or sheet for this device", sheets is None),
-                            (f"number format `{fmt}`", fmt not in ("fp8", "bf16", "fp16")),
+                            (f"number format `{fmt}`", fmt not in ("fp4", "fp8", "bf16", "fp16")),
                             ("not an offline max-throughput run", not offline),
                             ("no throughput printed", not isinstance(row.measured, (int, float)))))
     if row.missing:
@@ -361,6 +361,12 @@ def ran_the_presets_scheduler(engine: str, version) -> bool:
     return tuple(int(n) for n in numbers) >= TRTLLM_OVERLAP_FROM
 
 
+# what a low-precision serving run stores: TensorRT-LLM's FP8 checkpoints (nvidia/*-FP8) FP8 weights and KV cache;
+# its FP4 ones (nvidia/*-FP4, ModelOpt's NVFP4: 4 bits and an FP8 scale per 16 values, the output head kept) NVFP4
+# weights and, as the FP8 runs, an FP8 KV cache (the tables print no KV format: the same for every row)
+LOW_PRECISION = {"fp8": {"weights": "fp8", "kv": "fp8"}, "fp4": {"weights": "fp4_b16", "kv": "fp8"}}
+
+
 def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str, request_rate=None):
     """`archcost throughput` of a serving run as its source states it (the layout, FP8 weights, KV cache and
     products for an FP8 run, the engine's defaults), or None with what refused it in `row.missing`."""
@@ -377,7 +383,7 @@ def _served(row: Predicted, models: dict, fmt: str, sheet_name: str, engine: str
     given = run.get("layout") or {}
     row.layout = ",".join(f"{k}={given[k]}" for k in ("tp", "pp", "ep") if isinstance(given.get(k), int)
                           and given[k] > 1) or "tp=1"
-    options = Conventions(**({"weights": "fp8", "kv": "fp8"} if fmt == "fp8" else {}))
+    options = Conventions(**LOW_PRECISION.get(fmt, {}))
     key = (row.spec, fmt)
     try:
         if key not in models:
@@ -557,7 +563,11 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
             "than expected (-7 to +47 % and +23 to +63 %): no collective measured on the servers these rows ran on "
             "is published, so their all-reduces take NCCL's model at a PCIe 4.0 x16 link's bandwidth; the one L40S "
             "server AIConfigurator measured all-reduced at a twentieth of that, which would put these rows at "
-            "-43 to -87 % instead. The table ships no collective for the L40S (its header says why)."]
+            "-43 to -87 % instead. The table ships no collective for the L40S (its header says why). The FP4 rows "
+            "(B200 and GB200) run NVFP4 weights and products at AIConfigurator's NVFP4 GEMM and MoE measurements "
+            "and an FP8 KV cache, which the tables do not print; most serve more than expected: Qwen3-235B-A22B "
+            "and Llama 4 Maverick as their FP8 rows do (attention data parallelism run here as TP 8), and the "
+            "long prompts (ISL 20,000, -48 and -57 %) with a batch of 35 to 37 that the FP8 cache's room allows."]
     out += ["", "### Serving figures not predicted yet", "", "| run | model | device | what is missing |",
             "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in served

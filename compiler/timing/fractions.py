@@ -14,7 +14,10 @@ import math
 
 from .tables import Point, Table, refused_point
 
-BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5, "int4": 0.5}
+# a measured kernel's operand width in its format; Blackwell's FP4 tensor cores take block-scaled values, and the
+# FP4 points are AIConfigurator's NVFP4 kernels: 4 bits and one FP8 scale per 16 values (stdlib/formats.arch's
+# fp4_b16), 0.5625 bytes
+BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5625, "int4": 0.5}
 # for each kind: the shape value interpolated along, and the shape fields that pick the nearest points
 AXES = {"gemm": ("m", ("n", "k")), "grouped_gemm": ("tokens_per_expert", ("hidden", "inter", "experts")),
         "attention_prefill": ("seq", ("head_dim",)), "attention_decode": ("kv_read", ("head_dim",)),
