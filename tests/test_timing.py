@@ -29,8 +29,8 @@ from archcost.compiler.timing import fractions, tables
 from archcost.dsl.errors import ArchError
 
 SHIPPED = sorted((ROOT / "stdlib" / "efficiency").glob("*.toml"))
-LINKS = {"h100_sxm": "nvlink4", "h200": "nvlink4", "b200": "nvlink5", "gb200": "nvlink5", "b300": "nvlink5",
-         "a100": "nvlink3", "l40s": "pcie4"}
+LINKS = {"h100_sxm": "nvlink4", "h200": "nvlink4", "b200": "nvlink5", "gb200": "nvlink5", "gb300": "nvlink5",
+         "b300": "nvlink5", "a100": "nvlink3", "l40s": "pcie4"}
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

@@ -29,6 +29,7 @@ COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 REFERENCE = ("b200", "b200_sxm")  # the table whose points are read again, and its AIConfigurator system
 # table file → (AIConfigurator system, the device as its table names it, how the header names the device)
 TABLES = {"gb200": ("gb200", "gb200", "the GB200 (one GPU of a GB200 NVL72)"),
+          "gb300": ("gb300", "gb300", "the GB300 (one GPU of a GB300 NVL72)"),
           "b300": ("b300_sxm", "b300", "the B300 (HGX)")}
 BEGIN = "# --- GEMM sweeps (tools/gemm_sweeps.py)"
 SOURCE = re.compile(r'^source = "(?P<repo>ai-dynamo/aiconfigurator)@(?P<commit>[0-9a-f]{40}) (?P<path>\S+) '

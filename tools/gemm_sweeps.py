@@ -29,6 +29,7 @@ TABLES = {"h100_sxm": ("h100_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8
           "h200": ("h200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"}),
           "b200": ("b200_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
           "gb200": ("gb200", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
+          "gb300": ("gb300", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
           "b300": ("b300_sxm", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
           "a100": ("a100_sxm", "1.0.0", {"bf16": "bfloat16"}),
           "l40s": ("l40s", "1.3.0rc20", {"bf16": "bfloat16", "fp8": "fp8"})}
@@ -38,6 +39,7 @@ MOE = {"h100_sxm": ("h100_sxm", {"bf16": "bfloat16", "fp8": "fp8"}),
        # Blackwell's FP4: NVFP4 (an FP8 scale per 16 values), the products in FP4 (fractions.BYTES)
        "b200": ("b200_sxm", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
        "gb200": ("gb200", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
+       "gb300": ("gb300", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"}),
        "b300": ("b300_sxm", {"bf16": "bfloat16", "fp8": "fp8", "fp4": "nvfp4"})}
 WIDTHS = (1024, 2048, 4096, 8192, 16384)
 ROWS = tuple(2**e for e in range(15))  # 1 … 16,384 rows, as the shipped points are spaced

@@ -57,6 +57,8 @@ DEVICES = {"h100_sxm_80gb": ("h100-sxm", "nvlink4", "ib_ndr"), "a100_sxm_80gb": 
            # dgxgb200-user-guide/hardware.html; mlcommons/inference_results_v6.1 Crusoe's GB200-NVL72 system
            # description), at most 400 Gb/s, InfiniBand NDR's rate
            "gb200": ("gb200", "nvlink5", "ib_ndr"),
+           # GB300 NVL72 and HGX B300: one ConnectX-8 at 800 Gb/s a GPU (stdlib/hardware.arch's xdr_800g)
+           "gb300": ("gb300", "nvlink5", "xdr_800g"), "b300": ("b300", "nvlink5", "xdr_800g"),
            "l40s": ("l40s", "pcie4", "ib_ndr")}  # no NVLink: the cards of a server talk over PCIe 4.0 x16
 # Megatron's runs of 2022 (Korthikanti et al., Narayanan et al.): before FlashAttention they kept the score matrix
 # (its fused softmax), where every later run's framework (Transformer Engine, torchtitan, NeMo) runs FlashAttention

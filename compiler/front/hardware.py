@@ -48,7 +48,8 @@ class Device(BaseModel):
 # stdlib/hardware.arch says which): NVLink of its generation, the H800's cut NVLink, PCIe where there is none
 OWN_LINK = {"a100": "nvlink3", "a100_40gb": "nvlink3", "h100_sxm": "nvlink4", "h200": "nvlink4", "h20": "nvlink4",
             "h800": "nvlink4_h800", "h100_pcie": "nvlink_bridge", "b200": "nvlink5", "b300": "nvlink5",
-            "gb200": "nvlink5", "rtx_2080_ti": "pcie4", "rtx_4090": "pcie4", "rtx_6000_ada": "pcie4", "l40s": "pcie4"}
+            "gb200": "nvlink5", "gb300": "nvlink5", "rtx_2080_ti": "pcie4", "rtx_4090": "pcie4",
+            "rtx_6000_ada": "pcie4", "l40s": "pcie4"}
 
 
 def own_link(device_name: str) -> Link:
