@@ -46,9 +46,10 @@ class Card(BaseModel):
 
 
 class Times(BaseModel):
-    """Lower bounds of one call's time (seconds): one micro-batch on the most loaded stage's card, and the
-    step of all micro-batches through the pipeline: (micro_batches + pp − 1) stage times for a call that
-    fills and drains it, max(micro_batches, pp) for a decode step in the steady state (pipeline_slots)."""
+    """Lower bounds of one call's time (seconds): one micro-batch on the slowest stage's card (every stage runs
+    every micro-batch, so the pipeline waits for it), and the step of all micro-batches through the pipeline:
+    (micro_batches + pp − 1) stage times for a call that fills and drains it, max(micro_batches, pp) for a
+    decode step in the steady state (pipeline_slots)."""
 
     device: str
     link: str
@@ -59,6 +60,7 @@ class Times(BaseModel):
     no_overlap: float           # the step: its stage times × (compute + memory + communication)
     full_overlap: float         # the step: its stage times × the largest of the three
     bubble: float               # the idle part of the step: (stage times − m) / stage times
+    stage: str = "whole"        # the stage whose card paces the step: the longest without overlap
     # expected (compiler/timing): the card's compute-or-memory bound times the kernel mix's measured ratio, then
     # the collectives at their measured bus bandwidth, one after the other (a layer waits for its all-reduce)
     expected: float | None = None
@@ -126,18 +128,32 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
     times = None
     if timed:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
-        card, waits = busiest, uses[busiest.stage]
+        fmt = peak_format or compute_format(compiled, device)
+        # NCCL's model of each collective a stage's card waits for: the bound and the floor
+        bounds = {stage: [seconds(use, link, network or link) for use in waits] for stage, waits in uses.items()}
+        card = _slowest(cards, bounds, layout, device, link, fmt, phase == "decode")
+        waits = uses[card.stage]
         if micro.B != replica.B:  # one micro-batch's share of the replica's requests
             waits = []
-            card = _card(compiled, placement, degrees, busiest.stage, PlainEvaluator(compiled, phase, micro), waits)
-        fmt = peak_format or compute_format(compiled, device)
-        bounds = [seconds(use, link, network or link) for use in waits]  # NCCL's model: the bound and the floor
-        times = _times(card, bounds, layout, device, link, fmt, steady=phase == "decode")
+            card = _card(compiled, placement, degrees, card.stage, PlainEvaluator(compiled, phase, micro), waits)
+            bounds[card.stage] = [seconds(use, link, network or link) for use in waits]
+        times = _times(card, bounds[card.stage], layout, device, link, fmt, steady=phase == "decode")
         if table is not None:
-            times = _expected(times, waits, bounds, layout, device, link, network or link, table,
+            times = _expected(times, waits, bounds[card.stage], layout, device, link, network or link, table,
                               kernel_ratio(compiled, device, phase, micro, fmt, table, degrees=degrees),
                               phase == "decode")
     return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
+
+
+def _slowest(cards: list[Card], bounds: dict, layout: Layout, device: Device, link: Link, fmt: str,
+             steady: bool) -> Card:
+    """The card whose stage paces the step: the longest stage time without overlap (then with it), the first of
+    equals kept. A pipeline's last stage runs the output head, its first the embedding's lookup."""
+    if len(cards) == 1:
+        return cards[0]
+    paces = [(found.no_overlap, found.full_overlap) for found in
+             (_times(card, bounds[card.stage], layout, device, link, fmt, steady) for card in cards)]
+    return cards[paces.index(max(paces))]
 
 
 def compute_format(compiled, device: Device) -> str:
@@ -275,4 +291,4 @@ def _times(card: Card, bounds: list[float], layout: Layout, device: Device, link
                  communication=communication,
                  no_overlap=slots * (compute + memory + communication),
                  full_overlap=slots * max(compute, memory, communication),
-                 bubble=(slots - layout.micro_batches) / slots)
+                 bubble=(slots - layout.micro_batches) / slots, stage=card.stage)

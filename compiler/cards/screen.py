@@ -43,7 +43,7 @@ def screen(compiled, candidates: list, device, link, context: int, batch: int, w
     """(refused, free, step_no_overlap) of every candidate layout of a decode search at `context` positions
     and `batch` requests: refused where the exact search refuses the layout (uneven heads, experts or
     stages), else the bytes its busiest card leaves free (fleet.Fit.free_bytes, negative: it does not fit)
-    and its decode step's no-overlap bound in seconds."""
+    and its decode step's no-overlap bound in seconds (its slowest stage's card's)."""
     count = len(candidates)
     tp = np.array([c.tp for c in candidates], dtype=np.float64)
     ep = np.array([c.ep for c in candidates], dtype=np.float64)
@@ -110,10 +110,10 @@ def _letters(compiled, candidate, split_experts: bool):
 
 def _costed(compiled, layouts: list, tp: np.ndarray, ep: np.ndarray, pp: list[int], split_experts: bool,
             scenario: Scenario, device, link, peak: float) -> tuple[np.ndarray, np.ndarray]:
-    """(memory of the busiest card, the decode step's no-overlap bound) of layouts alike in structure. A card's
-    figures are linear in its ops' copies, and the copies of every op of one stack (or of the ops before or
-    after the layers) are the same part of its multiplicity: each such group's Σ value × share × multiplicity
-    is taken once, then each pipeline position takes its part of every group."""
+    """(memory of the busiest card, the decode step's no-overlap bound: its slowest stage's) of layouts alike in
+    structure. A card's figures are linear in its ops' copies, and the copies of every op of one stack (or of the
+    ops before or after the layers) are the same part of its multiplicity: each such group's Σ value × share ×
+    multiplicity is taken once, then each pipeline position takes its part of every group."""
     degrees, placement = _letters(compiled, layouts[0], split_experts)
     letters = {sp.Symbol("tp", positive=True, integer=True): tp, sp.Symbol("ep", positive=True, integer=True): ep,
                P: np.ones_like(tp)}
@@ -129,6 +129,7 @@ def _costed(compiled, layouts: list, tp: np.ndarray, ep: np.ndarray, pp: list[in
              for source, seconds in collective_seconds(compiled, placement, degrees, layouts, tp, ep, value, shape,
                                                        link)]
     best = (np.full(len(layouts), -np.inf), np.full(len(layouts), -np.inf), np.zeros(len(layouts)))
+    slowest = np.full(len(layouts), -np.inf)  # the step waits for its slowest stage (layout._slowest)
     slots = np.array(pp, dtype=np.float64)  # a decode step's pipeline slots: max(micro-batches, pp), mb = 1
     pipelined = np.array([bool(split) for split in splits])[row]
     stage_names = [_stage_names(split) for split in splits]
@@ -139,7 +140,8 @@ def _costed(compiled, layouts: list, tp: np.ndarray, ep: np.ndarray, pp: list[in
             part = _Parts(compiled, splits, names, row, representatives)
             memory, flops, step = _position(groups, waits, part, pipelined & present, tp, device, peak)
             best = _heavier(best, present, memory, flops, slots * step)
-    return best[0], best[2]
+            slowest = np.where(present, np.maximum(slowest, slots * step), slowest)
+    return best[0], slowest
 
 
 class _Parts(dict):

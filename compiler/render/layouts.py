@@ -5,6 +5,7 @@ from __future__ import annotations
 from .table import Table
 
 GB = 1e9
+STAGE_NAMES = {"whole": "each", "first": "first stage", "last": "last stage"}
 
 
 def layout_text(report) -> str:
@@ -23,8 +24,9 @@ def layout_text(report) -> str:
         ]
     if report.times is not None:
         t = report.times
-        lines += ["", f"  bounds on {t.device} ({t.compute_format} peak) with {t.link}, one micro-batch on the most "
-                      "loaded card:",
+        whose = "the most loaded card" if len(report.cards) == 1 else (
+            f"the {STAGE_NAMES.get(t.stage, t.stage)}'s card, the slowest")
+        lines += ["", f"  bounds on {t.device} ({t.compute_format} peak) with {t.link}, one micro-batch on {whose}:",
                   f"    compute {t.compute * 1e3:,.4f} ms, memory {t.memory * 1e3:,.4f} ms, "
                   f"communication {t.communication * 1e3:,.4f} ms",
                   ("  the step" if report.layout.pp == 1 and report.layout.micro_batches == 1 else
@@ -46,7 +48,7 @@ def cards_table(report) -> Table:
     rows = []
     for card in report.cards:
         mark = " (most loaded)" if card.stage == report.busiest and len(report.cards) > 1 else ""
-        name = {"whole": "each", "first": "first stage", "last": "last stage"}.get(card.stage, card.stage)
+        name = STAGE_NAMES.get(card.stage, card.stage)
         rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.3f}",
                      f"{card.state_bytes / GB:,.3f}", f"{card.flops_matrix / 1e12:,.4f}",
                      f"{(card.read_bytes + card.write_bytes) / GB:,.3f}", f"{card.sent_bytes / 1e6:,.3f}"])
@@ -84,7 +86,8 @@ def fits_text(model: str, fits: list, device, link, context: int, batch: int) ->
                    "H_max", "step (ms)", "overlapped (ms)"] + (["expected (ms)"] if expected else []), rows,
                   ["Per card, most loaded card. B_max: requests of the context all replicas hold; H_max: the "
                    "positions each request of the batch can reach. step: one decode step's lower bound without "
-                   "overlap, then with compute, memory and communication fully overlapped" + (
+                   "overlap (its slowest stage's card), then with compute, memory and communication fully "
+                   "overlapped" + (
                        ", then expected (kernel efficiencies measured on the device, stdlib/efficiency)"
                        if expected else "") + ". Those that fit come first, fastest first."],
                   text_columns=5)

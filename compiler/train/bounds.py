@@ -58,7 +58,8 @@ def step_times(report, sheets, step_time: float | None, efficiency: float | None
     peak = device.peak_for(fmt)
     idle = float(bubble(report.layout.pp, report.layout.vp, report.micro_batches))
     stages = [_stage_times(card, peak, idle, kernels) for card in report.cards]
-    slowest = max(stages, key=lambda stage: (stage.full_overlap, stage.no_overlap))
+    # the longest without overlap, then with it: the rule a layout's call follows (cards.layout._slowest)
+    slowest = max(stages, key=lambda stage: (stage.no_overlap, stage.full_overlap))
     compute, traffic, full_overlap = slowest.compute, slowest.model_parallel + slowest.sync, slowest.full_overlap
     if step_time is not None:
         if step_time < full_overlap:
