@@ -58,7 +58,7 @@ class Compiled:
     def total(self, field: str, keep=None) -> sp.Expr:
         """Σ over the graph of one cost field (of the ops `keep` accepts); the whole total is built once."""
         if keep is not None:
-            return costs.total(self.graph, field, keep)
+            return costs.total(self.graph, field, keep, self.memo)
         if ("total", field) not in self.memo:
-            self.memo["total", field] = costs.total(self.graph, field)
+            self.memo["total", field] = costs.total(self.graph, field, memo=self.memo)
         return self.memo["total", field]

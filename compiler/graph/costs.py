@@ -33,10 +33,11 @@ def annotate(graph: nx.DiGraph, conventions: dict[str, str], act_format) -> nx.D
         return staged[expr, tail]
 
     priced: dict[tuple, Cost] = {}  # an op's kind, arguments, caches and stage → its cost, one object for all
+    read = states_read_by_op(graph)
 
     for node_id, data in graph.nodes(data=True):
         op: OpNode = data["op"]
-        states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
+        states = tuple(graph.nodes[s]["op"].args for s in read.get(node_id, ()))
         tail = data["tail"]
         key = (op.kind, _arguments(op.args), tuple(_arguments(s) for s in states), tail, op.reuse, op.held_by is None)
         if key not in priced:  # a spec written out layer by layer repeats the same few ops hundreds of times
@@ -81,12 +82,26 @@ def _onto_edges(graph: nx.DiGraph, node_id: str, sizes: dict, cleared: dict) -> 
         data["cost"] = cleared[id(cost)][1]
 
 
-def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True):
-    """(consumer op, value) of every edge that carries `field`."""
+def every_op(op: OpNode) -> bool:
+    return True
+
+
+def no_group(op: OpNode) -> str:
+    return ""
+
+
+def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = every_op, memo: dict | None = None):
+    """(consumer op, value) of every edge that carries `field`; the edges that carry costs are listed once per
+    `memo` (a compiled model's: every total reads them)."""
     if field not in EDGE_FIELDS:
         return []
-    return [(graph.nodes[target]["op"], data["cost"][field]) for _, target, data in graph.edges(data=True)
-            if "cost" in data and keep(graph.nodes[target]["op"])]
+    if memo is None or ("costed edges",) not in memo:
+        costed = [(graph.nodes[target]["op"], data["cost"]) for _, target, data in graph.edges(data=True)
+                  if "cost" in data]
+        if memo is None:
+            return [(op, cost[field]) for op, cost in costed if keep(op)]
+        memo["costed edges",] = costed
+    return [(op, cost[field]) for op, cost in memo["costed edges",] if keep(op)]
 
 
 def staged(expr: sp.Expr, tail) -> sp.Expr:
@@ -112,27 +127,35 @@ def ops(graph: nx.DiGraph) -> list[OpNode]:
     return [data["op"] for _, data in graph.nodes(data=True)]
 
 
-def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = lambda op: True) -> sp.Expr:
-    """Σ multiplicity · cost over the ops `keep` accepts and the edges into them."""
-    terms = [(op.multiplicity, getattr(cost, field), count) for _, op, cost, count in _tally(graph, keep)]
-    return _summed(terms + [(op.multiplicity, value, 1) for op, value in _edge_terms(graph, field, keep)])
+def total(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = every_op,
+          memo: dict | None = None) -> sp.Expr:
+    """Σ multiplicity · cost over the ops `keep` accepts and the edges into them (`memo`: see _tally)."""
+    terms = [(op.multiplicity, getattr(cost, field), count) for _, op, cost, count in _tally(graph, keep, memo=memo)]
+    return _summed(terms + [(op.multiplicity, value, 1) for op, value in _edge_terms(graph, field, keep, memo)])
 
 
-def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
+def by(graph: nx.DiGraph, field: str, key: Callable[[OpNode], str], names: tuple[str, ...] = (),
+       memo: dict | None = None) -> dict[str, sp.Expr]:
     """Totals of one field grouped by `key`; `names` fixes the order and keeps empty groups."""
     groups: dict[str, list] = {name: [] for name in names}
-    for group, op, cost, count in _tally(graph, key=key):
+    for group, op, cost, count in _tally(graph, key=key, memo=memo):
         groups.setdefault(group, []).append((op.multiplicity, getattr(cost, field), count))
-    for op, value in _edge_terms(graph, field):
+    for op, value in _edge_terms(graph, field, memo=memo):
         groups.setdefault(key(op), []).append((op.multiplicity, value, 1))
     return {name: _summed(parts) for name, parts in groups.items()}
 
 
-def _tally(graph: nx.DiGraph, keep: Callable[[OpNode], bool] = lambda op: True,
-           key: Callable[[OpNode], str] = lambda op: "") -> list[tuple[str, OpNode, Cost, int]]:
+def _tally(graph: nx.DiGraph, keep: Callable[[OpNode], bool] = every_op,
+           key: Callable[[OpNode], str] = no_group, memo: dict | None = None) -> list[tuple[str, OpNode, Cost, int]]:
     """The ops `keep` accepts, as (their `key`, one of them, its cost, how many): ops of one key sharing a
     multiplicity and a Cost object (annotate gives equal ops one) are counted, not summed one by one, for every
-    field (a spec written out layer by layer repeats the same ops hundreds of times)."""
+    field (a spec written out layer by layer repeats the same ops hundreds of times). With a `memo` (a compiled
+    model's, its graph annotated) the tally of every op by `key` is kept, under the function itself (the memo
+    holds it, so its identity names no other): each field's total reads it."""
+    if memo is not None and keep is every_op:
+        if ("tally", key) not in memo:
+            memo["tally", key] = _tally(graph, keep, key)
+        return memo["tally", key]
     same: dict[tuple, list] = {}
     for _, data in graph.nodes(data=True):
         op = data["op"]
@@ -157,9 +180,9 @@ def _summed(terms: list[tuple[sp.Expr, sp.Expr, int]]) -> sp.Expr:
 
 
 def by_fields(graph: nx.DiGraph, fields: tuple[str, ...], key: Callable[[OpNode], str],
-              names: tuple[str, ...] = ()) -> dict[str, sp.Expr]:
+              names: tuple[str, ...] = (), memo: dict | None = None) -> dict[str, sp.Expr]:
     """`by` for the sum of several fields (matrix and non-matrix FLOPs per component)."""
-    groups = [by(graph, field, key, names) for field in fields]
+    groups = [by(graph, field, key, names, memo) for field in fields]
     return {name: sp.Add(*(group[name] for group in groups)) for name in groups[0]}
 
 
@@ -167,12 +190,22 @@ def component_of(op: OpNode) -> str:
     return op.component
 
 
-def state_kind_of(graph: nx.DiGraph, op: OpNode) -> str:
-    """The class of state an op's state quantities count under: its own, or that of the first cache it reads."""
-    states = states_read(graph, op.id)
+def state_kind_of(graph: nx.DiGraph, op: OpNode, read: dict[str, tuple[str, ...]] | None = None) -> str:
+    """The class of state an op's state quantities count under: its own, or that of the first cache it reads
+    (`read`: every op's states_read, from states_read_by_op)."""
+    states = states_read(graph, op.id) if read is None else read.get(op.id, ())
     holder = graph.nodes[states[0]]["op"] if states else op
     kind_of = REGISTRY[holder.kind].state_kind
     return kind_of(holder.args) if kind_of else "kv"
+
+
+def states_read_by_op(graph: nx.DiGraph) -> dict[str, tuple[str, ...]]:
+    """states_read of every op that reads a state, in one pass over the edges (a query per op builds a view)."""
+    found: dict[str, list] = {}
+    for source, target, data in graph.edges(data=True):
+        if data["kind"] == "state":
+            found.setdefault(target, []).append((data["order"], source))
+    return {target: tuple(source for _, source in sorted(edges)) for target, edges in found.items()}
 
 
 def states_read(graph: nx.DiGraph, node_id: str) -> tuple[str, ...]:

@@ -84,7 +84,8 @@ def _build(compiled: Compiled, phase: str, reads: tuple[str, ...] | None) -> Lea
             plan.append(["sum", quantity.name, [total_key(f) for f in quantity.fields],
                          [total_key(f) for f in quantity.less]])
             if quantity.less_class:  # a class's share of the same fields, subtracted
-                share = costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS)
+                share = costs.by_fields(compiled.graph, quantity.fields, costs.component_of, COMPONENTS,
+                                        compiled.memo)
                 found[f"class:{quantity.name}"] = Leaf(share[quantity.less_class], phase, first)
                 plan[-1].append(f"class:{quantity.name}")
     plan += _figures(compiled, call_phase, found, reads)
@@ -104,21 +105,31 @@ def _groups(compiled: Compiled, quantity) -> dict[str, sp.Expr]:
 def _grouped(compiled: Compiled, quantity) -> dict[str, sp.Expr]:
     graph, first = compiled.graph, quantity.fields[0]
     if quantity.by == "component":
-        return costs.by_fields(graph, quantity.fields, costs.component_of, COMPONENTS)
-    kind_of = _state_kinds(compiled).__getitem__
-    by_kind = costs.by(graph, first, lambda op: kind_of(op.id), STATE_KINDS)
+        return costs.by_fields(graph, quantity.fields, costs.component_of, COMPONENTS, compiled.memo)
+    kind_of = _state_kind_of(compiled)
+    by_kind = costs.by(graph, first, kind_of, STATE_KINDS, compiled.memo)
     if first == "state_bytes":  # compressor buffers are their own kind
-        buffers = costs.by(graph, "state_buffer", lambda op: kind_of(op.id), STATE_KINDS)
+        buffers = costs.by(graph, "state_buffer", kind_of, STATE_KINDS, compiled.memo)
         by_kind = {k: v - buffers[k] for k, v in by_kind.items()}
         by_kind["buffer"] = sp.Add(*buffers.values())
     return {k: v for k, v in by_kind.items() if v != 0} or {"kv": sp.Integer(0)}
+
+
+def _state_kind_of(compiled: Compiled):
+    """An op → its kind of state, one function per model: the totals by kind share one tally of the ops
+    (costs._tally keeps it per key function)."""
+    if "state kind of" not in compiled.memo:
+        kinds = _state_kinds(compiled)
+        compiled.memo["state kind of"] = lambda op: kinds[op.id]
+    return compiled.memo["state kind of"]
 
 
 def _state_kinds(compiled: Compiled) -> dict[str, str]:
     """Each op's kind of state (costs.state_kind_of), found once per model: every kind-grouped quantity reads it."""
     if "state kinds" not in compiled.memo:
         graph = compiled.graph
-        compiled.memo["state kinds"] = {node: costs.state_kind_of(graph, data["op"])
+        read = costs.states_read_by_op(graph)
+        compiled.memo["state kinds"] = {node: costs.state_kind_of(graph, data["op"], read)
                                         for node, data in graph.nodes(data=True)}
     return compiled.memo["state kinds"]
 
