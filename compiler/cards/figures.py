@@ -14,6 +14,7 @@ a value is not a number there (`Symbolic`), the caller evaluates the symbolic ca
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from math import gcd
 
 from ..graph.topology import topology
@@ -144,14 +145,20 @@ def _group_plan(compiled, placement, degrees, phase: str, positions: int, group:
     """The group's ops as (their table, [(field, where the value is, numerator, denominator)] of each nonzero
     multiplier: share × layers), so that a call's sum is one pass of multiplications."""
     plan = []
+    wanted = _wanted(fields)
     for node_id in _members(compiled, placement)[group]:
         table_key, where, unit = _unit(compiled, placement, degrees, node_id, phase, positions)
         layers = _share(compiled, compiled.graph.nodes[node_id]["op"].multiplicity, 1)
         choices = [_times(part, layers) for part in unit]
-        terms = [(index, where[column], *choices[MULTIPLIERS[column]])
-                 for index, name in enumerate(fields) for column in COLUMNS[name]]
-        plan.append((table_key, [term for term in terms if term[2]]))
+        plan.append((table_key, [(index, where[column], *choices[kind]) for index, column, kind in wanted
+                                 if choices[kind][0]]))
     return plan
+
+
+@lru_cache(maxsize=16)
+def _wanted(fields: tuple) -> tuple[tuple[int, int, int], ...]:
+    """(the field's index, a column it sums, that column's multiplier) for every column of `fields`, in order."""
+    return tuple((index, column, MULTIPLIERS[column]) for index, name in enumerate(fields) for column in COLUMNS[name])
 
 
 def _summed(compiled, plan: list, shape: tuple, count: int):

@@ -52,8 +52,9 @@ def capacity_on(compiled, layout: Layout, device: Device, context: int, batch: i
 
 
 def _capacity(compiled, layout: Layout, degrees, device: Device, context: int, batch: int,
-              workspace: int) -> LayoutCapacity:
-    weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp))
+              workspace: int, weights: list | None = None) -> LayoutCapacity:
+    """`weights`: each stage's card's weight bytes where a report of the layout already has them."""
+    weights, states = _stage_memory(compiled, degrees, stage_keys(placed(compiled, degrees), layout.pp), weights)
     room = [device.memory - workspace - w for w in weights]
     per_request = [state(1, context) for state in states]
     fits_batch = [int(r // s) if s > 0 else (10**12 if r >= 0 else 0) for r, s in zip(room, per_request)]
@@ -115,13 +116,15 @@ def heaviest_card(compiled, layout: Layout):
     return weights[index], states[index]
 
 
-def _stage_memory(compiled, degrees, stages) -> tuple[list, list]:
-    """Each stage's card: its weight bytes, and its state as a function of (requests, positions each); from
-    each op's numbers (figures.py), or from the symbolic card where a share is not a number."""
+def _stage_memory(compiled, degrees, stages, weights: list | None = None) -> tuple[list, list]:
+    """Each stage's card: its weight bytes (`weights`, where given, as a report of the layout found them), and
+    its state as a function of (requests, positions each); from each op's numbers (figures.py), or from the
+    symbolic card where a share is not a number."""
     placement = placed(compiled, degrees)
     try:
-        weights = [card_figures(compiled, placement, degrees, stage, "decode", Scenario(), ("weight_bytes",))
-                   ["weight_bytes"] for stage in stages]
+        if weights is None:
+            weights = [card_figures(compiled, placement, degrees, stage, "decode", Scenario(), ("weight_bytes",))
+                       ["weight_bytes"] for stage in stages]
         return weights, [state_on_card(compiled, placement, degrees, stage) for stage in stages]
     except Symbolic:
         costs = [stage_cost(compiled, degrees, stage) for stage in stages]
@@ -168,7 +171,8 @@ def fit(compiled, layout: Layout, device: Device, link: Link, context: int, batc
                           table=table)
     card = report.busiest
     free = int(device.memory - card.memory - workspace)
-    held = _capacity(compiled, layout, report.degrees, device, context, batch, workspace)
+    held = _capacity(compiled, layout, report.degrees, device, context, batch, workspace,
+                     [each.weight_bytes for each in report.cards])
     return Fit(layout=layout, weight_bytes=card.weight_bytes, state_bytes=card.state_bytes, workspace=workspace,
                free_bytes=free, fits=free >= 0, batch_max=held.batch_max, context_max=held.context_max,
                step_no_overlap=report.times.no_overlap, step_full_overlap=report.times.full_overlap,
