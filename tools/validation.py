@@ -525,9 +525,11 @@ def render(found: list[Row], served: list[Served] | None = None, latency: list[L
             "about twice the expected step (-32 to -52 %): its 23 Mamba-2 layers' chunked scans are timed as "
             "memory-bound copies, as no table measures the SSD kernels (Dao and Gu 2024), and its experts "
             "(2,688 × 1,856, 128 of them) are narrower than any measured series, read at the nearest. Narayanan et "
-            "al. 2021's runs without pipeline stages come within 7 % (-7 to 0 %); those with stages take 12 to 17 % "
+            "al. 2021's runs without pipeline stages come within 7 % (-7 to 0 %); those with stages take 10 to 15 % "
             "longer than expected, and their micro-batch size and interleaving are not printed (the expected step "
-            "assumes micro-batches of one without interleaving).", "",
+            "assumes micro-batches of one without interleaving). The GB200 and GB300 runs take a rack's NVLink "
+            "domain of 72 as one server (the sheets' domain); their dense runs come within -26 to +24 %, and "
+            "GPT-OSS 120B's miss as on the B200 and H100, by its MoE dispatch.", "",
             "### Not predicted yet", "", "| run | model | device | what is missing |", "|---|---|---|---|"]
     out += [f"| {r.run['id']} | {r.run['model']} | {r.run['device']} | {r.missing} |" for r in found
             if r.error is None]
