@@ -19,13 +19,13 @@ It writes (or with --check only compares) every table of TABLES; run tools/gemm_
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
+from gemm_sweeps import COMMIT, _table, rewrite  # tools/: the AIConfigurator commit, its tables, the rewrite
+
 ROOT = Path(__file__).resolve().parents[1]
 EFFICIENCY = ROOT / "stdlib" / "efficiency"
-COMMIT = "095f58a51c4ca8e61b66ec108d86f223f8d559ce"
 REFERENCE = ("b200", "b200_sxm")  # the table whose points are read again, and its AIConfigurator system
 # table file → (AIConfigurator system, the device as its table names it, how the header names the device)
 TABLES = {"gb200": ("gb200", "gb200", "the GB200 (one GPU of a GB200 NVL72)"),
@@ -89,7 +89,7 @@ def written(repo: Path, table: str) -> tuple[str, list[str]]:
             raise SystemExit(f"a point of {REFERENCE[0]}.toml without an AIConfigurator row:\n{block}")
         path = source["path"].replace(f"/data/{REFERENCE[1]}/", f"/data/{system}/")
         if path not in frames:
-            frames[path] = _table(repo, path)
+            frames[path] = _table(repo, path, missing_ok=True)
         wanted = filters(source["row"])
         found = None if frames[path] is None else matches(frames[path], wanted)
         row, text = source["row"], block
@@ -115,32 +115,16 @@ def _fewer_gpus(frame, wanted: dict[str, str], row: str, text: str):
             re.sub(r"^ranks = \d+$", f"ranks = {fewer}", text, flags=re.M))
 
 
-def _table(repo: Path, path: str):
-    """One of AIConfigurator's parquet tables as the cited commit holds it (None where the system has none)."""
-    import io
-
-    import pandas as pd
-
-    shown = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], capture_output=True)
-    return pd.read_parquet(io.BytesIO(shown.stdout)) if shown.returncode == 0 else None
-
-
 def main(argv: list[str]) -> int:
-    repo, check = Path(argv[0]), "--check" in argv
-    stale = []
+    repo, texts = Path(argv[0]), {}
     for table in TABLES:
         path = EFFICIENCY / f"{table}.toml"
         points, missed = written(repo, table)
         old = path.read_text(encoding="utf-8") if path.exists() else ""
-        new = points + (BEGIN + old.split(BEGIN, 1)[1] if BEGIN in old else "")
+        texts[path] = points + (BEGIN + old.split(BEGIN, 1)[1] if BEGIN in old else "")
         for line in missed:
             print(f"{table}: left out, {line}")
-        if new != old:
-            stale.append(path.name)
-            if not check:
-                path.write_text(new, encoding="utf-8")
-    print(("stale: " if check else "wrote: ") + (", ".join(stale) or "nothing"))
-    return 1 if check and stale else 0
+    return rewrite(texts, "--check" in argv)
 
 
 if __name__ == "__main__":

@@ -112,14 +112,28 @@ def grouped_sweeps(repo: Path, table: str, existing: set) -> list[str]:
     return out
 
 
-def _table(repo: Path, path: str):
-    """One of AIConfigurator's parquet tables as the cited commit holds it."""
+def _table(repo: Path, path: str, missing_ok: bool = False):
+    """One of AIConfigurator's parquet tables as the cited commit holds it (None where it holds none and
+    `missing_ok`)."""
     import io
 
     import pandas as pd
 
-    data = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=True, capture_output=True).stdout
-    return pd.read_parquet(io.BytesIO(data))
+    shown = subprocess.run(["git", "-C", str(repo), "show", f"{COMMIT}:{path}"], check=not missing_ok,
+                           capture_output=True)
+    return pd.read_parquet(io.BytesIO(shown.stdout)) if shown.returncode == 0 else None
+
+
+def rewrite(texts: dict[Path, str], check: bool) -> int:
+    """Write each table's new text where it differs (with `check`, only say which differ); the exit status."""
+    stale = []
+    for path, text in texts.items():
+        if text != (path.read_text(encoding="utf-8") if path.exists() else ""):
+            stale.append(path.name)
+            if not check:
+                path.write_text(text, encoding="utf-8")
+    print(("stale: " if check else "wrote: ") + (", ".join(stale) or "nothing"))
+    return 1 if check and stale else 0
 
 
 def existing_pairs(text: str) -> set:
@@ -132,19 +146,12 @@ def existing_pairs(text: str) -> set:
 
 
 def main(argv: list[str]) -> int:
-    repo, check = Path(argv[0]), "--check" in argv
-    stale = []
+    repo, texts = Path(argv[0]), {}
     for table in TABLES:
         path = ROOT / "stdlib" / "efficiency" / f"{table}.toml"
-        text = path.read_text(encoding="utf-8")
-        kept = text.split(BEGIN)[0].rstrip("\n") + "\n\n"
-        written = kept + sweeps(repo, table, existing_pairs(kept))
-        if written != text:
-            stale.append(path.name)
-            if not check:
-                path.write_text(written, encoding="utf-8")
-    print(("stale: " if check else "wrote: ") + (", ".join(stale) or "nothing"))
-    return 1 if check and stale else 0
+        kept = path.read_text(encoding="utf-8").split(BEGIN)[0].rstrip("\n") + "\n\n"
+        texts[path] = kept + sweeps(repo, table, existing_pairs(kept))
+    return rewrite(texts, "--check" in argv)
 
 
 if __name__ == "__main__":
