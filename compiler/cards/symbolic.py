@@ -55,5 +55,8 @@ def degrees_of(compiled, layout) -> SymbolicLayout:
     """A Layout's degrees, one object per degrees for a compiled model: its memos are keyed by them, and a lookup
     by the very key object skips comparing ~15 sympy terms (a dozen lookups a card); its hash and
     within_a_stage() are found once on it."""
-    degrees = layout.degrees(formats=compiled.ir.formats)
-    return compiled.memo.setdefault(("degrees", degrees), degrees)
+    known = compiled.memo.setdefault(("degrees of",), {})  # Layout (frozen: hashed by its fields) → its degrees
+    if layout not in known:
+        degrees = layout.degrees(formats=compiled.ir.formats)
+        known[layout] = compiled.memo.setdefault(("degrees", degrees), degrees)
+    return known[layout]
