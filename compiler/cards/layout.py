@@ -129,8 +129,11 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
     if timed:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         fmt = peak_format or compute_format(compiled, device)
-        # NCCL's model of each collective a stage's card waits for: the bound and the floor
-        bounds = {stage: [seconds(use, link, network or link) for use in waits] for stage, waits in uses.items()}
+        # NCCL's model of each collective a stage's card waits for: the bound and the floor (the stages' cards
+        # wait for mostly the same collectives: each priced once)
+        priced: dict[Use, float] = {}
+        bounds = {stage: [priced[use] if use in priced else priced.setdefault(use, seconds(use, link, network or link))
+                          for use in waits] for stage, waits in uses.items()}
         card = _slowest(cards, bounds, layout, device, link, fmt, phase == "decode")
         waits = uses[card.stage]
         if micro.B != replica.B:  # one micro-batch's share of the replica's requests
