@@ -23,6 +23,19 @@ def _terminate(signum, frame) -> None:
     raise Terminated
 
 
+def _kept_quiet(previous, stopped: list):
+    """sys.unraisablehook for the program: an exception raised where Python cannot pass it on (an object's
+    finalizer, a weakref callback) is printed with a traceback and dropped. A signal landing there (SIGTERM's
+    Terminated, Ctrl-C's KeyboardInterrupt) would be lost and leave a traceback; it is kept in `stopped` instead,
+    so that the program ends as the signal asked once the command returns."""
+    def hook(unraisable) -> None:
+        if unraisable.exc_type in (Terminated, KeyboardInterrupt):
+            stopped.append(unraisable.exc_type)
+            return
+        previous(unraisable)
+    return hook
+
+
 def entry() -> None:
     """The `archcost` program: main() with the garbage collector off (a short-lived process only pays for it),
     then an exit that skips the interpreter's final sweep of every object."""
@@ -31,12 +44,16 @@ def entry() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _terminate)  # first: a signal during the imports below ends as cleanly
+    stopped: list[type] = []  # a signal that landed where Python drops exceptions (_kept_quiet)
+    sys.unraisablehook = _kept_quiet(sys.unraisablehook, stopped)
     gc.disable()
     try:
         from .cached import served
 
         code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
         code = main() if code is None else code
+        if stopped:  # the command finished its files; it still ends as the signal asked
+            raise stopped[0]
     except BrokenPipeError:  # the reader went away (`| head`): what it read is all it wanted
         os._exit(0)
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; files being written were removed on the way out
