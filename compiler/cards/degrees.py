@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 import sympy as sp
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -145,9 +146,11 @@ def _word_value(name: str, value: str, part: str):
     raise refused(f"layout `{part}`: give NAME=whole number, e.g. tp=8")
 
 
+@lru_cache(maxsize=1024)
 def parse_layout(text: str) -> Layout:
     """`tp=8,ep=8,pp=2` (or spaces) as a Layout; never evaluated: whole numbers, `imb` a decimal, `dispatch`
-    a format's name, `sp` a switch."""
+    a format's name, `sp` a switch. Kept per text (a Layout is frozen; a refusal is raised anew each time): a
+    notebook or the playground asks the same few layouts again and again."""
     values: dict[str, object] = {}
     for part in text.replace(",", " ").split():
         written, _, value = part.partition("=")
