@@ -95,13 +95,13 @@ def _edge_terms(graph: nx.DiGraph, field: str, keep: Callable[[OpNode], bool] = 
     `memo` (a compiled model's: every total reads them)."""
     if field not in EDGE_FIELDS:
         return []
-    if memo is None or ("costed edges",) not in memo:
+    costed = None if memo is None else memo.get(("costed edges",))
+    if costed is None:
         costed = [(graph.nodes[target]["op"], data["cost"]) for _, target, data in graph.edges(data=True)
                   if "cost" in data]
-        if memo is None:
-            return [(op, cost[field]) for op, cost in costed if keep(op)]
-        memo["costed edges",] = costed
-    return [(op, cost[field]) for op, cost in memo["costed edges",] if keep(op)]
+        if memo is not None:
+            memo["costed edges",] = costed
+    return [(op, cost[field]) for op, cost in costed if keep(op)]
 
 
 def staged(expr: sp.Expr, tail) -> sp.Expr:
@@ -190,29 +190,23 @@ def component_of(op: OpNode) -> str:
     return op.component
 
 
-def state_kind_of(graph: nx.DiGraph, op: OpNode, read: dict[str, tuple[str, ...]] | None = None) -> str:
+def state_kind_of(graph: nx.DiGraph, op: OpNode, read: dict[str, tuple[str, ...]]) -> str:
     """The class of state an op's state quantities count under: its own, or that of the first cache it reads
-    (`read`: every op's states_read, from states_read_by_op)."""
-    states = states_read(graph, op.id) if read is None else read.get(op.id, ())
+    (`read`: states_read_by_op)."""
+    states = read.get(op.id, ())
     holder = graph.nodes[states[0]]["op"] if states else op
     kind_of = REGISTRY[holder.kind].state_kind
     return kind_of(holder.args) if kind_of else "kv"
 
 
 def states_read_by_op(graph: nx.DiGraph) -> dict[str, tuple[str, ...]]:
-    """states_read of every op that reads a state, in one pass over the edges (a query per op builds a view)."""
+    """The caches each op reads (`state = ...`), in the order it names them (its state edges' `order`), for
+    every op that reads one: one pass over the edges (a query per op builds a networkx view)."""
     found: dict[str, list] = {}
     for source, target, data in graph.edges(data=True):
         if data["kind"] == "state":
             found.setdefault(target, []).append((data["order"], source))
     return {target: tuple(source for _, source in sorted(edges)) for target, edges in found.items()}
-
-
-def states_read(graph: nx.DiGraph, node_id: str) -> tuple[str, ...]:
-    """The caches an op reads (`state = ...`), in the order it names them: its state edges."""
-    edges = [(data["order"], source) for source, _, data in graph.in_edges(node_id, data=True)
-             if data["kind"] == "state"]
-    return tuple(source for _, source in sorted(edges))
 
 
 def grouped(graph: nx.DiGraph, field: str) -> sp.Expr:

@@ -19,7 +19,7 @@ import sympy as sp
 from ..cards.card import group_rows, on_card
 from ..cards.placement import Placement
 from ..cards.symbolic import SymbolicLayout
-from ..graph.costs import staged, states_read
+from ..graph.costs import staged, states_read_by_op
 from ..graph.ir import outermost
 from ..ops import REGISTRY, CostContext
 from ..ops.base import Saved
@@ -60,9 +60,10 @@ def saved_rules(compiled, dropout: bool, kernel: str = "flash") -> dict[str, Sav
     graph = compiled.graph
     conventions = {**compiled.conventions.cost_conventions(), **step_conventions(dropout, kernel)}
     rules = {}
+    read = states_read_by_op(graph)
     for node_id, data in graph.nodes(data=True):
         op, tail = data["op"], data["tail"]
-        states = tuple(graph.nodes[s]["op"].args for s in states_read(graph, node_id))
+        states = tuple(graph.nodes[s]["op"].args for s in read.get(node_id, ()))
         context = CostContext(act_bytes=compiled.ir.act_format, states=states, conventions=conventions,
                               window_history=S if tail is None else S_w)
         rule = REGISTRY[op.kind].saved(op.args, context)
