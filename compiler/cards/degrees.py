@@ -16,6 +16,11 @@ from .symbolic import SymbolicLayout
 Degree = Field(1, ge=1, le=100_000)
 
 
+# cards a server holds where a layout names no `node`: an HGX board's 8, which the cards without NVLink share too
+# (they talk over the --link given, PCIe)
+SERVER = 8
+
+
 class Layout(BaseModel):
     """Parallel degrees: tensor (TP), expert (EP), pipeline (PP), context (CP) and data (DP) parallel. A model
     replica spans TP × PP × CP cards; DP replicas serve B/DP requests each; EP groups are built from the
@@ -31,7 +36,7 @@ class Layout(BaseModel):
     vp: int = Degree                  # model chunks per card: the interleaved schedule of a training step
     sequence_parallel: bool = False   # Megatron-SP: each all-reduce as a reduce-scatter and an all-gather
     micro_batches: int = Field(1, ge=1, le=100_000)
-    node: int = Field(8, ge=1, le=100_000)           # cards per server (SERVER, or the device's: on_device)
+    node: int = Field(SERVER, ge=1, le=100_000)      # cards per server (or the device's: on_device)
     limit: int | None = Field(None, ge=1, le=100_000)  # servers a token is sent to at most (node-limited routing)
     dispatch: str | None = None       # the format tokens travel to their experts in, e.g. fp8
     imbalance: float = Field(1.0, ge=1.0, le=100_000)  # tokens of the busiest expert card over the average
@@ -95,11 +100,6 @@ class Layout(BaseModel):
                                                       (f"servers of {self.node}", self.node != SERVER)) if on)
         cards = f"{self.cards} card" + ("s" if self.cards != 1 else "")
         return f"TP {self.tp} × EP {self.ep} × PP {self.pp} × DP {self.dp}{extra} ({cards})"
-
-
-# cards a server holds where a layout names no `node`: an HGX board's 8, which the cards without NVLink share too
-# (they talk over the --link given, PCIe)
-SERVER = 8
 
 
 def server_cards(device) -> int:

@@ -88,9 +88,8 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
     """One card of each pipeline position of `layout` in a call of `phase`; with a device and a link (and a
     network link for traffic between servers, by default the same link) the call's time bounds, at the
     device's peak for `peak_format` (default: compute_format)."""
-    layout = on_device(layout, device)
     found = layout_cards(compiled, layout, phase, scenario, device, link, peak_format, network, table)
-    evaluate, degrees, placement = found.evaluate, found.degrees, found.placement
+    layout, evaluate, degrees, placement = found.layout, found.evaluate, found.degrees, found.placement
     whole = evaluate(compiled.total("params"), "params")
     every = _every_card_params(compiled, degrees, layout, evaluate, {card.stage: card.params for card in found.cards})
     return LayoutReport(model=compiled.name, layout=layout, phase=phase, scenario=scenario, cards=found.cards,
@@ -100,8 +99,9 @@ def layout_report(compiled, layout: Layout, phase: str, scenario: Scenario, devi
 
 
 class LayoutCards(NamedTuple):
-    """What a layout search reads of a report (fleet.fit): the cards, the busiest, the call's time bounds."""
+    """What a layout search reads of a report (fleet.fit), and the layout it is of (degrees.on_device)."""
 
+    layout: Layout
     cards: list[Card]
     busiest: Card
     times: Times | None
@@ -129,23 +129,25 @@ def layout_cards(compiled, layout: Layout, phase: str, scenario: Scenario, devic
     if timed:
         micro = scenario.model_copy(update={"B": -(-replica.B // layout.micro_batches)})
         fmt = peak_format or compute_format(compiled, device)
-        # NCCL's model of each collective a stage's card waits for: the bound and the floor (the stages' cards
-        # wait for mostly the same collectives: each priced once)
-        priced: dict[Use, float] = {}
-        bounds = {stage: [priced[use] if use in priced else priced.setdefault(use, seconds(use, link, network or link))
-                          for use in waits] for stage, waits in uses.items()}
+        priced: dict[Use, float] = {}  # the stages' cards wait for mostly the same collectives: each priced once
+
+        def bounds_of(waits: list[Use]) -> list[float]:  # NCCL's model of each: the bound and the floor
+            priced.update((use, seconds(use, link, network or link)) for use in waits if use not in priced)
+            return [priced[use] for use in waits]
+
+        bounds = {stage: bounds_of(waits) for stage, waits in uses.items()}
         card = _slowest(cards, bounds, layout, device, link, fmt, phase == "decode")
         waits = uses[card.stage]
         if micro.B != replica.B:  # one micro-batch's share of the replica's requests
             waits = []
             card = _card(compiled, placement, degrees, card.stage, PlainEvaluator(compiled, phase, micro), waits)
-            bounds[card.stage] = [seconds(use, link, network or link) for use in waits]
+            bounds[card.stage] = bounds_of(waits)
         times = _times(card, bounds[card.stage], layout, device, link, fmt, steady=phase == "decode")
         if table is not None:
             times = _expected(times, waits, bounds[card.stage], layout, device, link, network or link, table,
                               kernel_ratio(compiled, device, phase, micro, fmt, table, degrees=degrees),
                               phase == "decode")
-    return LayoutCards(cards, busiest, times, evaluate, degrees, placement)
+    return LayoutCards(layout, cards, busiest, times, evaluate, degrees, placement)
 
 
 def _slowest(cards: list[Card], bounds: dict, layout: Layout, device: Device, link: Link, fmt: str,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .table import Table
+from .training import STAGES
 
 GB = 1e9
-STAGE_NAMES = {"whole": "each", "first": "first stage", "last": "last stage"}
 
 
 def layout_text(report) -> str:
@@ -25,7 +25,7 @@ def layout_text(report) -> str:
     if report.times is not None:
         t = report.times
         whose = "the most loaded card" if len(report.cards) == 1 else (
-            f"the {STAGE_NAMES.get(t.stage, t.stage)}'s card, the slowest")
+            f"the {STAGES.get(t.stage, t.stage)}'s card, the slowest")
         lines += ["", f"  bounds on {t.device} ({t.compute_format} peak) with {t.link}, one micro-batch on {whose}:",
                   f"    compute {t.compute * 1e3:,.4f} ms, memory {t.memory * 1e3:,.4f} ms, "
                   f"communication {t.communication * 1e3:,.4f} ms",
@@ -48,7 +48,7 @@ def cards_table(report) -> Table:
     rows = []
     for card in report.cards:
         mark = " (most loaded)" if card.stage == report.busiest and len(report.cards) > 1 else ""
-        name = STAGE_NAMES.get(card.stage, card.stage)
+        name = STAGES.get(card.stage, card.stage)
         rows.append([f"{name}{mark}", f"{card.params / 1e9:,.3f}", f"{card.weight_bytes / GB:,.3f}",
                      f"{card.state_bytes / GB:,.3f}", f"{card.flops_matrix / 1e12:,.4f}",
                      f"{(card.read_bytes + card.write_bytes) / GB:,.3f}", f"{card.sent_bytes / 1e6:,.3f}"])
