@@ -19,20 +19,29 @@ class Terminated(BaseException):
     target is removed) before the process ends."""
 
 
+# the stops this process was asked for (SIGTERM, Ctrl-C), kept by their signal handlers: a handler is the
+# process's, and so is this record. A library can swallow the exception a handler raises (Python drops one raised
+# in a finalizer; pydantic-core turns one raised while it builds a validator into a SchemaError): the program
+# still ends as the signal asked, whatever became of the exception
+_STOPS: list[type[BaseException]] = []
+
+
 def _terminate(signum, frame) -> None:
+    _STOPS.append(Terminated)
     raise Terminated
 
 
-def _kept_quiet(previous, stopped: list):
-    """sys.unraisablehook for the program: an exception raised where Python cannot pass it on (an object's
-    finalizer, a weakref callback) is printed with a traceback and dropped. A signal landing there (SIGTERM's
-    Terminated, Ctrl-C's KeyboardInterrupt) would be lost and leave a traceback; it is kept in `stopped` instead,
-    so that the program ends as the signal asked once the command returns."""
+def _interrupt(signum, frame) -> None:
+    _STOPS.append(KeyboardInterrupt)
+    raise KeyboardInterrupt
+
+
+def _quiet_stops(previous):
+    """sys.unraisablehook for the program: a stop dropped where Python cannot pass it on (an object's finalizer,
+    a weakref callback) is not printed with a traceback; the handler recorded it (_STOPS)."""
     def hook(unraisable) -> None:
-        if unraisable.exc_type in (Terminated, KeyboardInterrupt):
-            stopped.append(unraisable.exc_type)
-            return
-        previous(unraisable)
+        if unraisable.exc_type not in (Terminated, KeyboardInterrupt):
+            previous(unraisable)
     return hook
 
 
@@ -44,16 +53,17 @@ def entry() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _terminate)  # first: a signal during the imports below ends as cleanly
-    stopped: list[type] = []  # a signal that landed where Python drops exceptions (_kept_quiet)
-    sys.unraisablehook = _kept_quiet(sys.unraisablehook, stopped)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # left ignored where the shell ignores it
+        signal.signal(signal.SIGINT, _interrupt)
+    sys.unraisablehook = _quiet_stops(sys.unraisablehook)
     gc.disable()
     try:
         from .cached import served
 
         code = served(sys.argv[1:])  # a cached evaluation, printed before the compiler is imported
         code = main() if code is None else code
-        if stopped:  # the command finished its files; it still ends as the signal asked
-            raise stopped[0]
+        if _STOPS:  # the command finished its files; it still ends as the signal asked
+            raise _STOPS[0]
     except BrokenPipeError:  # the reader went away (`| head`): what it read is all it wanted
         os._exit(0)
     except KeyboardInterrupt:  # Ctrl-C: one line, no traceback; files being written were removed on the way out
@@ -106,6 +116,8 @@ def _main(argv: list[str] | None) -> int:
                                     + (f" (`{error.filename}`)" if error.filename else ""))]).render(), file=sys.stderr)
         return EXIT_USER_ERROR
     except Exception as error:  # a bug of ours: say so plainly, without a traceback
+        if _STOPS:  # not a bug: a library wrapped the stop a signal raised (_STOPS)
+            raise _STOPS[0] from None
         print(f"archcost: internal error: {type(error).__name__}: {error}\n"
               "this is a bug in archcost, not in your spec; please report it with the spec", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
